@@ -1,0 +1,1 @@
+"""The ``rlkit`` command (installed as the ``rlkit.cli`` package)."""

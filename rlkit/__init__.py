@@ -1,0 +1,50 @@
+"""rlkit: reinforcement-learning agents on TensorFlow 2.
+
+    import gymnasium as gym, rlkit
+    env = gym.make("CartPole-v1")
+    agent = rlkit.agents.DQN.from_env(env, seed=0)
+    rlkit.train(agent, env, steps=50_000)
+    mean, std = rlkit.evaluate(agent, env, episodes=10)
+
+TensorFlow is imported only when something that needs it is first used, so
+``import rlkit`` (and the ``rlkit`` command's ``--help``) stays fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__version__ = "0.1.0"
+
+# public name -> "module:attribute" (None: the module itself)
+_LAZY = {
+    "agents": "rlkit.agents:",
+    "gradients": "rlkit.gradients:",
+    "losses": "rlkit.losses:",
+    "ReplayMemory": "rlkit.replay:ReplayMemory",
+    "scale_gradient": "rlkit.gradients:scale_gradient",
+    "train": "rlkit.training:train",
+    "evaluate": "rlkit.training:evaluate",
+    "TrainHistory": "rlkit.training:TrainHistory",
+    "load": "rlkit.agents.base:load",
+    "make_env": "rlkit.envs:make_env",
+    "UsageError": "rlkit.errors:UsageError",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module_name, _, attr = _LAZY[name].partition(":")
+    except KeyError:
+        raise AttributeError(f"module 'rlkit' has no attribute {name!r}") from None
+    module = importlib.import_module(module_name)
+    value = getattr(module, attr) if attr else module
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

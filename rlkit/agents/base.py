@@ -1,0 +1,158 @@
+"""The one shallow base class agents share: construction, seeding, save and load."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from rlkit import config as configs
+from rlkit.errors import UsageError
+from rlkit.spaces import space_from_dict, space_to_dict
+
+AGENT_FILE = "agent.json"
+WEIGHTS_FILE = "weights.npz"
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file and a rename: never half-written."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class Agent:
+    """Base of every rlkit agent.
+
+    Subclasses set ``name`` and ``config_class``, check their spaces in
+    ``check_spaces`` and implement ``act``, ``observe``, ``update`` and
+    ``checkpoint_variables``.
+    """
+
+    name: ClassVar[str] = "agent"
+    config_class: ClassVar[type]
+
+    def __init__(self, observation_space, action_space, config=None, seed: int = 0, **overrides):
+        self.check_spaces(observation_space, action_space)
+        self.observation_space = observation_space
+        self.action_space = action_space
+        self.config = configs.make_config(self.config_class, overrides, base=config)
+        self.seed = int(seed)
+        self.num_steps = 0  # environment steps observed
+
+    @classmethod
+    def check_spaces(cls, observation_space, action_space, env_id: str = "the environment") -> None:
+        """Raise :class:`UsageError` when the agent cannot handle these spaces."""
+
+    @classmethod
+    def from_env(cls, env, seed: int = 0, config=None, **overrides):
+        """Build an agent for ``env``'s spaces; keyword arguments override config keys."""
+        env_id = env.spec.id if getattr(env, "spec", None) is not None else "the environment"
+        cls.check_spaces(env.observation_space, env.action_space, env_id)
+        return cls(env.observation_space, env.action_space, config=config, seed=seed, **overrides)
+
+    # -- the interaction protocol ------------------------------------------------------------
+    def act(self, obs, explore: bool = True):
+        raise NotImplementedError
+
+    def observe(self, obs, action, reward, next_obs, terminated, truncated) -> None:
+        raise NotImplementedError
+
+    def update(self) -> dict[str, float] | None:
+        raise NotImplementedError
+
+    def checkpoint_variables(self) -> dict[str, list]:
+        """``{group: [variables]}`` saved and restored by :meth:`save` / :meth:`load`."""
+        raise NotImplementedError
+
+    # -- persistence -------------------------------------------------------------------------
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write ``agent.json`` (type, config, spaces) and ``weights.npz`` into folder ``path``."""
+        path = Path(path)
+        path.mkdir(parents=True, exist_ok=True)
+        arrays = {
+            f"{group}/{i}": np.asarray(v.numpy())
+            for group, variables in self.checkpoint_variables().items()
+            for i, v in enumerate(variables)
+        }
+        tmp = path / f".{WEIGHTS_FILE}.tmp.npz"
+        np.savez(tmp, **arrays)
+        os.replace(tmp, path / WEIGHTS_FILE)
+        meta = {
+            "agent": self.name,
+            "config": configs.to_dict(self.config),
+            "observation_space": space_to_dict(self.observation_space),
+            "action_space": space_to_dict(self.action_space),
+            "seed": self.seed,
+            "num_steps": self.num_steps,
+        }
+        atomic_write_bytes(path / AGENT_FILE, json.dumps(meta, indent=2).encode())
+        return path
+
+    @classmethod
+    def load(cls, path: str | os.PathLike):
+        """Rebuild an agent saved by :meth:`save`; a UsageError if it is missing or corrupt."""
+        path = Path(path)
+        meta_path, weights_path = path / AGENT_FILE, path / WEIGHTS_FILE
+        if not meta_path.is_file() or not weights_path.is_file():
+            raise UsageError(f"no saved agent in {path}: expected {AGENT_FILE} and {WEIGHTS_FILE}")
+        try:
+            meta = json.loads(meta_path.read_text())
+            agent_name = meta["agent"]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise UsageError(f"corrupt agent file {meta_path}: {exc}") from None
+        if cls is not Agent and agent_name != cls.name:
+            raise UsageError(f"{path} holds a {agent_name} agent, not {cls.name}")
+        agent_class = cls if cls is not Agent else _agent_class(agent_name)
+        try:
+            agent = agent_class(
+                space_from_dict(meta["observation_space"]),
+                space_from_dict(meta["action_space"]),
+                seed=meta["seed"],
+                **meta["config"],
+            )
+            agent.num_steps = int(meta.get("num_steps", 0))
+            with np.load(weights_path) as arrays:
+                agent._restore(dict(arrays))
+        except UsageError:
+            raise
+        except Exception as exc:  # zip, shape and key errors all mean the same to the user
+            raise UsageError(f"corrupt checkpoint in {path}: {type(exc).__name__}: {exc}") from None
+        return agent
+
+    def _restore(self, arrays: dict[str, np.ndarray]) -> None:
+        for group, variables in self.checkpoint_variables().items():
+            for i, v in enumerate(variables):
+                value = arrays[f"{group}/{i}"]
+                if tuple(value.shape) != tuple(v.shape):
+                    raise ValueError(
+                        f"{group}/{i} has shape {value.shape}, expected {tuple(v.shape)}"
+                    )
+                v.assign(value)
+        self.after_restore()
+
+    def after_restore(self) -> None:
+        """Hook run after weights are loaded (e.g. refresh a numpy acting copy)."""
+
+
+def _agent_class(name: str) -> type[Agent]:
+    from rlkit.agents.registry import agent_spec
+
+    return agent_spec(name).load_class()
+
+
+def load(path: str | os.PathLike) -> Any:
+    """Load any saved rlkit agent, whatever its type."""
+    return Agent.load(path)

@@ -1,0 +1,95 @@
+"""DQN hyper-parameters (no TensorFlow import: the CLI validates these cheaply)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rlkit.config import (
+    non_negative,
+    one_of,
+    option,
+    positive,
+    positive_sizes,
+    unit_interval,
+)
+from rlkit.optimizers import OPTIMIZERS
+
+
+@dataclass(frozen=True)
+class DQNConfig:
+    """DQN as DeepMind's DQN3.0 does it, with today's options (Double, dueling, Huber/MSE).
+
+    The defaults solve CartPole-v1 within 50,000 steps (see benchmarks/dqn_cartpole_seeds.py).
+    Step counts are environment steps unless the name says updates.
+    """
+
+    hidden_sizes: tuple[int, ...] = option(
+        (256, 256), "hidden layer sizes of the Q network", positive_sizes
+    )
+    dueling: bool = option(False, "dueling head: Q = V + A - mean(A)")
+    learning_rate: float = option(2.3e-3, "optimizer learning rate", positive)
+    optimizer: str = option(
+        "adam", "adam | rmsprop_centered (DQN3.0) | rmsprop | sgd", one_of(*OPTIMIZERS)
+    )
+    gamma: float = option(0.99, "discount factor", unit_interval)
+    batch_size: int = option(64, "transitions per minibatch", positive)
+    buffer_size: int = option(100_000, "replay memory capacity (transitions)", positive)
+    learning_starts: int = option(
+        1_000,
+        "steps before learning and epsilon annealing start (DQN3.0 learn_start)",
+        non_negative,
+    )
+    train_freq: int = option(
+        256, "run a block of updates every this many steps (DQN3.0 update_freq)", positive
+    )
+    gradient_steps: int = option(
+        128, "gradient updates per block, fused in one compiled call", positive
+    )
+    target_update: int = option(
+        10,
+        "copy the online network to the target every this many steps (DQN3.0 target_q)",
+        positive,
+    )
+    double_dqn: bool = option(True, "Double DQN target: Q_target(s2, argmax_a Q(s2, a))")
+    loss: str = option(
+        "dqn3",
+        "dqn3 (clipped delta injected at the Q output) | huber | mse",
+        one_of("dqn3", "huber", "mse"),
+    )
+    reduction: str = option(
+        "sum",
+        "sum (DQN3.0) or mean of the per-example gradients over the minibatch",
+        one_of("sum", "mean"),
+    )
+    clip_delta: float = option(
+        1.0, "clip the TD error to +-clip_delta (0 disables; Huber's delta)", non_negative
+    )
+    rescale_r: bool = option(False, "divide rewards by r_max (DQN3.0 rescale_r)")
+    r_max: float = option(1.0, "reward scale used when rescale_r is on", positive)
+    reward_clip: float = option(
+        0.0,
+        "clip rewards to +-reward_clip before storing (0 disables; DQN3.0 uses 1)",
+        non_negative,
+    )
+    eps_start: float = option(1.0, "initial exploration epsilon", unit_interval)
+    eps_end: float = option(0.04, "final exploration epsilon", unit_interval)
+    eps_anneal_steps: int = option(
+        8_000, "steps after learning_starts over which epsilon falls linearly", non_negative
+    )
+    max_grad_norm: float = option(0.0, "clip gradients by global norm (0 disables)", non_negative)
+    jit_compile: bool = option(True, "compile the fused update block with XLA")
+
+    def cross_check(self) -> str | None:
+        if self.buffer_size < self.batch_size:
+            return (
+                f"buffer_size ({self.buffer_size}) must be at least batch_size ({self.batch_size})"
+            )
+        return None
+
+
+def check_spaces(observation_space, action_space, env_id: str = "the environment") -> None:
+    """DQN needs discrete actions and Box or Discrete observations."""
+    from rlkit.spaces import observation_encoder, require_discrete_actions
+
+    require_discrete_actions(action_space, "dqn", env_id)
+    observation_encoder(observation_space, "dqn")

@@ -1,0 +1,55 @@
+"""Agents by name, importable without TensorFlow (for the CLI)."""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+
+from rlkit.errors import UsageError
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """Where an agent and its config live, and the CLI defaults for it."""
+
+    name: str
+    summary: str
+    agent_path: str  # "module:Class"
+    config_path: str  # "module:Class", a module that does not import TensorFlow
+    default_env: str
+    default_steps: int
+
+    def _resolve(self, path: str):
+        module, _, attr = path.partition(":")
+        return getattr(importlib.import_module(module), attr)
+
+    def load_class(self):
+        """The agent class (imports TensorFlow)."""
+        return self._resolve(self.agent_path)
+
+    def config_class(self):
+        return self._resolve(self.config_path)
+
+    def check_spaces(self, observation_space, action_space, env_id: str) -> None:
+        """The agent's own space check, without importing TensorFlow."""
+        module = importlib.import_module(self.config_path.partition(":")[0])
+        module.check_spaces(observation_space, action_space, env_id)
+
+
+AGENTS: dict[str, AgentSpec] = {
+    "dqn": AgentSpec(
+        name="dqn",
+        summary="DQN as DeepMind's DQN3.0 does it (discrete actions)",
+        agent_path="rlkit.agents.dqn:DQN",
+        config_path="rlkit.agents.dqn_config:DQNConfig",
+        default_env="CartPole-v1",
+        default_steps=50_000,
+    ),
+}
+
+
+def agent_spec(name: str) -> AgentSpec:
+    try:
+        return AGENTS[name]
+    except KeyError:
+        raise UsageError(f"unknown agent {name!r}; choose one of {', '.join(AGENTS)}") from None

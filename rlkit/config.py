@@ -1,0 +1,166 @@
+"""Agent configurations: dataclasses with documented, validated fields.
+
+Every agent has a frozen dataclass of hyper-parameters. Each field carries a
+one-line ``help`` and an optional ``check`` in its metadata, so that the CLI can
+list, parse and validate keys without importing TensorFlow.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from rlkit.errors import UsageError
+
+Check = Callable[[Any], "str | None"]
+
+
+def option(default: Any, help: str, check: Check | None = None) -> Any:
+    """A config field with a default, a one-line description and a validity check.
+
+    ``check(value)`` returns None when the value is fine, else what is wrong with it
+    (e.g. ``"must be > 0"``).
+    """
+    return dataclasses.field(default=default, metadata={"help": help, "check": check})
+
+
+def positive(value: Any) -> str | None:
+    return None if value > 0 else "must be > 0"
+
+
+def non_negative(value: Any) -> str | None:
+    return None if value >= 0 else "must be >= 0"
+
+
+def unit_interval(value: Any) -> str | None:
+    return None if 0.0 <= value <= 1.0 else "must be in [0, 1]"
+
+
+def one_of(*choices: str) -> Check:
+    def check(value: Any) -> str | None:
+        return None if value in choices else f"must be one of {', '.join(choices)}"
+
+    return check
+
+
+def positive_sizes(value: Any) -> str | None:
+    if len(value) == 0 or any(v <= 0 for v in value):
+        return "must be a non-empty list of positive layer sizes, e.g. 64,64"
+    return None
+
+
+def field_help(config_class: type) -> dict[str, str]:
+    """``{key: one-line description}`` for every field of a config dataclass."""
+    return {f.name: f.metadata.get("help", "") for f in dataclasses.fields(config_class)}
+
+
+def _field_types(config_class: type) -> dict[str, Any]:
+    return typing.get_type_hints(config_class)
+
+
+def parse_value(text: str, annotation: Any, key: str) -> Any:
+    """Turn the text of ``--set key=text`` into a value of the field's type."""
+    origin = typing.get_origin(annotation)
+    try:
+        if annotation is bool:
+            lowered = text.strip().lower()
+            if lowered in ("true", "1", "yes", "on"):
+                return True
+            if lowered in ("false", "0", "no", "off"):
+                return False
+            raise ValueError
+        if annotation is int:
+            number = float(text.replace("_", ""))
+            if not number.is_integer():
+                raise ValueError
+            return int(number)
+        if annotation is float:
+            return float(text.replace("_", ""))
+        if annotation is str:
+            return text.strip()
+        if origin is tuple:
+            (item_type, *_rest) = typing.get_args(annotation)
+            parts = [p for p in text.strip().strip("[]()").split(",") if p.strip()]
+            return tuple(parse_value(p.strip(), item_type, key) for p in parts)
+    except ValueError:
+        pass
+    else:
+        raise TypeError(f"unsupported config type {annotation!r} for {key}")
+    raise UsageError(f"bad value {text!r} for {key}: expected {_type_name(annotation)}")
+
+
+def _type_name(annotation: Any) -> str:
+    if typing.get_origin(annotation) is tuple:
+        return "a comma-separated list of integers"
+    names = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}
+    return names.get(annotation, str(annotation))
+
+
+def _coerce(value: Any, annotation: Any, key: str) -> Any:
+    """Accept values that come from Python or a config file (ints for floats, lists)."""
+    if isinstance(value, str) and annotation is not str:
+        return parse_value(value, annotation, key)
+    if annotation is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if typing.get_origin(annotation) is tuple and isinstance(value, list | tuple):
+        (item_type, *_rest) = typing.get_args(annotation)
+        return tuple(_coerce(v, item_type, key) for v in value)
+    expected = typing.get_origin(annotation) or annotation
+    if isinstance(expected, type) and not isinstance(value, expected):
+        raise UsageError(f"bad value {value!r} for {key}: expected {_type_name(annotation)}")
+    if expected is int and isinstance(value, bool):
+        raise UsageError(f"bad value {value!r} for {key}: expected {_type_name(annotation)}")
+    return value
+
+
+def make_config(config_class: type, overrides: Mapping[str, Any] | None = None, base: Any = None):
+    """Build a validated config from defaults (or ``base``) plus ``overrides``.
+
+    Overrides may be typed values or the strings of ``--set key=value``. Unknown
+    keys and invalid values raise :class:`UsageError` naming the valid choices.
+    """
+    base = base if base is not None else config_class()
+    overrides = dict(overrides or {})
+    types_by_key = _field_types(config_class)
+    unknown = sorted(set(overrides) - set(types_by_key))
+    if unknown:
+        valid = ", ".join(sorted(types_by_key))
+        raise UsageError(f"unknown config key {unknown[0]!r}; valid keys: {valid}")
+    values = {k: _coerce(v, types_by_key[k], k) for k, v in overrides.items()}
+    config = dataclasses.replace(base, **values)
+    validate(config)
+    return config
+
+
+def validate(config: Any) -> None:
+    """Run every field's check and the class's ``cross_check`` (if any)."""
+    for f in dataclasses.fields(config):
+        check = f.metadata.get("check")
+        problem = check(getattr(config, f.name)) if check else None
+        if problem:
+            raise UsageError(f"bad value {getattr(config, f.name)!r} for {f.name}: {problem}")
+    cross_check = getattr(config, "cross_check", None)
+    if cross_check is not None:
+        problem = cross_check()
+        if problem:
+            raise UsageError(problem)
+
+
+def parse_overrides(pairs: typing.Iterable[str]) -> dict[str, str]:
+    """Split ``["key=value", ...]`` into a dict; a pair without ``=`` is a UsageError."""
+    result: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"malformed --set {pair!r}: expected KEY=VALUE, e.g. --set gamma=0.98")
+        result[key.strip()] = value
+    return result
+
+
+def to_dict(config: Any) -> dict[str, Any]:
+    """Plain ``{key: value}`` with tuples as lists (JSON/TOML friendly)."""
+    return {
+        k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(config).items()
+    }
