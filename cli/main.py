@@ -71,6 +71,7 @@ def _agent_list() -> str:
     type=click.Path(file_okay=False),
     help="folder the run directory is created in",
 )
+@click.option("--episodes", type=int, help="also stop after this many training episodes")
 @click.option(
     "--eval-episodes",
     type=int,
@@ -79,7 +80,7 @@ def _agent_list() -> str:
     help="greedy episodes evaluated at the end",
 )
 @click.option("--quiet", is_flag=True, help="no progress bar")
-def train(agent, env_id, steps, seed, overrides, out, eval_episodes, quiet) -> None:
+def train(agent, env_id, steps, seed, overrides, out, episodes, eval_episodes, quiet) -> None:
     """Train AGENT (dqn) on an environment and save the run.
 
     Writes OUT/<agent>-<env>-<seed>-<time>/ holding config.toml (the resolved
@@ -93,6 +94,8 @@ def train(agent, env_id, steps, seed, overrides, out, eval_episodes, quiet) -> N
     steps = spec.default_steps if steps is None else steps
     if steps <= 0:
         raise UsageError(f"--steps must be a positive number of environment steps, got {steps}")
+    if episodes is not None and episodes <= 0:
+        raise UsageError(f"--episodes must be positive, got {episodes}")
     if eval_episodes <= 0:
         raise UsageError(f"--eval-episodes must be positive, got {eval_episodes}")
     config = make_config(spec.config_class(), parse_overrides(overrides))
@@ -112,10 +115,12 @@ def train(agent, env_id, steps, seed, overrides, out, eval_episodes, quiet) -> N
         {"agent": spec.name, "env": env_id, "steps": steps, "seed": seed},
         to_dict(config),
     )
-    _run_training(spec, config, env, env_id, steps, seed, run_dir, eval_episodes, quiet)
+    _run_training(spec, config, env, env_id, steps, episodes, seed, run_dir, eval_episodes, quiet)
 
 
-def _run_training(spec, config, env, env_id, steps, seed, run_dir, eval_episodes, quiet) -> None:
+def _run_training(
+    spec, config, env, env_id, steps, episodes, seed, run_dir, eval_episodes, quiet
+) -> None:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     import rlkit
     from rlkit import runs
@@ -130,10 +135,12 @@ def _run_training(spec, config, env, env_id, steps, seed, run_dir, eval_episodes
     progress = None if quiet else TrainingProgress(steps, f"{spec.name} {env_id}")
     try:
         if progress is None:
-            history = rlkit.train(agent, env, steps=steps, seed=seed)
+            history = rlkit.train(agent, env, steps=steps, seed=seed, max_episodes=episodes)
         else:
             with progress:
-                history = rlkit.train(agent, env, steps=steps, seed=seed, callback=progress)
+                history = rlkit.train(
+                    agent, env, steps=steps, seed=seed, callback=progress, max_episodes=episodes
+                )
     except KeyboardInterrupt:
         agent.save(run_dir / runs.MODEL_DIR)
         click.echo(
@@ -161,6 +168,9 @@ def _run_training(spec, config, env, env_id, steps, seed, run_dir, eval_episodes
             "eval_return_std": std,
         },
     )
+    report = agent.report(env)
+    if report:
+        click.echo(report)
     click.echo(
         f"{spec.name} {env_id}: eval return {mean:.1f} ± {std:.1f} over {eval_episodes} greedy "
         f"episodes after {history.steps} steps ({history.steps_per_second:.0f} steps/s); "

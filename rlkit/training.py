@@ -46,8 +46,11 @@ def train(
     steps: int,
     seed: int | None = None,
     callback: Callback | None = None,
+    max_episodes: int | None = None,
 ) -> TrainHistory:
     """Run ``agent`` in ``env`` for ``steps`` environment steps, learning as it goes.
+
+    Training also stops once ``max_episodes`` episodes have finished, if given.
 
     Each step: ``agent.act(obs)``, ``env.step``, ``agent.observe(...)``, ``agent.update()``.
     ``seed`` (default: the agent's seed) seeds the first ``env.reset``.
@@ -58,6 +61,8 @@ def train(
     """
     if steps <= 0:
         raise ValueError(f"steps must be > 0, got {steps}")
+    if max_episodes is not None and max_episodes <= 0:
+        raise ValueError(f"max_episodes must be > 0, got {max_episodes}")
     history = TrainHistory()
     seed = agent.seed if seed is None else seed
     env.action_space.seed(seed)
@@ -86,6 +91,8 @@ def train(
             obs = next_obs
         history.steps = step
         if callback is not None and callback(step, info, history) is False:
+            break
+        if max_episodes is not None and len(history.episode_returns) >= max_episodes:
             break
     history.seconds = time.perf_counter() - start
     return history

@@ -7,7 +7,12 @@ from typing import Any
 
 from rlkit.agents.registry import AGENTS
 
-_CLASSES = {"DQN": "rlkit.agents.dqn", "Agent": "rlkit.agents.base"}
+_CLASSES = {
+    "Agent": "rlkit.agents.base",
+    "DQN": "rlkit.agents.dqn",
+    "DDPG": "rlkit.agents.ddpg",
+    "Reinforce": "rlkit.agents.reinforce",
+}
 
 __all__ = ["AGENTS", *_CLASSES]
 

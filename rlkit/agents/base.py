@@ -74,8 +74,31 @@ class Agent:
         raise NotImplementedError
 
     def checkpoint_variables(self) -> dict[str, list]:
-        """``{group: [variables]}`` saved and restored by :meth:`save` / :meth:`load`."""
+        """``{group: [variables]}`` saved and restored by :meth:`save` / :meth:`load`.
+
+        Every network the agent has, target networks and EMA shadows included.
+        """
         raise NotImplementedError
+
+    # -- what a full checkpoint (exact resume) holds besides the weights ---------------------
+    #: integer attributes that count progress (steps, updates, episodes ...)
+    counter_names: ClassVar[tuple[str, ...]] = ("num_steps",)
+
+    def optimizers(self) -> dict[str, Any]:
+        """``{name: Keras optimizer}`` whose slots a checkpoint keeps."""
+        return {}
+
+    def rngs(self) -> dict[str, np.random.Generator]:
+        """``{name: generator}`` the agent draws from (exploration, noise ...)."""
+        return {}
+
+    def memories(self) -> dict[str, Any]:
+        """``{name: ReplayMemory}`` the agent owns."""
+        return {}
+
+    def report(self, env) -> str | None:
+        """Optional lines the CLI prints after training (e.g. a bandit's arm probabilities)."""
+        return None
 
     # -- persistence -------------------------------------------------------------------------
     def save(self, path: str | os.PathLike) -> Path:

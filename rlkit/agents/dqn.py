@@ -232,8 +232,19 @@ class DQN(Agent):
         return grads
 
     # -- persistence -------------------------------------------------------------------------
+    counter_names = ("num_steps", "num_updates")
+
     def checkpoint_variables(self) -> dict[str, list]:
         return {"q": self.q.variables, "q_target": self.q_target.variables}
+
+    def optimizers(self) -> dict:
+        return {"q": self.pipeline.optimizer}
+
+    def rngs(self) -> dict[str, np.random.Generator]:
+        return {"explore": self.rng}
+
+    def memories(self) -> dict[str, ReplayMemory]:
+        return {"replay": self.replay}
 
     def after_restore(self) -> None:
         self._policy = self.q.numpy_snapshot()

@@ -45,6 +45,22 @@ AGENTS: dict[str, AgentSpec] = {
         default_env="CartPole-v1",
         default_steps=50_000,
     ),
+    "ddpg": AgentSpec(
+        name="ddpg",
+        summary="DDPG with ExponentialMovingAverage target networks (continuous actions)",
+        agent_path="rlkit.agents.ddpg:DDPG",
+        config_path="rlkit.agents.ddpg_config:DDPGConfig",
+        default_env="Pendulum-v1",
+        default_steps=20_000,
+    ),
+    "reinforce": AgentSpec(
+        name="reinforce",
+        summary="REINFORCE policy gradient, log-probability times return",
+        agent_path="rlkit.agents.reinforce:Reinforce",
+        config_path="rlkit.agents.reinforce_config:ReinforceConfig",
+        default_env="CartPole-v1",
+        default_steps=200_000,
+    ),
 }
 
 
