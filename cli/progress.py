@@ -14,7 +14,9 @@ class TrainingProgress:
     Redraws at most every ``interval`` seconds so the bar costs nothing per step.
     """
 
-    def __init__(self, total_steps: int, label: str, interval: float = 0.25) -> None:
+    def __init__(
+        self, total_steps: int, label: str, interval: float = 0.25, start: int = 0
+    ) -> None:
         self.total = total_steps
         self.interval = interval
         self._bar = click.progressbar(
@@ -26,12 +28,15 @@ class TrainingProgress:
             file=sys.stderr,
             width=24,
         )
-        self._shown = 0
+        self._shown = start
+        self._start_step = start
         self._last = 0.0
         self._start = time.perf_counter()
 
     def __enter__(self) -> TrainingProgress:
         self._bar.__enter__()
+        if self._shown:
+            self._bar.update(self._shown)
         return self
 
     def __exit__(self, *exc) -> None:
@@ -43,7 +48,7 @@ class TrainingProgress:
             return
         self._last = now
         recent = history.recent_return()
-        sps = step / max(now - self._start, 1e-9)
+        sps = (step - self._start_step) / max(now - self._start, 1e-9)
         text = f"return {recent:8.1f}" if recent is not None else "return      -  "
         self._bar.update(step - self._shown, f"{text} | {sps:6.0f} steps/s")
         self._shown = step

@@ -149,27 +149,27 @@ class ReplayMemory:
         self._next = 0
         self._size = 0
 
+    _ARRAYS = ("obs", "next_obs", "actions", "rewards", "terminated", "truncated")
+
     def state_dict(self) -> dict[str, np.ndarray]:
-        """The arrays, position and generator state, for checkpoints."""
+        """The filled part of the arrays, position and generator state, for checkpoints."""
+        # slots [0, size) are the filled ones, whether or not the ring has wrapped
         return {
-            "obs": self.obs,
-            "next_obs": self.next_obs,
-            "actions": self.actions,
-            "rewards": self.rewards,
-            "terminated": self.terminated,
-            "truncated": self.truncated,
+            **{name: getattr(self, name)[: self._size] for name in self._ARRAYS},
             "position": np.array([self._next, self._size], dtype=np.int64),
             "rng_state": np.array([repr(self.rng.bit_generator.state)]),
         }
 
     def load_state_dict(self, state: dict[str, np.ndarray]) -> None:
         """Restore what :meth:`state_dict` returned (shapes must match)."""
-        for name in ("obs", "next_obs", "actions", "rewards", "terminated", "truncated"):
+        next_index, size = (int(v) for v in state["position"])
+        for name in self._ARRAYS:
             target = getattr(self, name)
-            if state[name].shape != target.shape:
+            expected = (size, *target.shape[1:])
+            if state[name].shape != expected or size > self.capacity:
                 raise ValueError(
-                    f"replay {name} has shape {state[name].shape}, expected {target.shape}"
+                    f"replay {name} has shape {state[name].shape}, expected {expected}"
                 )
-            target[...] = state[name]
-        self._next, self._size = (int(v) for v in state["position"])
+            target[:size] = state[name]
+        self._next, self._size = next_index, size
         self.rng.bit_generator.state = ast.literal_eval(str(state["rng_state"][0]))

@@ -1,22 +1,93 @@
-"""Run directories: where a training run's config, metrics and model are written."""
+"""Run folders and run configs: what a training run writes and how it is described.
+
+A run folder ``<out>/<agent>-<env>-<seed>-<YYYYmmdd-HHMMSS>/`` holds
+
+- ``config.toml``: ``[run]`` (agent, env, steps, seed, evaluation and checkpoint
+  settings) and ``[agent]`` (the resolved agent config); pass it back with
+  ``rlkit train --config``;
+- ``metrics.csv`` and ``tensorboard/`` (see :mod:`rlkit.metrics`);
+- ``checkpoints/`` (exact resume), ``best/`` (best evaluated model), ``model/``
+  (the final model) and ``summary.json``.
+"""
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import os
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import tomllib
+
 from rlkit.agents.base import atomic_write_bytes
+from rlkit.config import make_config, non_negative, option, positive, to_dict
 from rlkit.errors import UsageError
 
 CONFIG_FILE = "config.toml"
 SUMMARY_FILE = "summary.json"
-METRICS_FILE = "metrics.csv"
 MODEL_DIR = "model"
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """How a run is driven (the ``[run]`` table of ``config.toml``)."""
+
+    agent: str = option("dqn", "agent name: dqn, ddpg or reinforce")
+    env: str = option("", "gymnasium environment id (empty: the agent's default)")
+    steps: int = option(0, "environment steps to train for (0: the agent's default)", non_negative)
+    seed: int = option(0, "seeds weights, sampling, exploration and the environment")
+    episodes: int = option(0, "also stop after this many episodes (0: no limit)", non_negative)
+    eval_every: int = option(
+        0, "greedy evaluation every this many steps (0: only at the end)", non_negative
+    )
+    eval_episodes: int = option(10, "episodes per evaluation", positive)
+    checkpoint_every: int = option(
+        10_000, "steps between checkpoints (0: only at stop and end)", non_negative
+    )
+
+
+def load_config_file(path: str | os.PathLike) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Read a TOML or YAML config file into ``(run_table, agent_table)``.
+
+    The file has up to two tables, ``run`` and ``agent``; anything else is an error.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise UsageError(f"cannot read config file {path}: {exc.strerror}") from None
+    try:
+        if path.suffix in (".yaml", ".yml"):
+            import yaml
+
+            data = yaml.safe_load(text) or {}
+        else:
+            data = tomllib.loads(text)
+    except Exception as exc:  # tomllib.TOMLDecodeError, yaml.YAMLError
+        raise UsageError(f"cannot parse config file {path}: {exc}".splitlines()[0]) from None
+    if not isinstance(data, dict):
+        raise UsageError(f"config file {path} must hold the tables [run] and [agent]")
+    unknown = sorted(set(data) - {"run", "agent"})
+    if unknown:
+        raise UsageError(
+            f"unknown table {unknown[0]!r} in {path}; a config file has [run] and [agent]"
+        )
+    run, agent = data.get("run", {}), data.get("agent", {})
+    if not isinstance(run, dict) or not isinstance(agent, dict):
+        raise UsageError(f"config file {path}: [run] and [agent] must be tables")
+    return run, agent
+
+
+def resolve_run_config(file_values: dict[str, Any], cli_values: dict[str, Any]) -> RunConfig:
+    """Defaults < config file ``[run]`` < command-line options (those not None)."""
+    merged = dict(file_values)
+    merged.update({k: v for k, v in cli_values.items() if v is not None})
+    try:
+        return make_config(RunConfig, merged)
+    except UsageError as exc:
+        raise UsageError(str(exc).replace("config key", "run setting")) from None
 
 
 def create_run_dir(out: str | os.PathLike, agent: str, env_id: str, seed: int) -> Path:
@@ -65,23 +136,20 @@ def to_toml(tables: dict[str, dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def write_config(run_dir: Path, run: dict[str, Any], agent_config: dict[str, Any]) -> None:
+def write_config(run_dir: Path, run: RunConfig, agent_config: Any) -> None:
     """``config.toml``: the ``[run]`` settings and the resolved ``[agent]`` config."""
-    atomic_write_bytes(run_dir / CONFIG_FILE, to_toml({"run": run, "agent": agent_config}).encode())
+    text = to_toml({"run": to_dict(run), "agent": to_dict(agent_config)})
+    atomic_write_bytes(run_dir / CONFIG_FILE, text.encode())
+
+
+def read_run_config(run_dir: Path) -> tuple[RunConfig, dict[str, Any]]:
+    """The ``RunConfig`` and raw agent table a run folder was started with."""
+    path = Path(run_dir) / CONFIG_FILE
+    if not path.is_file():
+        raise UsageError(f"{run_dir} is not an rlkit run folder: {CONFIG_FILE} is missing")
+    run, agent = load_config_file(path)
+    return resolve_run_config(run, {}), agent
 
 
 def write_summary(run_dir: Path, summary: dict[str, Any]) -> None:
     atomic_write_bytes(run_dir / SUMMARY_FILE, json.dumps(summary, indent=2).encode())
-
-
-def write_episode_metrics(run_dir: Path, history) -> None:
-    """``metrics.csv``: one row per finished episode (step, episode, return, length)."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
-    writer.writerow(["step", "episode", "return", "length"])
-    rows = zip(
-        history.episode_end_steps, history.episode_returns, history.episode_lengths, strict=True
-    )
-    for i, (step, ret, length) in enumerate(rows, start=1):
-        writer.writerow([step, i, f"{ret:.6g}", length])
-    atomic_write_bytes(run_dir / METRICS_FILE, buffer.getvalue().encode())

@@ -1,13 +1,34 @@
-"""The training and evaluation loops shared by every agent."""
+"""The training loop every agent shares, with evaluation, checkpoints and logging.
+
+``train(agent, env, steps)`` is the one-call form. :class:`Trainer` is the same
+loop with a run folder: periodic evaluation (best model kept), checkpoints for
+exact resume, ``metrics.csv`` and TensorBoard, and a clean stop on Ctrl-C/SIGTERM.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import math
+import shutil
+import signal
+import tempfile
+import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from rlkit.metrics import MetricsLogger
+
+CHECKPOINT_DIR = "checkpoints"
+BEST_DIR = "best"
+
+
+class TrainingDiverged(RuntimeError):
+    """A loss or weight became NaN or infinite; the last good checkpoint is kept."""
 
 
 @dataclass
@@ -15,20 +36,26 @@ class TrainHistory:
     """What a training run produced.
 
     episode_returns / episode_lengths: one entry per finished episode;
-    episode_end_steps: the agent step at which each episode ended;
-    updates: ``(step, metrics)`` for every update that ran; steps, seconds: totals.
+    episode_end_steps: the loop step at which each episode ended;
+    evaluations: ``(step, mean, std)`` per evaluation;
+    updates: ``(step, metrics)`` for every update that ran (not kept across resume);
+    steps: loop steps done; seconds: wall-clock time of this process's part;
+    interrupted: True when a stop was requested (Ctrl-C, SIGTERM).
     """
 
     episode_returns: list[float] = field(default_factory=list)
     episode_lengths: list[int] = field(default_factory=list)
     episode_end_steps: list[int] = field(default_factory=list)
+    evaluations: list[tuple[int, float, float]] = field(default_factory=list)
     updates: list[tuple[int, dict[str, float]]] = field(default_factory=list)
     steps: int = 0
     seconds: float = 0.0
+    steps_this_session: int = 0
+    interrupted: bool = False
 
     @property
     def steps_per_second(self) -> float:
-        return self.steps / self.seconds if self.seconds > 0 else 0.0
+        return self.steps_this_session / self.seconds if self.seconds > 0 else 0.0
 
     def recent_return(self, window: int = 20) -> float | None:
         """Mean return of the last ``window`` episodes (None before the first ends)."""
@@ -38,6 +65,300 @@ class TrainHistory:
 
 
 Callback = Callable[[int, dict[str, Any], TrainHistory], "bool | None"]
+
+
+@dataclass
+class LoopState:
+    """The loop's own state, saved in checkpoints (JSON-serialisable)."""
+
+    step: int = 0
+    episodes: int = 0
+    episode_return: float = 0.0
+    episode_length: int = 0
+    obs: list | None = None
+    evaluations: int = 0
+    best_eval: float | None = None
+    metrics_rows: int = 0
+
+
+class Trainer:
+    """Runs an agent in an environment, learning, evaluating, logging and checkpointing.
+
+    Args:
+        agent: any rlkit agent (``act``/``observe``/``update``).
+        env: the training environment.
+        seed: seeds the first ``env.reset`` and the action space (default: the agent's).
+        run_dir: folder for ``metrics.csv``, TensorBoard, ``checkpoints/`` and ``best/``;
+            None keeps everything in memory.
+        eval_env: environment for greedy evaluation every ``eval_every`` steps
+            (``eval_episodes`` episodes each); the best model is saved to ``best/``.
+        checkpoint_every: steps between checkpoints (0: only on stop and at the end).
+        callbacks: ``callback(step, info, history)`` after every step; returning False
+            stops training. ``info`` holds ``episode_return``/``episode_length`` when an
+            episode ended, ``metrics`` when an update ran, ``eval`` after an evaluation,
+            and ``logger`` (a :class:`MetricsLogger`; ``logger.scalars`` logs custom values).
+    """
+
+    def __init__(
+        self,
+        agent,
+        env,
+        seed: int | None = None,
+        run_dir: str | Path | None = None,
+        eval_env=None,
+        eval_every: int = 0,
+        eval_episodes: int = 10,
+        checkpoint_every: int = 0,
+        callbacks: Iterable[Callback] = (),
+        tensorboard: bool = True,
+        keep_checkpoints: int = 2,
+    ) -> None:
+        if eval_every and eval_env is None:
+            raise ValueError("eval_every needs an eval_env")
+        self.agent = agent
+        self.env = env
+        self.seed = agent.seed if seed is None else int(seed)
+        self.run_dir = Path(run_dir) if run_dir is not None else None
+        self.eval_env = eval_env
+        self.eval_every = int(eval_every)
+        self.eval_episodes = int(eval_episodes)
+        self.checkpoint_every = int(checkpoint_every)
+        self.callbacks = list(callbacks)
+        self.keep_checkpoints = keep_checkpoints
+        self.state = LoopState()
+        self.history = TrainHistory()
+        self.logger = MetricsLogger(self.run_dir, tensorboard=tensorboard)
+        self._obs = None
+        self._stop = threading.Event()
+
+    # -- control -----------------------------------------------------------------------------
+    def request_stop(self) -> None:
+        """Ask the loop to stop after the current step (safe from a signal handler)."""
+        self._stop.set()
+
+    def run(self, total_steps: int, max_episodes: int | None = None) -> TrainHistory:
+        """Train until loop step ``total_steps`` (or ``max_episodes`` episodes), then checkpoint.
+
+        Returns the history. With a run folder a checkpoint is written at the end and
+        when a stop was requested (``history.interrupted``).
+        """
+        if total_steps <= 0:
+            raise ValueError(f"steps must be > 0, got {total_steps}")
+        if max_episodes is not None and max_episodes <= 0:
+            raise ValueError(f"max_episodes must be > 0, got {max_episodes}")
+        agent, env, state, history = self.agent, self.env, self.state, self.history
+        if self._obs is None:
+            env.action_space.seed(self.seed)
+            self._obs, _ = env.reset(seed=self.seed)
+        start, start_step = time.perf_counter(), state.step
+        last_rate_step, last_rate_time = state.step, start
+        try:
+            while state.step < total_steps:
+                if self._stop.is_set():
+                    history.interrupted = True
+                    break
+                if max_episodes is not None and state.episodes >= max_episodes:
+                    break
+                info = self._step()
+                if state.step - last_rate_step >= 1000:
+                    now = time.perf_counter()
+                    rate = (state.step - last_rate_step) / (now - last_rate_time)
+                    self.logger.scalars(
+                        state.step,
+                        {"perf/steps_per_second": rate}
+                        | {f"train/{k}": v for k, v in agent.diagnostics().items()},
+                    )
+                    last_rate_step, last_rate_time = state.step, now
+                if self.eval_every and state.step % self.eval_every == 0:
+                    info["eval"] = self.evaluate_now()
+                if self.checkpoint_every and state.step % self.checkpoint_every == 0:
+                    self.checkpoint()
+                history.steps = state.step
+                history.seconds = time.perf_counter() - start
+                history.steps_this_session = state.step - start_step
+                info["logger"] = self.logger
+                if any(cb(state.step, info, history) is False for cb in self.callbacks):
+                    break
+        finally:
+            history.steps = state.step
+            history.seconds = time.perf_counter() - start
+            history.steps_this_session = state.step - start_step
+        if self.run_dir is not None:
+            self.checkpoint()
+        return history
+
+    def _step(self) -> dict[str, Any]:
+        agent, env, state, history = self.agent, self.env, self.state, self.history
+        obs = self._obs
+        action = agent.act(obs)
+        next_obs, reward, terminated, truncated, _ = env.step(action)
+        agent.observe(obs, action, reward, next_obs, terminated, truncated)
+        metrics = agent.update()
+        state.step += 1
+        state.episode_return += float(reward)
+        state.episode_length += 1
+        info: dict[str, Any] = {}
+        if metrics is not None:
+            bad = [k for k, v in metrics.items() if not math.isfinite(v)]
+            if bad:
+                raise TrainingDiverged(
+                    f"{bad[0]} became {metrics[bad[0]]} at step {state.step}; "
+                    "try a lower learning_rate or a gradient clip (max_grad_norm)"
+                )
+            history.updates.append((state.step, metrics))
+            self.logger.scalars(state.step, {f"train/{k}": v for k, v in metrics.items()})
+            info["metrics"] = metrics
+        if terminated or truncated:
+            state.episodes += 1
+            history.episode_returns.append(state.episode_return)
+            history.episode_lengths.append(state.episode_length)
+            history.episode_end_steps.append(state.step)
+            self.logger.row("episode", state.step, state.episodes, state.episode_return,
+                            state.episode_length)  # fmt: skip
+            self.logger.scalars(
+                state.step,
+                {"episode/return": state.episode_return, "episode/length": state.episode_length},
+            )
+            info["episode_return"] = state.episode_return
+            info["episode_length"] = state.episode_length
+            state.episode_return, state.episode_length = 0.0, 0
+            self._obs, _ = env.reset()
+        else:
+            self._obs = next_obs
+        return info
+
+    # -- evaluation --------------------------------------------------------------------------
+    def evaluate_now(self) -> tuple[float, float]:
+        """Greedy evaluation on ``eval_env``; logs it and keeps the best model."""
+        state = self.state
+        eval_seed = self.seed + 1_000_000 + 1_000 * state.evaluations
+        returns = episode_returns(self.agent, self.eval_env, self.eval_episodes, seed=eval_seed)
+        mean, std = float(np.mean(returns)), float(np.std(returns))
+        state.evaluations += 1
+        self.history.evaluations.append((state.step, mean, std))
+        self.logger.row("eval", state.step, state.episodes, mean, self.eval_episodes, std)
+        self.logger.scalars(state.step, {"eval/return_mean": mean, "eval/return_std": std})
+        if state.best_eval is None or mean > state.best_eval:
+            state.best_eval = mean
+            if self.run_dir is not None:
+                save_model(self.agent, self.run_dir / BEST_DIR)
+        return mean, std
+
+    # -- checkpoints -------------------------------------------------------------------------
+    def checkpoint(self) -> Path:
+        """Write a full checkpoint (see :mod:`rlkit.checkpoint`) and return its folder."""
+        from rlkit.checkpoint import save_checkpoint
+
+        if self.run_dir is None:
+            raise ValueError("checkpoints need a run_dir")
+        _check_finite(self.agent)
+        self.state.metrics_rows = self.logger.rows_written
+        self.state.obs = np.asarray(self._obs).tolist()
+        loop = {"state": asdict(self.state), "history": _history_to_dict(self.history)}
+        return save_checkpoint(
+            self.run_dir / CHECKPOINT_DIR, self.agent, loop, self.env, self.keep_checkpoints
+        )
+
+    @classmethod
+    def resume(cls, run_dir: str | Path, env_factory: Callable[[], Any], **kwargs) -> Trainer:
+        """A trainer that continues the run in ``run_dir`` from its newest checkpoint.
+
+        ``env_factory()`` makes environments: the evaluation env, and the training env
+        when the checkpoint could not keep it. Keyword arguments are as for the
+        constructor (eval_every, eval_episodes, checkpoint_every, callbacks ...).
+        """
+        from rlkit.checkpoint import latest_checkpoint, load_checkpoint
+
+        run_dir = Path(run_dir)
+        agent, loop, env = load_checkpoint(latest_checkpoint(run_dir / CHECKPOINT_DIR))
+        if kwargs.get("eval_every") and kwargs.get("eval_env") is None:
+            kwargs["eval_env"] = env_factory()
+        trainer = cls(agent, env if env is not None else env_factory(), run_dir=run_dir, **kwargs)
+        trainer.state = LoopState(**loop["state"])
+        trainer.history = _history_from_dict(loop["history"])
+        trainer.logger.truncate(trainer.state.metrics_rows)
+        if env is not None and trainer.state.obs is not None:
+            trainer._obs = np.asarray(trainer.state.obs, dtype=env.observation_space.dtype)
+        else:  # no pickled env: start a fresh episode
+            trainer.env.action_space.seed(trainer.seed + trainer.state.step)
+            trainer._obs, _ = trainer.env.reset(seed=trainer.seed + trainer.state.step)
+            trainer.state.episode_return, trainer.state.episode_length = 0.0, 0
+        return trainer
+
+    def close(self) -> None:
+        self.logger.close()
+
+
+def _history_to_dict(history: TrainHistory) -> dict[str, Any]:
+    return {
+        "episode_returns": history.episode_returns,
+        "episode_lengths": history.episode_lengths,
+        "episode_end_steps": history.episode_end_steps,
+        "evaluations": history.evaluations,
+    }
+
+
+def _history_from_dict(data: dict[str, Any]) -> TrainHistory:
+    return TrainHistory(
+        episode_returns=list(data["episode_returns"]),
+        episode_lengths=list(data["episode_lengths"]),
+        episode_end_steps=list(data["episode_end_steps"]),
+        evaluations=[tuple(e) for e in data["evaluations"]],
+    )
+
+
+def _check_finite(agent) -> None:
+    for group, variables in agent.checkpoint_variables().items():
+        for v in variables:
+            if not np.all(np.isfinite(v.numpy())):
+                raise TrainingDiverged(
+                    f"{group} weights are no longer finite at step {agent.num_steps}; "
+                    "the last good checkpoint is kept"
+                )
+
+
+def save_model(agent, path: Path) -> Path:
+    """``agent.save`` into a temporary folder, then swap it in: never half-written."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
+    try:
+        agent.save(tmp)
+        old = path.with_name(f".{path.name}.old")
+        if path.exists():
+            shutil.rmtree(old, ignore_errors=True)
+            path.rename(old)
+        tmp.rename(path)
+        shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return path
+
+
+@contextlib.contextmanager
+def stop_on_signals(trainer: Trainer):
+    """While inside, SIGINT and SIGTERM ask ``trainer`` to stop cleanly (checkpoint, return).
+
+    A second Ctrl-C raises KeyboardInterrupt at once.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+
+    def handler(signum, frame):
+        if trainer._stop.is_set() and signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        trainer.request_stop()
+
+    for s in previous:
+        signal.signal(s, handler)
+    try:
+        yield
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
 
 
 def train(
@@ -50,52 +371,17 @@ def train(
 ) -> TrainHistory:
     """Run ``agent`` in ``env`` for ``steps`` environment steps, learning as it goes.
 
-    Training also stops once ``max_episodes`` episodes have finished, if given.
-
     Each step: ``agent.act(obs)``, ``env.step``, ``agent.observe(...)``, ``agent.update()``.
-    ``seed`` (default: the agent's seed) seeds the first ``env.reset``.
-
-    ``callback(step, info, history)`` is called after every step; ``info`` holds
-    ``episode_return``/``episode_length`` when an episode just ended and
-    ``metrics`` when an update ran. Returning ``False`` stops training early.
+    ``seed`` (default: the agent's seed) seeds the first ``env.reset``. Training also
+    stops after ``max_episodes`` episodes, or when ``callback(step, info, history)``
+    returns False (see :class:`Trainer`). For evaluation during training,
+    checkpoints and logs, use :class:`Trainer` with a ``run_dir``.
     """
-    if steps <= 0:
-        raise ValueError(f"steps must be > 0, got {steps}")
-    if max_episodes is not None and max_episodes <= 0:
-        raise ValueError(f"max_episodes must be > 0, got {max_episodes}")
-    history = TrainHistory()
-    seed = agent.seed if seed is None else seed
-    env.action_space.seed(seed)
-    obs, _ = env.reset(seed=seed)
-    episode_return, episode_length = 0.0, 0
-    start = time.perf_counter()
-    for step in range(1, steps + 1):
-        action = agent.act(obs)
-        next_obs, reward, terminated, truncated, _ = env.step(action)
-        agent.observe(obs, action, reward, next_obs, terminated, truncated)
-        metrics = agent.update()
-        episode_return += float(reward)
-        episode_length += 1
-        info: dict[str, Any] = {}
-        if metrics is not None:
-            history.updates.append((step, metrics))
-            info["metrics"] = metrics
-        if terminated or truncated:
-            history.episode_returns.append(episode_return)
-            history.episode_lengths.append(episode_length)
-            history.episode_end_steps.append(step)
-            info["episode_return"], info["episode_length"] = episode_return, episode_length
-            episode_return, episode_length = 0.0, 0
-            obs, _ = env.reset()
-        else:
-            obs = next_obs
-        history.steps = step
-        if callback is not None and callback(step, info, history) is False:
-            break
-        if max_episodes is not None and len(history.episode_returns) >= max_episodes:
-            break
-    history.seconds = time.perf_counter() - start
-    return history
+    trainer = Trainer(agent, env, seed=seed, callbacks=[callback] if callback else ())
+    try:
+        return trainer.run(steps, max_episodes=max_episodes)
+    finally:
+        trainer.close()
 
 
 def evaluate(agent, env, episodes: int = 10, seed: int | None = None) -> tuple[float, float]:

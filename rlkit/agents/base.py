@@ -96,6 +96,17 @@ class Agent:
         """``{name: ReplayMemory}`` the agent owns."""
         return {}
 
+    def extra_state(self) -> dict[str, Any]:
+        """Other JSON-serialisable state a checkpoint must keep (e.g. a noise process)."""
+        return {}
+
+    def load_extra_state(self, state: dict[str, Any]) -> None:
+        """Restore what :meth:`extra_state` returned."""
+
+    def diagnostics(self) -> dict[str, float]:
+        """Scalars worth logging now (e.g. ``{"epsilon": 0.1}``)."""
+        return {}
+
     def report(self, env) -> str | None:
         """Optional lines the CLI prints after training (e.g. a bandit's arm probabilities)."""
         return None

@@ -24,7 +24,7 @@ from rlkit.gradients import UpdatePipeline, apply_gradients, transforms_from_con
 from rlkit.networks import QNetwork
 from rlkit.optimizers import make_optimizer
 from rlkit.replay import Batch, ReplayMemory
-from rlkit.schedules import dqn3_epsilon
+from rlkit.schedules import dqn3_epsilon, dqn3_linear
 from rlkit.spaces import observation_encoder
 
 
@@ -76,6 +76,23 @@ class DQN(Agent):
             self.num_steps, cfg.eps_start, cfg.eps_end, cfg.eps_anneal_steps, cfg.learning_starts
         )
 
+    @property
+    def learning_rate(self) -> float:
+        """Learning rate at the current step (DQN3.0's lr_start -> lr_end annealing)."""
+        cfg = self.config
+        if cfg.learning_rate_end < 0:
+            return cfg.learning_rate
+        return dqn3_linear(
+            self.num_steps,
+            cfg.learning_rate,
+            cfg.learning_rate_end,
+            cfg.lr_anneal_steps,
+            cfg.learning_starts,
+        )
+
+    def diagnostics(self) -> dict[str, float]:
+        return {"epsilon": self.epsilon, "learning_rate": self.learning_rate}
+
     def q_values(self, obs) -> np.ndarray:
         """``Q(s, .)`` from the numpy copy of the online network: ``[A]`` or ``[N, A]``."""
         return self._policy(self.encode(obs))
@@ -125,6 +142,8 @@ class DQN(Agent):
             and t % cfg.train_freq == 0
             and len(self.replay) >= cfg.batch_size
         ):
+            if cfg.learning_rate_end >= 0:
+                self.pipeline.optimizer.learning_rate.assign(self.learning_rate)
             batch = self.replay.sample(cfg.batch_size, cfg.gradient_steps)
             loss, q, abs_delta = self._train_block(*self._tensors(batch))
             self.num_updates += cfg.gradient_steps
@@ -245,6 +264,12 @@ class DQN(Agent):
 
     def memories(self) -> dict[str, ReplayMemory]:
         return {"replay": self.replay}
+
+    def extra_state(self) -> dict:
+        return {"target_stale": self._target_stale}
+
+    def load_extra_state(self, state: dict) -> None:
+        self._target_stale = bool(state.get("target_stale", False))
 
     def after_restore(self) -> None:
         self._policy = self.q.numpy_snapshot()

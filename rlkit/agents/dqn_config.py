@@ -28,6 +28,12 @@ class DQNConfig:
     )
     dueling: bool = option(False, "dueling head: Q = V + A - mean(A)")
     learning_rate: float = option(2.3e-3, "optimizer learning rate", positive)
+    learning_rate_end: float = option(
+        -1.0, "learning rate reached after lr_anneal_steps (DQN3.0 lr_end; -1: constant)"
+    )
+    lr_anneal_steps: int = option(
+        0, "steps after learning_starts over which the learning rate falls linearly", non_negative
+    )
     optimizer: str = option(
         "adam", "adam | rmsprop_centered (DQN3.0) | rmsprop | sgd", one_of(*OPTIMIZERS)
     )

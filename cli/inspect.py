@@ -1,0 +1,137 @@
+"""``rlkit evaluate``, ``rlkit plot`` and ``rlkit config``: looking at agents and runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from rlkit.agents.registry import agent_spec
+from rlkit.errors import UsageError
+
+from .quiet import import_tensorflow_quietly
+
+
+def _model_and_env(path: Path, env_id: str | None, best: bool) -> tuple[Path, str]:
+    """The model folder to load and the env id, from a run folder or a model folder."""
+    from rlkit.runs import CONFIG_FILE, MODEL_DIR, read_run_config
+
+    if (path / "agent.json").is_file():  # a model folder itself
+        if env_id is None:
+            raise UsageError(f"{path} is a model folder: say which environment with --env ID")
+        return path, env_id
+    if not (path / CONFIG_FILE).is_file():
+        raise UsageError(f"{path} is neither an rlkit run folder nor a saved model")
+    run, _ = read_run_config(path)
+    if best:
+        if not (path / "best" / "agent.json").is_file():
+            raise UsageError(f"{path} has no best model (train with --eval-every N to keep one)")
+        return path / "best", env_id or run.env
+    if (path / MODEL_DIR / "agent.json").is_file():
+        return path / MODEL_DIR, env_id or run.env
+    from rlkit.checkpoint import latest_checkpoint
+
+    return latest_checkpoint(path / "checkpoints") / "model", env_id or run.env
+
+
+@click.command()
+@click.argument("path", metavar="RUN_DIR", type=click.Path(path_type=Path))
+@click.option("--episodes", type=int, default=10, show_default=True, help="greedy episodes to play")
+@click.option("--seed", type=int, default=0, show_default=True, help="seed of the first episode")
+@click.option("--best", is_flag=True, help="the best evaluated model instead of the final one")
+@click.option("--env", "env_id", metavar="ID", help="environment [default: the run's]")
+@click.option(
+    "--video",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE",
+    help="also record the episodes to FILE (e.g. out.mp4; needs rlkit[video])",
+)
+@click.option("--render", is_flag=True, help="show the episodes in a window (needs a display)")
+def evaluate(path, episodes, seed, best, env_id, video, render) -> None:  # fmt: skip
+    """Play the trained agent of RUN_DIR greedily and print its mean ± std return.
+
+    RUN_DIR is a run folder (its final model, else its latest checkpoint) or a
+    saved model folder (then give --env).
+    """
+    if episodes <= 0:
+        raise UsageError(f"--episodes must be a positive number, got {episodes}")
+    if not path.exists():
+        raise UsageError(f"no run folder or model at {path}")
+    model_dir, env_id = _model_and_env(path, env_id, best)
+    import_tensorflow_quietly()
+    import rlkit
+    from rlkit.envs import make_env
+
+    make_env(env_id)  # a clear error for an unknown id before loading
+    agent = rlkit.load(model_dir)
+    if video is not None:
+        from rlkit.video import record_video
+
+        returns = record_video(agent, env_id, video, episodes=episodes, seed=seed)
+        click.echo(f"recorded {episodes} episodes to {video}", err=True)
+    else:
+        env = make_env(env_id, render_mode="human") if render else make_env(env_id)
+        returns = rlkit.training.episode_returns(agent, env, episodes, seed=seed)
+    import numpy as np
+
+    click.echo(
+        f"{agent.name} {env_id}: return {np.mean(returns):.1f} ± {np.std(returns):.1f} "
+        f"over {episodes} greedy episodes ({model_dir})"
+    )
+
+
+@click.command()
+@click.argument(
+    "run_dirs",
+    nargs=-1,
+    required=True,
+    metavar="RUN_DIR...",
+    type=click.Path(file_okay=False, path_type=Path),
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default="curves.png",
+    show_default=True,
+    help="PNG file to write",
+)
+@click.option(
+    "--smooth",
+    "window",
+    type=int,
+    default=20,
+    show_default=True,
+    help="moving-average window, in episodes",
+)
+def plot(run_dirs, output, window) -> None:  # fmt: skip
+    """Draw learning curves (episode return vs steps) of one or more runs to a PNG.
+
+    Runs of the same agent and environment (e.g. several seeds) are overlaid with
+    their mean and a min–max band.
+    """
+    if window <= 0:
+        raise UsageError(f"--smooth must be a positive number of episodes, got {window}")
+    for run_dir in run_dirs:
+        if not run_dir.is_dir():
+            raise UsageError(f"no run folder at {run_dir}")
+    from rlkit.plotting import plot_runs
+
+    click.echo(f"wrote {plot_runs(list(run_dirs), output, window)}")
+
+
+@click.command("config")
+@click.argument("agent", metavar="AGENT")
+def show_config(agent) -> None:
+    """Print AGENT's config keys with their defaults and meaning (valid TOML)."""
+    import dataclasses
+
+    from rlkit.config import field_help
+    from rlkit.runs import _toml_value
+
+    config_class = agent_spec(agent).config_class()
+    helps = field_help(config_class)
+    defaults = config_class()
+    click.echo("[agent]")
+    for f in dataclasses.fields(config_class):
+        click.echo(f"# {helps[f.name]}\n{f.name} = {_toml_value(getattr(defaults, f.name))}")

@@ -1,0 +1,260 @@
+"""``rlkit train`` and ``rlkit resume``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from rlkit.agents.registry import AGENTS, agent_spec
+from rlkit.errors import UsageError
+
+from .quiet import import_tensorflow_quietly
+
+INTERRUPTED = 130
+FAILED = 1
+
+
+def _agent_list() -> str:
+    return "\n".join(
+        f"  {s.name:<10} {s.summary} (default --env {s.default_env}, --steps {s.default_steps})"
+        for s in AGENTS.values()
+    )
+
+
+@click.command(epilog="\b\nAgents:\n" + _agent_list())
+@click.argument("agent", metavar="AGENT", required=False)
+@click.option(
+    "--env", "env_id", metavar="ID", help="gymnasium environment id [default: the agent's own]"
+)
+@click.option("--steps", type=int, help="environment steps to train for [default: the agent's own]")
+@click.option(
+    "--seed", type=int, help="seeds weights, sampling, exploration and the env [default: 0]"
+)
+@click.option(
+    "--set",
+    "overrides",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="override an agent config key (repeatable); 'rlkit config AGENT' lists them",
+)
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(dir_okay=False),
+    metavar="FILE",
+    help="TOML or YAML file with [run] and [agent] tables (e.g. a run's config.toml)",
+)
+@click.option(
+    "--out",
+    default="runs",
+    show_default=True,
+    type=click.Path(file_okay=False),
+    help="folder the run folder is created in",
+)
+@click.option("--episodes", type=int, help="also stop after this many training episodes")
+@click.option(
+    "--eval-every",
+    type=int,
+    metavar="N",
+    help="evaluate greedily every N steps and keep the best model [default: off]",
+)
+@click.option(
+    "--eval-episodes", type=int, metavar="K", help="episodes per evaluation [default: 10]"
+)
+@click.option(
+    "--checkpoint-every", type=int, metavar="N", help="steps between checkpoints [default: 10000]"
+)
+@click.option("--quiet", is_flag=True, help="no progress bar")
+def train(agent, env_id, steps, seed, overrides, config_file, out, episodes, eval_every,
+          eval_episodes, checkpoint_every, quiet) -> None:  # fmt: skip
+    """Train AGENT on an environment and save the run.
+
+    Creates OUT/<agent>-<env>-<seed>-<time>/ with config.toml (pass it back with
+    --config), metrics.csv, tensorboard/, checkpoints/, best/ (with --eval-every),
+    model/ and summary.json, then prints the greedy evaluation return.
+    Ctrl-C stops cleanly with a checkpoint: continue with 'rlkit resume RUN_DIR'.
+    """
+    from rlkit.config import make_config, parse_overrides
+    from rlkit.runs import load_config_file, resolve_run_config
+
+    file_run, file_agent = load_config_file(config_file) if config_file else ({}, {})
+    cli_values = {
+        "agent": agent, "env": env_id, "steps": steps, "seed": seed, "episodes": episodes,
+        "eval_every": eval_every, "eval_episodes": eval_episodes,
+        "checkpoint_every": checkpoint_every,
+    }  # fmt: skip
+    for name in ("steps", "episodes", "eval_every", "eval_episodes", "checkpoint_every"):
+        value = cli_values[name]
+        if value is not None and (value < 0 or (value == 0 and name in ("steps", "eval_episodes"))):
+            flag = "--" + name.replace("_", "-")
+            raise UsageError(f"{flag} must be a positive number, got {value}")
+    if agent is None and "agent" not in file_run:
+        raise UsageError(
+            "missing AGENT: e.g. 'rlkit train dqn --env CartPole-v1' (or --config FILE)"
+        )
+    run = resolve_run_config(file_run, cli_values)
+    spec = agent_spec(run.agent)
+    run = resolve_run_config(
+        file_run,
+        cli_values | {"agent": spec.name, "env": run.env or spec.default_env,
+                      "steps": run.steps or spec.default_steps},
+    )  # fmt: skip
+    config = make_config(spec.config_class(), {**file_agent, **parse_overrides(overrides)})
+
+    from rlkit.envs import make_env
+
+    env = make_env(run.env)
+    spec.check_spaces(env.observation_space, env.action_space, run.env)
+
+    from rlkit import runs
+
+    run_dir = runs.create_run_dir(out, spec.name, run.env, run.seed)
+    runs.write_config(run_dir, run, config)
+    import_tensorflow_quietly()
+    agent_obj = spec.load_class().from_env(env, seed=run.seed, config=config)
+    from rlkit.training import Trainer
+
+    trainer = Trainer(
+        agent_obj,
+        env,
+        seed=run.seed,
+        run_dir=run_dir,
+        eval_env=make_env(run.env) if run.eval_every else None,
+        eval_every=run.eval_every,
+        eval_episodes=run.eval_episodes,
+        checkpoint_every=run.checkpoint_every,
+    )
+    click.echo(
+        f"training {spec.name} on {run.env} for {run.steps} steps (seed {run.seed}) -> {run_dir}",
+        err=True,
+    )
+    _drive(trainer, run, run_dir, quiet)
+
+
+@click.command()
+@click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.option(
+    "--steps", type=int, help="train until this total step count [default: the run's own]"
+)
+@click.option("--quiet", is_flag=True, help="no progress bar")
+def resume(run_dir, steps, quiet) -> None:
+    """Continue the run in RUN_DIR from its last checkpoint.
+
+    Network, target networks, optimizer state, replay memory, random-number
+    generators, counters and the environment are restored, so the run goes on
+    exactly as if it had never stopped. --steps raises the total step count.
+    """
+    from dataclasses import replace
+
+    from rlkit.checkpoint import latest_checkpoint
+    from rlkit.runs import read_run_config
+
+    if not run_dir.is_dir():
+        raise UsageError(f"no run folder at {run_dir}")
+    run, _ = read_run_config(run_dir)
+    checkpoint = latest_checkpoint(run_dir / "checkpoints")
+    import json
+
+    try:
+        saved_agent = json.loads((checkpoint / "model" / "agent.json").read_text())["agent"]
+    except (OSError, ValueError, KeyError):
+        raise UsageError(
+            f"corrupt checkpoint {checkpoint}: model/agent.json is unreadable"
+        ) from None
+    if saved_agent != run.agent:
+        raise UsageError(
+            f"{checkpoint} holds a {saved_agent} agent but {run_dir} is a {run.agent} run"
+        )
+    if steps is not None:
+        if steps <= 0:
+            raise UsageError(f"--steps must be a positive number, got {steps}")
+        run = replace(run, steps=steps)
+    import_tensorflow_quietly()
+    from rlkit.envs import make_env
+    from rlkit.training import Trainer
+
+    trainer = Trainer.resume(
+        run_dir,
+        lambda: make_env(run.env),
+        eval_every=run.eval_every,
+        eval_episodes=run.eval_episodes,
+        checkpoint_every=run.checkpoint_every,
+    )
+    if trainer.state.step >= run.steps:
+        trainer.close()
+        raise UsageError(
+            f"{run_dir} is already at step {trainer.state.step}; pass --steps above that to go on"
+        )
+    click.echo(
+        f"resuming {run.agent} on {run.env} at step {trainer.state.step} of {run.steps} "
+        f"-> {run_dir}",
+        err=True,
+    )
+    _drive(trainer, run, run_dir, quiet)
+
+
+def _drive(trainer, run, run_dir: Path, quiet: bool) -> None:
+    """Run the trainer with a progress bar; on stop checkpoint, on the end evaluate and save."""
+    import sys
+
+    from rlkit import runs
+    from rlkit.envs import make_env
+    from rlkit.training import TrainingDiverged, evaluate, save_model, stop_on_signals
+
+    from .progress import TrainingProgress
+
+    agent = trainer.agent
+    max_episodes = run.episodes or None
+    if not quiet:
+        trainer.callbacks.append(
+            TrainingProgress(run.steps, f"{agent.name} {run.env}", start=trainer.state.step)
+        )
+    try:
+        with stop_on_signals(trainer):
+            if quiet:
+                history = trainer.run(run.steps, max_episodes=max_episodes)
+            else:
+                with trainer.callbacks[-1]:
+                    history = trainer.run(run.steps, max_episodes=max_episodes)
+    except TrainingDiverged as exc:
+        trainer.close()
+        click.echo(
+            f"rlkit: training stopped: {exc}; checkpoints in {run_dir / 'checkpoints'}", err=True
+        )
+        sys.exit(FAILED)
+    trainer.close()
+    if history.interrupted:
+        click.echo(
+            f"\nstopped at step {history.steps}; checkpoint saved. "
+            f"Continue with: rlkit resume {run_dir}",
+            err=True,
+        )
+        sys.exit(INTERRUPTED)
+    save_model(agent, run_dir / runs.MODEL_DIR)
+    mean, std = evaluate(
+        agent, make_env(run.env), episodes=run.eval_episodes, seed=run.seed + 2_000_000
+    )
+    runs.write_summary(
+        run_dir,
+        {
+            "agent": agent.name, "env": run.env, "seed": run.seed, "steps": history.steps,
+            "episodes": len(history.episode_returns),
+            "seconds": round(history.seconds, 3),
+            "steps_per_second": round(history.steps_per_second, 1),
+            "eval_episodes": run.eval_episodes, "eval_return_mean": mean, "eval_return_std": std,
+            "best_eval_return_mean": trainer.state.best_eval,
+        },
+    )  # fmt: skip
+    report = agent.report(trainer.env)
+    if report:
+        click.echo(report)
+    best = ""
+    if trainer.state.best_eval is not None:
+        best = f"; best during training {trainer.state.best_eval:.1f} (kept in best/)"
+    click.echo(
+        f"{agent.name} {run.env}: eval return {mean:.1f} ± {std:.1f} over {run.eval_episodes} "
+        f"greedy "
+        f"episodes after {history.steps} steps ({history.steps_per_second:.0f} steps/s){best}; "
+        f"saved to {run_dir}"
+    )

@@ -1,0 +1,85 @@
+"""Where training metrics go: ``metrics.csv`` and TensorBoard event files.
+
+``metrics.csv`` has one row per finished episode (``kind=episode``) and one per
+evaluation (``kind=eval``); it holds no wall-clock figures, so two runs with the
+same seed on the same machine write identical files. Timing (steps/s) and
+per-update scalars go to TensorBoard (``tensorboard --logdir runs``).
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+METRICS_FILE = "metrics.csv"
+TENSORBOARD_DIR = "tensorboard"
+COLUMNS = ["kind", "step", "episode", "return", "length", "return_std"]
+
+
+class MetricsLogger:
+    """Appends rows to ``metrics.csv`` and scalars to TensorBoard under ``run_dir``.
+
+    With ``run_dir=None`` it only keeps nothing (library use without a run folder).
+    ``rows_written`` counts CSV data rows, so a resumed run can cut rows written
+    after its checkpoint (:meth:`truncate`).
+    """
+
+    def __init__(self, run_dir: Path | None, tensorboard: bool = True) -> None:
+        self.run_dir = Path(run_dir) if run_dir is not None else None
+        self.rows_written = 0
+        self._file = None
+        self._csv = None
+        self._writer = None
+        if self.run_dir is None:
+            return
+        path = self.run_dir / METRICS_FILE
+        new = not path.exists()
+        self._file = open(path, "a", newline="")  # noqa: SIM115 - closed in close()
+        self._csv = csv.writer(self._file)
+        if new:
+            self._csv.writerow(COLUMNS)
+            self._file.flush()
+        if tensorboard:
+            import tensorflow as tf
+
+            self._writer = tf.summary.create_file_writer(str(self.run_dir / TENSORBOARD_DIR))
+
+    def truncate(self, rows: int) -> None:
+        """Keep only the header and the first ``rows`` data rows of ``metrics.csv``."""
+        if self.run_dir is None:
+            return
+        self._file.close()
+        path = self.run_dir / METRICS_FILE
+        lines = path.read_text().splitlines(keepends=True)
+        path.write_text("".join(lines[: rows + 1]))
+        self._file = open(path, "a", newline="")  # noqa: SIM115
+        self._csv = csv.writer(self._file)
+        self.rows_written = rows
+
+    def row(self, kind: str, step: int, episode: int, ret: float, length: float, std=None):
+        """One CSV row (an episode or an evaluation); flushed at once."""
+        if self._csv is None:
+            return
+        std_text = "" if std is None else f"{std:.6g}"
+        self._csv.writerow([kind, step, episode, f"{ret:.6g}", f"{length:.6g}", std_text])
+        self._file.flush()
+        self.rows_written += 1
+
+    def scalars(self, step: int, values: dict[str, float]) -> None:
+        """TensorBoard scalars, e.g. ``{"train/loss": 0.3}``."""
+        if self._writer is None:
+            return
+        import tensorflow as tf
+
+        with self._writer.as_default(step=step):
+            for name, value in values.items():
+                tf.summary.scalar(name, value)
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+        if self._writer is not None:
+            self._writer.flush()
+            self._writer.close()
+            self._writer = None

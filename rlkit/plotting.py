@@ -1,0 +1,90 @@
+"""Learning curves from run folders' ``metrics.csv`` (matplotlib)."""
+
+from __future__ import annotations
+
+import csv
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+from rlkit.errors import UsageError
+from rlkit.metrics import METRICS_FILE
+
+
+def read_episodes(run_dir: Path) -> tuple[np.ndarray, np.ndarray]:
+    """``(steps, returns)`` of every finished episode of a run, in order."""
+    path = Path(run_dir) / METRICS_FILE
+    if not path.is_file():
+        raise UsageError(f"no {METRICS_FILE} in {run_dir}: is it an rlkit run folder?")
+    steps, returns = [], []
+    with open(path, newline="") as f:
+        for row in csv.DictReader(f):
+            if row.get("kind") == "episode":
+                steps.append(int(row["step"]))
+                returns.append(float(row["return"]))
+    return np.asarray(steps), np.asarray(returns)
+
+
+def smooth(values: np.ndarray, window: int) -> np.ndarray:
+    """Trailing moving average over up to ``window`` points (same length as ``values``)."""
+    if window <= 1 or len(values) == 0:
+        return values.astype(float)
+    cumsum = np.cumsum(np.insert(values.astype(float), 0, 0.0))
+    idx = np.arange(1, len(values) + 1)
+    lo = np.maximum(idx - window, 0)
+    return (cumsum[idx] - cumsum[lo]) / (idx - lo)
+
+
+def _label(run_dir: Path) -> str:
+    """``agent-env`` part of a run folder name (runs of several seeds share it)."""
+    parts = run_dir.name.split("-")
+    return "-".join(parts[:-3]) if len(parts) > 3 else run_dir.name
+
+
+def plot_runs(run_dirs: list[Path], output: Path, window: int = 20, points: int = 200) -> Path:
+    """Episode return vs environment steps, smoothed; runs of one agent/env are grouped.
+
+    Each run is drawn thin; each group with two or more runs also gets its mean and a
+    band from the lowest to the highest run, interpolated on a common step grid.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    groups: dict[str, list[tuple[np.ndarray, np.ndarray]]] = defaultdict(list)
+    for run_dir in run_dirs:
+        steps, returns = read_episodes(Path(run_dir))
+        if len(steps) == 0:
+            raise UsageError(f"{run_dir} has no finished episodes to plot yet")
+        groups[_label(Path(run_dir))].append((steps, smooth(returns, window)))
+    fig, ax = plt.subplots(figsize=(8, 5), dpi=100)
+    for i, (label, curves) in enumerate(sorted(groups.items())):
+        color = f"C{i}"
+        for steps, values in curves:
+            ax.plot(steps, values, color=color, alpha=0.35 if len(curves) > 1 else 1.0, lw=1)
+        if len(curves) > 1:
+            end = min(s[-1] for s, _ in curves)
+            start = max(s[0] for s, _ in curves)
+            grid = np.linspace(start, end, points)
+            stacked = np.stack([np.interp(grid, s, v) for s, v in curves])
+            ax.plot(
+                grid, stacked.mean(0), color=color, lw=2, label=f"{label} (mean of {len(curves)})"
+            )
+            ax.fill_between(grid, stacked.min(0), stacked.max(0), color=color, alpha=0.15)
+        else:
+            ax.lines[-1].set_label(label)
+    ax.set_xlabel("environment steps")
+    ax.set_ylabel(f"episode return (moving average of {window})")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="best")
+    fig.tight_layout()
+    output = Path(output)
+    try:
+        fig.savefig(output)
+    except OSError as exc:
+        raise UsageError(f"cannot write {output}: {exc.strerror}") from None
+    finally:
+        plt.close(fig)
+    return output

@@ -1,0 +1,51 @@
+"""Recording a trained agent's episodes to a video file."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+
+from rlkit.errors import UsageError
+
+
+def record_video(agent, env_id: str, path: Path, episodes: int = 1, seed: int = 0, fps: int = 30):
+    """Play ``episodes`` greedy episodes and write them to one video (e.g. ``out.mp4``).
+
+    Needs ``moviepy`` (and ``pygame`` for gymnasium's classic-control renderers):
+    ``pip install "rlkit[video]"``. Returns the episode returns.
+    """
+    if importlib.util.find_spec("moviepy") is None:
+        raise UsageError('recording video needs moviepy: pip install "rlkit[video]" (or moviepy)')
+    import gymnasium as gym
+
+    try:
+        env = gym.make(env_id, render_mode="rgb_array")
+    except gym.error.DependencyNotInstalled as exc:
+        raise UsageError(f"rendering {env_id} needs an extra package: {exc}") from None
+    frames, returns = [], []
+    obs, _ = env.reset(seed=seed)
+    try:
+        for _ in range(episodes):
+            total, done = 0.0, False
+            frames.append(env.render())
+            while not done:
+                obs, reward, terminated, truncated, _ = env.step(agent.act(obs, explore=False))
+                total += float(reward)
+                done = terminated or truncated
+                frames.append(env.render())
+            returns.append(total)
+            obs, _ = env.reset()
+    except gym.error.DependencyNotInstalled as exc:
+        raise UsageError(f"rendering {env_id} needs an extra package: {exc}") from None
+    finally:
+        env.close()
+    from moviepy import ImageSequenceClip
+
+    clip = ImageSequenceClip([np.asarray(f) for f in frames], fps=fps)
+    try:
+        clip.write_videofile(str(path), logger=None)
+    except Exception as exc:  # a missing ffmpeg codec surfaces here
+        raise UsageError(f"cannot write video {path}: {exc}".splitlines()[0]) from None
+    return returns
