@@ -57,7 +57,8 @@ def _agent_list() -> str:
     "--eval-every",
     type=int,
     metavar="N",
-    help="evaluate greedily every N steps and keep the best model [default: off]",
+    help="evaluate greedily every N steps, keeping the best model in best/ "
+    "(0: only at the end) [default: the agent's own]",
 )
 @click.option(
     "--eval-episodes", type=int, metavar="K", help="episodes per evaluation [default: 10]"
@@ -95,11 +96,11 @@ def train(agent, env_id, steps, seed, overrides, config_file, out, episodes, eva
         )
     run = resolve_run_config(file_run, cli_values)
     spec = agent_spec(run.agent)
-    run = resolve_run_config(
-        file_run,
-        cli_values | {"agent": spec.name, "env": run.env or spec.default_env,
-                      "steps": run.steps or spec.default_steps},
-    )  # fmt: skip
+    defaults = {"agent": spec.name, "env": run.env or spec.default_env,
+                "steps": run.steps or spec.default_steps}  # fmt: skip
+    if eval_every is None and "eval_every" not in file_run:
+        defaults["eval_every"] = spec.default_eval_every
+    run = resolve_run_config(file_run, cli_values | defaults)
     config = make_config(spec.config_class(), {**file_agent, **parse_overrides(overrides)})
 
     from rlkit.envs import make_env
@@ -232,29 +233,39 @@ def _drive(trainer, run, run_dir: Path, quiet: bool) -> None:
         )
         sys.exit(INTERRUPTED)
     save_model(agent, run_dir / runs.MODEL_DIR)
-    mean, std = evaluate(
-        agent, make_env(run.env), episodes=run.eval_episodes, seed=run.seed + 2_000_000
-    )
-    runs.write_summary(
-        run_dir,
-        {
-            "agent": agent.name, "env": run.env, "seed": run.seed, "steps": history.steps,
-            "episodes": len(history.episode_returns),
-            "seconds": round(history.seconds, 3),
-            "steps_per_second": round(history.steps_per_second, 1),
-            "eval_episodes": run.eval_episodes, "eval_return_mean": mean, "eval_return_std": std,
-            "best_eval_return_mean": trainer.state.best_eval,
-        },
-    )  # fmt: skip
+    final_env = make_env(run.env)
+    eval_seed = run.seed + 2_000_000
+    mean, std = evaluate(agent, final_env, episodes=run.eval_episodes, seed=eval_seed)
+    summary = {
+        "agent": agent.name, "env": run.env, "seed": run.seed, "steps": history.steps,
+        "episodes": len(history.episode_returns),
+        "seconds": round(history.seconds, 3),
+        "steps_per_second": round(history.steps_per_second, 1),
+        "eval_episodes": run.eval_episodes,
+        "final_model": {"eval_return_mean": mean, "eval_return_std": std},
+    }  # fmt: skip
+    headline = f"eval return {mean:.1f} ± {std:.1f} over {run.eval_episodes} greedy episodes"
+    if trainer.state.best_step is not None:
+        from rlkit.agents.base import load
+
+        best = load(run_dir / "best")
+        best_mean, best_std = evaluate(best, final_env, episodes=run.eval_episodes, seed=eval_seed)
+        summary["best_model"] = {
+            "step": trainer.state.best_step,
+            "training_eval_return_mean": trainer.state.best_eval,
+            "eval_return_mean": best_mean,
+            "eval_return_std": best_std,
+        }
+        headline = (
+            f"eval return {best_mean:.1f} ± {best_std:.1f} over {run.eval_episodes} greedy "
+            f"episodes (best model, step {trainer.state.best_step}, in best/; final model "
+            f"{mean:.1f} ± {std:.1f}, in model/)"
+        )
+    runs.write_summary(run_dir, summary)
     report = agent.report(trainer.env)
     if report:
         click.echo(report)
-    best = ""
-    if trainer.state.best_eval is not None:
-        best = f"; best during training {trainer.state.best_eval:.1f} (kept in best/)"
     click.echo(
-        f"{agent.name} {run.env}: eval return {mean:.1f} ± {std:.1f} over {run.eval_episodes} "
-        f"greedy "
-        f"episodes after {history.steps} steps ({history.steps_per_second:.0f} steps/s){best}; "
-        f"saved to {run_dir}"
+        f"{agent.name} {run.env}: {headline} after {history.steps} steps "
+        f"({history.steps_per_second:.0f} steps/s); saved to {run_dir}"
     )

@@ -78,6 +78,7 @@ class LoopState:
     obs: list | None = None
     evaluations: int = 0
     best_eval: float | None = None
+    best_step: int | None = None
     metrics_rows: int = 0
 
 
@@ -239,7 +240,7 @@ class Trainer:
         self.logger.row("eval", state.step, state.episodes, mean, self.eval_episodes, std)
         self.logger.scalars(state.step, {"eval/return_mean": mean, "eval/return_std": std})
         if state.best_eval is None or mean > state.best_eval:
-            state.best_eval = mean
+            state.best_eval, state.best_step = mean, state.step
             if self.run_dir is not None:
                 save_model(self.agent, self.run_dir / BEST_DIR)
         return mean, std

@@ -230,3 +230,16 @@ def test_fused_xla_block_matches_plain_graph():
         agent._train_block(*agent._tensors(batch))
     for a, b in zip(plain.q.variables, xla.q.variables, strict=True):
         np.testing.assert_allclose(a.numpy(), b.numpy(), atol=1e-5)
+
+
+def test_polyak_target_update_closed_form():
+    agent = DQN(OBS, ACTIONS, seed=12, target_tau=0.1, train_freq=6, gradient_steps=1, **SMALL)
+    perturb_target(agent)
+    target0 = [v.numpy().copy() for v in agent.q_target.variables]
+    rng = np.random.default_rng(0)
+    for step in range(1, 7):
+        agent.observe(rng.normal(size=3), step % 4, 1.0, rng.normal(size=3), False, False)
+        agent.update()
+    for t0, online, target in zip(target0, agent.q.variables, agent.q_target.variables,
+                                  strict=True):  # fmt: skip
+        np.testing.assert_allclose(target.numpy(), 0.9 * t0 + 0.1 * online.numpy(), atol=1e-6)

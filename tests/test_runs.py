@@ -135,7 +135,7 @@ def test_metrics_csv_and_tensorboard_tags(capsys, tmp_path):
                 "perf/steps_per_second", "eval/return_mean"}  # fmt: skip
     assert expected <= tags, tags
     summary = json.loads((run_dir / "summary.json").read_text())
-    assert summary["best_eval_return_mean"] is not None
+    assert summary["best_model"]["step"] in (600, 1200)
     assert (run_dir / "best" / "agent.json").is_file()
 
 

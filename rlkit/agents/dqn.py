@@ -150,7 +150,7 @@ class DQN(Agent):
             self._policy = self.q.numpy_snapshot()
             self._target_stale = True
             metrics = {"loss": float(loss), "q": float(q), "abs_delta": float(abs_delta)}
-        if self._target_stale and t % cfg.target_update == 0:
+        if self._target_stale and cfg.target_tau == 0 and t % cfg.target_update == 0:
             self.sync_target()
         return metrics
 
@@ -188,6 +188,10 @@ class DQN(Agent):
     def _update_step(self, obs, actions, rewards, next_obs, terminated):
         grads, (loss, q, abs_delta) = self._gradients(obs, actions, rewards, next_obs, terminated)
         apply_gradients(self.pipeline.optimizer, grads, self.pipeline.variables)
+        tau = self.config.target_tau
+        if tau > 0:
+            for target, online in zip(self.q_target.variables, self.q.variables, strict=True):
+                target.assign(target + tau * (online - target))
         return loss, q, abs_delta
 
     def _gradients(self, obs, actions, rewards, next_obs, terminated):

@@ -56,6 +56,12 @@ class DQNConfig:
         "copy the online network to the target every this many steps (DQN3.0 target_q)",
         positive,
     )
+    target_tau: float = option(
+        0.0,
+        "Polyak target update after every gradient step, target += tau (online - target); "
+        "0: DQN3.0's hard copies",
+        unit_interval,
+    )
     double_dqn: bool = option(True, "Double DQN target: Q_target(s2, argmax_a Q(s2, a))")
     loss: str = option(
         "dqn3",

@@ -18,6 +18,7 @@ class AgentSpec:
     config_path: str  # "module:Class", a module that does not import TensorFlow
     default_env: str
     default_steps: int
+    default_eval_every: int = 0  # CLI default of --eval-every (0: evaluate only at the end)
 
     def _resolve(self, path: str):
         module, _, attr = path.partition(":")
@@ -44,6 +45,7 @@ AGENTS: dict[str, AgentSpec] = {
         config_path="rlkit.agents.dqn_config:DQNConfig",
         default_env="CartPole-v1",
         default_steps=50_000,
+        default_eval_every=5_000,
     ),
     "ddpg": AgentSpec(
         name="ddpg",
