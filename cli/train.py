@@ -52,6 +52,9 @@ def _agent_list() -> str:
     type=click.Path(file_okay=False),
     help="folder the run folder is created in",
 )
+@click.option("--num-envs", type=int, metavar="N",
+              help="step N environments together with batched acting (off-policy agents) "
+                   "[default: 1]")  # fmt: skip
 @click.option("--episodes", type=int, help="also stop after this many training episodes")
 @click.option(
     "--eval-every",
@@ -67,7 +70,7 @@ def _agent_list() -> str:
     "--checkpoint-every", type=int, metavar="N", help="steps between checkpoints [default: 10000]"
 )
 @click.option("--quiet", is_flag=True, help="no progress bar")
-def train(agent, env_id, steps, seed, overrides, config_file, out, episodes, eval_every,
+def train(agent, env_id, steps, seed, overrides, config_file, out, num_envs, episodes, eval_every,
           eval_episodes, checkpoint_every, quiet) -> None:  # fmt: skip
     """Train AGENT on an environment and save the run.
 
@@ -82,12 +85,21 @@ def train(agent, env_id, steps, seed, overrides, config_file, out, episodes, eva
     file_run, file_agent = load_config_file(config_file) if config_file else ({}, {})
     cli_values = {
         "agent": agent, "env": env_id, "steps": steps, "seed": seed, "episodes": episodes,
+        "num_envs": num_envs,
         "eval_every": eval_every, "eval_episodes": eval_episodes,
         "checkpoint_every": checkpoint_every,
     }  # fmt: skip
-    for name in ("steps", "episodes", "eval_every", "eval_episodes", "checkpoint_every"):
+    positive_only = ("steps", "eval_episodes", "num_envs")
+    for name in (
+        "steps",
+        "num_envs",
+        "episodes",
+        "eval_every",
+        "eval_episodes",
+        "checkpoint_every",
+    ):
         value = cli_values[name]
-        if value is not None and (value < 0 or (value == 0 and name in ("steps", "eval_episodes"))):
+        if value is not None and (value < 0 or (value == 0 and name in positive_only)):
             flag = "--" + name.replace("_", "-")
             raise UsageError(f"{flag} must be a positive number, got {value}")
     if agent is None and "agent" not in file_run:
@@ -103,10 +115,14 @@ def train(agent, env_id, steps, seed, overrides, config_file, out, episodes, eva
     run = resolve_run_config(file_run, cli_values | defaults)
     config = make_config(spec.config_class(), {**file_agent, **parse_overrides(overrides)})
 
-    from rlkit.envs import make_env
+    from rlkit.envs import make_env, make_vector_env
 
     env = make_env(run.env)
     spec.check_spaces(env.observation_space, env.action_space, run.env)
+    if run.num_envs > 1:
+        if not spec.vector_envs:
+            raise UsageError(f"{spec.name} learns on-policy from whole episodes: drop --num-envs")
+        env = make_vector_env(run.env, run.num_envs)
 
     from rlkit import runs
 

@@ -66,7 +66,7 @@ def save_checkpoint(
         (tmp / STATE_FILE).write_text(json.dumps(state))
         if env is not None:
             try:
-                (tmp / ENV_FILE).write_bytes(pickle.dumps(env))
+                (tmp / ENV_FILE).write_bytes(pickle.dumps(_picklable_env(env)))
             except Exception:  # an env that cannot be pickled restarts its episode on resume
                 pass
         final = root / name
@@ -79,6 +79,27 @@ def save_checkpoint(
     atomic_write_bytes(root / LATEST, name.encode())
     _prune(root, keep)
     return final
+
+
+class _VectorEnvState:
+    """A SyncVectorEnv's sub-environments (the vector env itself holds unpicklable closures)."""
+
+    def __init__(self, envs: list) -> None:
+        self.envs = envs
+
+    def rebuild(self):
+        import gymnasium as gym
+
+        return gym.vector.SyncVectorEnv(
+            [lambda e=e: e for e in self.envs],
+            autoreset_mode=gym.vector.AutoresetMode.SAME_STEP,
+        )
+
+
+def _picklable_env(env):
+    if hasattr(env, "num_envs") and hasattr(env, "envs"):
+        return _VectorEnvState(list(env.envs))
+    return env
 
 
 def _prune(root: Path, keep: int) -> None:
@@ -139,6 +160,8 @@ def load_checkpoint(path: Path) -> tuple[Agent, dict[str, Any], Any]:
         env = None
         if (path / ENV_FILE).is_file():
             env = pickle.loads((path / ENV_FILE).read_bytes())
+            if isinstance(env, _VectorEnvState):
+                env = env.rebuild()
     except UsageError:
         raise
     except Exception as exc:

@@ -7,6 +7,24 @@ import difflib
 from rlkit.errors import UsageError
 
 
+def make_vector_env(env_id: str, num_envs: int, **kwargs):
+    """``num_envs`` copies of ``env_id`` stepped together (gymnasium ``SyncVectorEnv``).
+
+    Sub-environments reset in the same step their episode ends (``SAME_STEP``); the
+    last observation of an ended episode is in ``infos["final_obs"]``.
+    """
+    import gymnasium as gym
+
+    make_env(env_id, **kwargs).close()  # the same clear errors as for one env
+    return gym.make_vec(
+        env_id,
+        num_envs=num_envs,
+        vectorization_mode="sync",
+        vector_kwargs={"autoreset_mode": gym.vector.AutoresetMode.SAME_STEP},
+        **kwargs,
+    )
+
+
 def make_env(env_id: str, **kwargs):
     """``gymnasium.make(env_id)``; an unknown id raises UsageError with close matches."""
     import gymnasium as gym

@@ -38,6 +38,9 @@ class RunConfig:
     env: str = option("", "gymnasium environment id (empty: the agent's default)")
     steps: int = option(0, "environment steps to train for (0: the agent's default)", non_negative)
     seed: int = option(0, "seeds weights, sampling, exploration and the environment")
+    num_envs: int = option(
+        1, "environments stepped together (vector env, batched acting)", positive
+    )
     episodes: int = option(0, "also stop after this many episodes (0: no limit)", non_negative)
     eval_every: int = option(
         0, "greedy evaluation every this many steps (0: only at the end)", non_negative

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from rlkit.errors import UsageError
 from rlkit.metrics import MetricsLogger
 
 CHECKPOINT_DIR = "checkpoints"
@@ -73,8 +74,8 @@ class LoopState:
 
     step: int = 0
     episodes: int = 0
-    episode_return: float = 0.0
-    episode_length: int = 0
+    episode_return: float | list[float] = 0.0  # a list with one entry per vector sub-env
+    episode_length: int | list[int] = 0
     obs: list | None = None
     evaluations: int = 0
     best_eval: float | None = None
@@ -131,6 +132,13 @@ class Trainer:
         self.logger = MetricsLogger(self.run_dir, tensorboard=tensorboard)
         self._obs = None
         self._stop = threading.Event()
+        # a gymnasium VectorEnv: N environments stepped together, batched acting
+        self.num_envs = int(getattr(env, "num_envs", 0))
+        if self.num_envs:
+            if not hasattr(agent, "observe_batch"):
+                raise UsageError(f"{agent.name} cannot train on vector environments")
+            self.state.episode_return = [0.0] * self.num_envs
+            self.state.episode_length = [0] * self.num_envs
 
     # -- control -----------------------------------------------------------------------------
     def request_stop(self) -> None:
@@ -160,7 +168,8 @@ class Trainer:
                     break
                 if max_episodes is not None and state.episodes >= max_episodes:
                     break
-                info = self._step()
+                before = state.step
+                info = self._vector_step() if self.num_envs else self._step()
                 if state.step - last_rate_step >= 1000:
                     now = time.perf_counter()
                     rate = (state.step - last_rate_step) / (now - last_rate_time)
@@ -170,9 +179,9 @@ class Trainer:
                         | {f"train/{k}": v for k, v in agent.diagnostics().items()},
                     )
                     last_rate_step, last_rate_time = state.step, now
-                if self.eval_every and state.step % self.eval_every == 0:
+                if self.eval_every and _crossed(before, state.step, self.eval_every):
                     info["eval"] = self.evaluate_now()
-                if self.checkpoint_every and state.step % self.checkpoint_every == 0:
+                if self.checkpoint_every and _crossed(before, state.step, self.checkpoint_every):
                     self.checkpoint()
                 history.steps = state.step
                 history.seconds = time.perf_counter() - start
@@ -189,7 +198,8 @@ class Trainer:
         return history
 
     def _step(self) -> dict[str, Any]:
-        agent, env, state, history = self.agent, self.env, self.state, self.history
+        """One step of a single environment."""
+        agent, env, state = self.agent, self.env, self.state
         obs = self._obs
         action = agent.act(obs)
         next_obs, reward, terminated, truncated, _ = env.step(action)
@@ -199,34 +209,64 @@ class Trainer:
         state.episode_return += float(reward)
         state.episode_length += 1
         info: dict[str, Any] = {}
-        if metrics is not None:
-            bad = [k for k, v in metrics.items() if not math.isfinite(v)]
-            if bad:
-                raise TrainingDiverged(
-                    f"{bad[0]} became {metrics[bad[0]]} at step {state.step}; "
-                    "try a lower learning_rate or a gradient clip (max_grad_norm)"
-                )
-            history.updates.append((state.step, metrics))
-            self.logger.scalars(state.step, {f"train/{k}": v for k, v in metrics.items()})
-            info["metrics"] = metrics
+        self._record_update(metrics, info)
         if terminated or truncated:
-            state.episodes += 1
-            history.episode_returns.append(state.episode_return)
-            history.episode_lengths.append(state.episode_length)
-            history.episode_end_steps.append(state.step)
-            self.logger.row("episode", state.step, state.episodes, state.episode_return,
-                            state.episode_length)  # fmt: skip
-            self.logger.scalars(
-                state.step,
-                {"episode/return": state.episode_return, "episode/length": state.episode_length},
-            )
-            info["episode_return"] = state.episode_return
-            info["episode_length"] = state.episode_length
+            self._record_episode(state.episode_return, state.episode_length, info)
             state.episode_return, state.episode_length = 0.0, 0
             self._obs, _ = env.reset()
         else:
             self._obs = next_obs
         return info
+
+    def _vector_step(self) -> dict[str, Any]:
+        """One step of every sub-environment (vector env in SAME_STEP autoreset mode)."""
+        agent, state = self.agent, self.state
+        obs = self._obs
+        actions = agent.act(obs)
+        next_obs, rewards, terminated, truncated, infos = self.env.step(actions)
+        done = np.logical_or(terminated, truncated)
+        stored_next = next_obs
+        if done.any():  # the env already reset those: their last observation is in infos
+            stored_next = np.array(next_obs, copy=True)
+            final = infos["final_obs"]
+            for i in np.flatnonzero(done):
+                stored_next[i] = final[i]
+        agent.observe_batch(obs, actions, rewards, stored_next, terminated, truncated)
+        metrics = agent.update()
+        state.step += self.num_envs
+        info: dict[str, Any] = {}
+        self._record_update(metrics, info)
+        for i in range(self.num_envs):
+            state.episode_return[i] += float(rewards[i])
+            state.episode_length[i] += 1
+            if done[i]:
+                self._record_episode(state.episode_return[i], state.episode_length[i], info)
+                state.episode_return[i], state.episode_length[i] = 0.0, 0
+        self._obs = next_obs
+        return info
+
+    def _record_update(self, metrics, info: dict[str, Any]) -> None:
+        if metrics is None:
+            return
+        bad = [k for k, v in metrics.items() if not math.isfinite(v)]
+        if bad:
+            raise TrainingDiverged(
+                f"{bad[0]} became {metrics[bad[0]]} at step {self.state.step}; "
+                "try a lower learning_rate or a gradient clip (max_grad_norm)"
+            )
+        self.history.updates.append((self.state.step, metrics))
+        self.logger.scalars(self.state.step, {f"train/{k}": v for k, v in metrics.items()})
+        info["metrics"] = metrics
+
+    def _record_episode(self, ret: float, length: int, info: dict[str, Any]) -> None:
+        state, history = self.state, self.history
+        state.episodes += 1
+        history.episode_returns.append(ret)
+        history.episode_lengths.append(length)
+        history.episode_end_steps.append(state.step)
+        self.logger.row("episode", state.step, state.episodes, ret, length)
+        self.logger.scalars(state.step, {"episode/return": ret, "episode/length": length})
+        info["episode_return"], info["episode_length"] = ret, length
 
     # -- evaluation --------------------------------------------------------------------------
     def evaluate_now(self) -> tuple[float, float]:
@@ -283,11 +323,18 @@ class Trainer:
         else:  # no pickled env: start a fresh episode
             trainer.env.action_space.seed(trainer.seed + trainer.state.step)
             trainer._obs, _ = trainer.env.reset(seed=trainer.seed + trainer.state.step)
-            trainer.state.episode_return, trainer.state.episode_length = 0.0, 0
+            n = trainer.num_envs
+            trainer.state.episode_return = [0.0] * n if n else 0.0
+            trainer.state.episode_length = [0] * n if n else 0
         return trainer
 
     def close(self) -> None:
         self.logger.close()
+
+
+def _crossed(before: int, after: int, every: int) -> bool:
+    """Did the step count pass a multiple of ``every`` going from ``before`` to ``after``?"""
+    return after // every > before // every
 
 
 def _history_to_dict(history: TrainHistory) -> dict[str, Any]:

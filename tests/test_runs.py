@@ -280,3 +280,38 @@ def test_callbacks_can_stop_early_and_log_custom_scalars(tmp_path):
     trainer.close()
     assert history.steps == 50 and seen[-1] == 50
     assert os.listdir(tmp_path / "tensorboard")
+
+
+def test_vector_envs_train_and_resume_exactly(capsys, tmp_path):
+    common = ["--seed", "1", "--num-envs", "4", "--eval-every", "400", "--checkpoint-every", "0"]
+    whole = train_run(capsys, tmp_path / "whole", "--steps", "1200", *common)
+    split = train_run(capsys, tmp_path / "split", "--steps", "600", *common)
+    status, _, err = cli(capsys, "resume", split, "--steps", "1200", "--quiet")
+    assert status == 0, err
+    rows = (whole / "metrics.csv").read_text()
+    assert rows.count("\nepisode,") > 40 and rows.count("\neval,") == 3
+    assert (split / "metrics.csv").read_text() == rows
+    summary = json.loads((whole / "summary.json").read_text())
+    assert summary["steps"] == 1200
+
+
+def test_dqn_batched_observe_matches_one_by_one():
+    env = gym.make("CartPole-v1")
+    one = rlkit.agents.DQN.from_env(env, hidden_sizes=(8,), jit_compile=False)
+    many = rlkit.agents.DQN.from_env(env, hidden_sizes=(8,), jit_compile=False)
+    rng = np.random.default_rng(0)
+    obs, next_obs = rng.normal(size=(5, 4)), rng.normal(size=(5, 4))
+    actions, rewards = np.array([0, 1, 1, 0, 1]), rng.normal(size=5)
+    term, trunc = np.array([0, 1, 0, 0, 0], bool), np.array([0, 0, 1, 0, 0], bool)
+    for i in range(5):
+        one.observe(obs[i], actions[i], rewards[i], next_obs[i], term[i], trunc[i])
+    many.observe_batch(obs, actions, rewards, next_obs, term, trunc)
+    assert one.num_steps == many.num_steps == 5
+    for name in ("obs", "actions", "rewards", "next_obs", "terminated", "truncated"):
+        np.testing.assert_array_equal(getattr(one.replay, name), getattr(many.replay, name))
+    assert many.act(obs).shape == (5,)
+
+
+def test_on_policy_agent_rejects_num_envs(capsys, tmp_path):
+    status, _, err = cli(capsys, "train", "reinforce", "--num-envs", "4", "--out", tmp_path)
+    assert status == 2 and "--num-envs" in err

@@ -60,8 +60,11 @@ class Agent:
     def from_env(cls, env, seed: int = 0, config=None, **overrides):
         """Build an agent for ``env``'s spaces; keyword arguments override config keys."""
         env_id = env.spec.id if getattr(env, "spec", None) is not None else "the environment"
-        cls.check_spaces(env.observation_space, env.action_space, env_id)
-        return cls(env.observation_space, env.action_space, config=config, seed=seed, **overrides)
+        # a gymnasium VectorEnv describes one sub-environment in single_*_space
+        obs_space = getattr(env, "single_observation_space", env.observation_space)
+        action_space = getattr(env, "single_action_space", env.action_space)
+        cls.check_spaces(obs_space, action_space, env_id)
+        return cls(obs_space, action_space, config=config, seed=seed, **overrides)
 
     # -- the interaction protocol ------------------------------------------------------------
     def act(self, obs, explore: bool = True):

@@ -59,6 +59,7 @@ class DQN(Agent):
         self.replay = ReplayMemory(cfg.buffer_size, (obs_dim,), np.float32, (), np.int64, seed)
         self.rng = np.random.default_rng([seed, 1])  # exploration, apart from replay sampling
         self.num_updates = 0
+        self._last_update_step = 0  # num_steps when update() last ran
         self._target_stale = False
         self._train_block = tf.function(self._train_block_graph, jit_compile=cfg.jit_compile)
         self._sync_target_graph = tf.function(self._copy_online_to_target)
@@ -128,29 +129,49 @@ class DQN(Agent):
         )
         self.num_steps += 1
 
-    def update(self) -> dict[str, float] | None:
-        """Run whatever is due at this step: a block of updates, then a target copy.
+    def observe_batch(self, obs, actions, rewards, next_obs, terminated, truncated) -> None:
+        """Store ``N`` transitions (leading axis ``N``, e.g. from a vector env)."""
+        rewards = np.asarray(rewards, dtype=np.float32)
+        if self.config.reward_clip > 0:
+            rewards = np.clip(rewards, -self.config.reward_clip, self.config.reward_clip)
+        self.replay.add_batch(
+            self.encode(obs),
+            np.asarray(actions) - self._action_start,
+            rewards,
+            self.encode(next_obs),
+            terminated,
+            truncated,
+        )
+        self.num_steps += len(rewards)
 
-        Returns ``{"loss", "q", "abs_delta"}`` averaged over the block, or None when
-        no update ran.
+    def update(self) -> dict[str, float] | None:
+        """Run whatever is due since the last call: blocks of updates, then a target copy.
+
+        A block of ``gradient_steps`` updates runs each time the step count passes a
+        multiple of ``train_freq`` (from ``learning_starts`` on), a target copy each
+        time it passes a multiple of ``target_update``, as DQN3.0 does; with one
+        environment that is ``step % train_freq == 0``. Returns ``{"loss", "q",
+        "abs_delta"}`` averaged over the last block, or None when no update ran.
         """
         cfg = self.config
         metrics = None
-        t = self.num_steps
-        if (
-            t >= cfg.learning_starts
-            and t % cfg.train_freq == 0
-            and len(self.replay) >= cfg.batch_size
-        ):
+        before, t = self._last_update_step, self.num_steps
+        self._last_update_step = t
+        blocks = t // cfg.train_freq - before // cfg.train_freq
+        if t < cfg.learning_starts or len(self.replay) < cfg.batch_size:
+            blocks = 0
+        for _ in range(blocks):
             if cfg.learning_rate_end >= 0:
                 self.pipeline.optimizer.learning_rate.assign(self.learning_rate)
             batch = self.replay.sample(cfg.batch_size, cfg.gradient_steps)
             loss, q, abs_delta = self._train_block(*self._tensors(batch))
             self.num_updates += cfg.gradient_steps
-            self._policy = self.q.numpy_snapshot()
             self._target_stale = True
             metrics = {"loss": float(loss), "q": float(q), "abs_delta": float(abs_delta)}
-        if self._target_stale and cfg.target_tau == 0 and t % cfg.target_update == 0:
+        if blocks:
+            self._policy = self.q.numpy_snapshot()
+        crossed_target = t // cfg.target_update > before // cfg.target_update
+        if self._target_stale and cfg.target_tau == 0 and crossed_target:
             self.sync_target()
         return metrics
 
@@ -270,10 +291,13 @@ class DQN(Agent):
         return {"replay": self.replay}
 
     def extra_state(self) -> dict:
-        return {"target_stale": self._target_stale}
+        return {"target_stale": self._target_stale, "last_update_step": self._last_update_step}
 
     def load_extra_state(self, state: dict) -> None:
         self._target_stale = bool(state.get("target_stale", False))
+        self._last_update_step = int(state.get("last_update_step", self.num_steps))
 
     def after_restore(self) -> None:
         self._policy = self.q.numpy_snapshot()
+        if self._last_update_step == 0:  # a loaded model: nothing is owed before num_steps
+            self._last_update_step = self.num_steps

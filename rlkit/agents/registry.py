@@ -19,6 +19,7 @@ class AgentSpec:
     default_env: str
     default_steps: int
     default_eval_every: int = 0  # CLI default of --eval-every (0: evaluate only at the end)
+    vector_envs: bool = True  # can train on several environments at once (--num-envs)
 
     def _resolve(self, path: str):
         module, _, attr = path.partition(":")
@@ -62,6 +63,7 @@ AGENTS: dict[str, AgentSpec] = {
         config_path="rlkit.agents.reinforce_config:ReinforceConfig",
         default_env="CartPole-v1",
         default_steps=200_000,
+        vector_envs=False,
     ),
 }
 
