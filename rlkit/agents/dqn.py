@@ -198,16 +198,31 @@ class DQN(Agent):
         """``K`` updates in one graph; inputs have leading shape ``[K, B]``."""
         num_blocks = tf.shape(rewards)[0]
         totals = tf.zeros([3])
+        # With hard target copies the target network is fixed for the whole block, so its
+        # values for all K minibatches come from one large (and efficient) forward pass.
+        all_next_q_target = None
+        if self.config.target_tau == 0:
+            flat = tf.reshape(next_obs, [-1, tf.shape(next_obs)[-1]])
+            all_next_q_target = tf.reshape(
+                self.q_target.model(flat), [num_blocks, -1, self.num_actions]
+            )
         for k in tf.range(num_blocks):
             step_metrics = self._update_step(
-                obs[k], actions[k], rewards[k], next_obs[k], terminated[k]
+                obs[k],
+                actions[k],
+                rewards[k],
+                next_obs[k],
+                terminated[k],
+                None if all_next_q_target is None else all_next_q_target[k],
             )
             totals += tf.stack(step_metrics)
         totals /= tf.cast(num_blocks, tf.float32)
         return totals[0], totals[1], totals[2]
 
-    def _update_step(self, obs, actions, rewards, next_obs, terminated):
-        grads, (loss, q, abs_delta) = self._gradients(obs, actions, rewards, next_obs, terminated)
+    def _update_step(self, obs, actions, rewards, next_obs, terminated, next_q_target=None):
+        grads, (loss, q, abs_delta) = self._gradients(
+            obs, actions, rewards, next_obs, terminated, next_q_target
+        )
         apply_gradients(self.pipeline.optimizer, grads, self.pipeline.variables)
         tau = self.config.target_tau
         if tau > 0:
@@ -215,14 +230,16 @@ class DQN(Agent):
                 target.assign(target + tau * (online - target))
         return loss, q, abs_delta
 
-    def _gradients(self, obs, actions, rewards, next_obs, terminated):
+    def _gradients(self, obs, actions, rewards, next_obs, terminated, next_q_target=None):
         """Processed gradients for one minibatch ``[B]`` and metrics (loss, mean Q, mean |delta|).
 
         ``loss`` is the per-example loss of the chosen path (Huber with the clip for
         ``dqn3``) reduced as configured; it is reported, never differentiated in ``dqn3``.
+        ``next_q_target`` (``[B, A]``) may be passed in when computed ahead.
         """
         cfg = self.config
-        next_q_target = self.q_target.model(next_obs)
+        if next_q_target is None:
+            next_q_target = self.q_target.model(next_obs)
         next_q_online = self.q.model(next_obs) if cfg.double_dqn else None
         with tf.GradientTape() as tape:
             q_values = self.q.model(obs, training=True)
