@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +21,9 @@ def record_video(agent, env_id: str, path: Path, episodes: int = 1, seed: int = 
         raise UsageError('recording video needs moviepy: pip install "rlkit[video]" (or moviepy)')
     import gymnasium as gym
 
+    # off-screen rendering: no window, no sound device (pygame/SDL would complain)
+    os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+    os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
     try:
         env = gym.make(env_id, render_mode="rgb_array")
     except gym.error.DependencyNotInstalled as exc:

@@ -315,3 +315,14 @@ def test_dqn_batched_observe_matches_one_by_one():
 def test_on_policy_agent_rejects_num_envs(capsys, tmp_path):
     status, _, err = cli(capsys, "train", "reinforce", "--num-envs", "4", "--out", tmp_path)
     assert status == 2 and "--num-envs" in err
+
+
+@pytest.mark.skipif(
+    __import__("importlib").util.find_spec("moviepy") is None, reason="needs rlkit[video]"
+)
+def test_video_is_recorded(capsys, tmp_path):
+    run_dir = train_run(capsys, tmp_path, "--steps", "200")
+    status, out, err = cli(capsys, "evaluate", run_dir, "--episodes", "1",
+                           "--video", tmp_path / "out.mp4")  # fmt: skip
+    assert status == 0, err
+    assert (tmp_path / "out.mp4").stat().st_size > 1000
