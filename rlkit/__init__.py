@@ -48,3 +48,12 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY))
+
+
+def _register_envs() -> None:
+    from rlkit.registration import register_envs_when_gymnasium_loads
+
+    register_envs_when_gymnasium_loads()
+
+
+_register_envs()

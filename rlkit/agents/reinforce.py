@@ -1,0 +1,437 @@
+"""REINFORCE: the policy gradient as a log-loss under ``GradientTape``.
+
+The update minimises the pseudo-loss ``-sum_t log pi(a_t|s_t) * G_t`` (discounted
+returns-to-go ``G_t``; optionally minus a learned ``V(s_t)`` and normalised), whose
+gradient is the REINFORCE estimate of ``-grad J``. It goes through the shared
+pipeline: ``compute_gradients`` (the tape) ``-> process`` (clipping) ``->
+apply_gradients`` (a Keras optimizer); the value baseline has its own pipeline.
+
+Episodes are kept in the shared :class:`ReplayMemory`, used on-policy: one
+compiled update (a ``tf.function`` whose input signature has a ``None`` time axis,
+so episodes of any length share one trace) runs when ``episodes_per_update``
+episodes have ended, then the memory is cleared. Acting reads a numpy copy of the
+policy refreshed after each update: no TensorFlow call per environment step.
+
+Discrete actions use a softmax policy; bounded Box actions a diagonal Gaussian
+(state-independent log std) in the action box scaled to ``[-1, 1]``, clipped to
+the bounds before it reaches the environment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import keras
+import numpy as np
+import tensorflow as tf
+from gymnasium import spaces
+
+from rlkit.agents import reinforce_config
+from rlkit.agents.base import Agent
+from rlkit.agents.reinforce_config import ReinforceConfig, resolve_preset
+from rlkit.gradients import UpdatePipeline, transforms_from_config
+from rlkit.networks import NumpyMLP
+from rlkit.optimizers import make_optimizer
+from rlkit.replay import Batch, ReplayMemory
+from rlkit.returns import returns_to_go
+from rlkit.spaces import observation_encoder
+
+_LOG_2PI = float(np.log(2.0 * np.pi))
+
+
+# -- pure per-example losses: tensors in, per-example tensors out -------------------------------
+def softmax_log_loss(logits: tf.Tensor, actions: tf.Tensor, weights: tf.Tensor) -> tf.Tensor:
+    """REINFORCE pseudo-loss of a softmax policy, ``-log pi(a_t|s_t) * w_t``, shape ``[T]``.
+
+    Args:
+        logits: ``[T, A]`` unnormalised log-probabilities.
+        actions: ``[T]`` int, the actions taken (0-based).
+        weights: ``[T]``, the return (or advantage) of each action; no gradient flows
+            into it. Its gradient at the logits is ``-(onehot(a_t) - pi(.|s_t)) * w_t``.
+    """
+    log_probs = tf.nn.log_softmax(logits, axis=-1)
+    taken = tf.gather(log_probs, actions, axis=-1, batch_dims=1)
+    return -taken * tf.stop_gradient(tf.cast(weights, taken.dtype))
+
+
+def softmax_entropy(logits: tf.Tensor) -> tf.Tensor:
+    """Entropy of each softmax distribution, ``[T, A] -> [T]`` (nats)."""
+    log_probs = tf.nn.log_softmax(logits, axis=-1)
+    return -tf.reduce_sum(tf.exp(log_probs) * log_probs, axis=-1)
+
+
+def gaussian_log_prob(mean: tf.Tensor, log_std: tf.Tensor, actions: tf.Tensor) -> tf.Tensor:
+    """Log-density of a diagonal Gaussian: mean ``[T, D]``, log_std ``[D]``, actions ``[T, D]``.
+
+    Returns ``[T]``: ``sum_d -0.5 ((a - mu) / sigma)^2 - log sigma - 0.5 log 2 pi``.
+    """
+    z = (actions - mean) * tf.exp(-log_std)
+    return tf.reduce_sum(-0.5 * tf.square(z) - log_std - 0.5 * _LOG_2PI, axis=-1)
+
+
+def gaussian_log_loss(
+    mean: tf.Tensor, log_std: tf.Tensor, actions: tf.Tensor, weights: tf.Tensor
+) -> tf.Tensor:
+    """REINFORCE pseudo-loss of a Gaussian policy, ``-log pi(a_t|s_t) * w_t``, shape ``[T]``."""
+    log_prob = gaussian_log_prob(mean, log_std, actions)
+    return -log_prob * tf.stop_gradient(tf.cast(weights, log_prob.dtype))
+
+
+def gaussian_entropy(log_std: tf.Tensor, num_examples: tf.Tensor) -> tf.Tensor:
+    """Entropy of the diagonal Gaussian, repeated ``num_examples`` times: ``[T]`` (nats)."""
+    entropy = tf.reduce_sum(log_std + 0.5 * (_LOG_2PI + 1.0))
+    return tf.fill([num_examples], entropy)
+
+
+def value_loss(values: tf.Tensor, returns: tf.Tensor) -> tf.Tensor:
+    """Squared error of the baseline, ``0.5 (G_t - V(s_t))^2``, shape ``[T]``."""
+    return 0.5 * tf.square(tf.stop_gradient(returns) - values)
+
+
+def normalize(x: tf.Tensor, eps: float = 1e-8) -> tf.Tensor:
+    """``(x - mean(x)) / (std(x) + eps)`` over the whole ``[T]`` batch (0 when ``T == 1``)."""
+    mean, variance = tf.nn.moments(x, axes=[0])
+    return (x - mean) / (tf.sqrt(variance) + eps)
+
+
+# -- networks -----------------------------------------------------------------------------------
+class PolicyMLP:
+    """A ReLU MLP ``[B, in_dim] -> [B, out_dim]`` whose output layer starts at exactly zero.
+
+    Hidden layers use He-normal kernels (the source's ``he_normal``) and zero biases. The
+    zero output kernel and bias make every softmax output equal at the start (each action
+    equally likely), a Gaussian mean start at the centre of the action box, a value start
+    at 0.
+    """
+
+    def __init__(
+        self, in_dim: int, out_dim: int, hidden_sizes: Sequence[int], seed: int, name: str
+    ) -> None:
+        self.hidden = [
+            keras.layers.Dense(
+                units,
+                activation="relu",
+                kernel_initializer=keras.initializers.HeNormal(seed=seed + i),
+                bias_initializer="zeros",
+                name=f"{name}_hidden{i}",
+            )
+            for i, units in enumerate(hidden_sizes)
+        ]
+        self.head = keras.layers.Dense(
+            out_dim, kernel_initializer="zeros", bias_initializer="zeros", name=f"{name}_out"
+        )
+        inputs = keras.Input((in_dim,), name=f"{name}_obs")
+        x = inputs
+        for layer in self.hidden:
+            x = layer(x)
+        self.model = keras.Model(inputs, self.head(x), name=name)
+
+    @property
+    def variables(self) -> list:
+        return self.model.trainable_variables
+
+    def layer_weights(self) -> list:
+        """``[kernel_0, bias_0, ..., kernel_out, bias_out]``, the order :meth:`to_numpy` takes."""
+        return [w for layer in (*self.hidden, self.head) for w in (layer.kernel, layer.bias)]
+
+    @staticmethod
+    def to_numpy(arrays: Sequence[np.ndarray]) -> NumpyMLP:
+        """A :class:`NumpyMLP` from the arrays of :meth:`layer_weights`, in that order."""
+        pairs = [(arrays[i], arrays[i + 1]) for i in range(0, len(arrays), 2)]
+        return NumpyMLP(pairs[:-1], pairs[-1:])
+
+    def numpy_snapshot(self) -> NumpyMLP:
+        """A numpy copy of the current weights computing the same outputs."""
+        return self.to_numpy([w.numpy() for w in self.layer_weights()])
+
+
+def _softmax(logits: np.ndarray) -> np.ndarray:
+    z = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    return z / z.sum(axis=-1, keepdims=True)
+
+
+# -- the agent ----------------------------------------------------------------------------------
+class Reinforce(Agent):
+    """REINFORCE (Monte-Carlo policy gradient) for Discrete or bounded Box actions.
+
+    Args:
+        observation_space: ``Box`` (flattened) or ``Discrete`` (one-hot) observations.
+        action_space: ``Discrete(n)`` (softmax policy) or a bounded ``Box`` (Gaussian).
+        config: a :class:`ReinforceConfig`; keyword arguments override its keys. Its
+            ``preset`` is resolved against the observation space (``self.config`` holds
+            the resolved config).
+        seed: seeds weight initialisation and action sampling.
+    """
+
+    name = "reinforce"
+    config_class = ReinforceConfig
+
+    def __init__(self, observation_space, action_space, config=None, seed: int = 0, **overrides):
+        super().__init__(observation_space, action_space, config, seed, **overrides)
+        self.config = cfg = resolve_preset(self.config, observation_space)
+        self.encode, obs_dim = observation_encoder(observation_space, "reinforce")
+        self.discrete = isinstance(action_space, spaces.Discrete)
+        if self.discrete:
+            self.num_actions = int(action_space.n)
+            self._action_start = int(action_space.start)
+            out_dim, action_shape, action_dtype = self.num_actions, (), np.int64
+            action_spec = tf.TensorSpec([None], tf.int32)
+        else:
+            self.action_dim = int(np.prod(action_space.shape))
+            low = action_space.low.astype(np.float64).reshape(-1)
+            high = action_space.high.astype(np.float64).reshape(-1)
+            self._low, self._high = low, high
+            self._center, self._half_range = (high + low) / 2, (high - low) / 2
+            out_dim, action_shape, action_dtype = self.action_dim, (self.action_dim,), np.float32
+            action_spec = tf.TensorSpec([None, self.action_dim], tf.float32)
+        self.policy = PolicyMLP(obs_dim, out_dim, cfg.hidden_sizes, seed * 1000, "policy")
+        policy_variables = list(self.policy.variables)
+        self.log_std = None
+        if not self.discrete:
+            self.log_std = tf.Variable(
+                np.full(self.action_dim, cfg.log_std_init, np.float32), name="policy_log_std"
+            )
+            policy_variables.append(self.log_std)
+        clip = transforms_from_config(cfg.max_grad_norm)
+        self.policy_pipeline = UpdatePipeline(
+            policy_variables, make_optimizer(cfg.optimizer, cfg.learning_rate), clip
+        )
+        self.value = self.value_pipeline = None
+        if cfg.baseline:
+            self.value = PolicyMLP(obs_dim, 1, cfg.value_hidden_sizes, seed * 1000 + 500, "value")
+            self.value_pipeline = UpdatePipeline(
+                self.value.variables, make_optimizer(cfg.optimizer, cfg.value_learning_rate), clip
+            )
+        self.memory = ReplayMemory(
+            cfg.buffer_size, (obs_dim,), np.float32, action_shape, action_dtype, seed
+        )
+        self.rng = np.random.default_rng([seed, 2])  # action sampling
+        self.num_updates = 0
+        self.num_episodes = 0  # finished episodes observed
+        self.episodes_in_memory = 0  # finished episodes waiting for the next update
+        self._last_sample: tuple[np.ndarray, np.ndarray] | None = None  # Gaussian (env, raw)
+        # one trace for every episode length; the concrete function is called directly
+        # (cheaper than re-binding the arguments to the signature on every update)
+        self._update = tf.function(
+            self._update_graph,
+            input_signature=[
+                tf.TensorSpec([None, obs_dim], tf.float32),
+                action_spec,
+                tf.TensorSpec([None], tf.float32),
+                tf.TensorSpec([], tf.float32),
+            ],
+        )
+        self._update_concrete = self._update.get_concrete_function()
+        self._refresh_numpy()
+
+    check_spaces = staticmethod(reinforce_config.check_spaces)
+
+    # -- acting ------------------------------------------------------------------------------
+    def _snapshot_tensors(self) -> list:
+        """The weights the numpy copies need: policy layers, [log_std], [value layers]."""
+        tensors = list(self.policy.layer_weights())
+        if self.log_std is not None:
+            tensors.append(self.log_std)
+        if self.value is not None:
+            tensors.extend(self.value.layer_weights())
+        return tensors
+
+    def _refresh_numpy(self, arrays: Sequence[np.ndarray] | None = None) -> None:
+        """Rebuild the numpy acting copies, from ``arrays`` (see :meth:`_snapshot_tensors`)
+        when an update just returned them, else by reading the variables."""
+        if arrays is None:
+            arrays = [np.asarray(v.numpy()) for v in self._snapshot_tensors()]
+        n = len(self.policy.layer_weights())
+        self._policy = PolicyMLP.to_numpy(arrays[:n])
+        self._std = None
+        if self.log_std is not None:
+            self._std = np.exp(arrays[n])
+            n += 1
+        self._value = PolicyMLP.to_numpy(arrays[n:]) if self.value is not None else None
+
+    def action_probabilities(self, obs) -> np.ndarray:
+        """``pi(.|s)`` from the numpy copy of the policy: ``[A]`` or ``[N, A]`` (Discrete only)."""
+        if not self.discrete:
+            raise TypeError("action_probabilities needs a Discrete action space")
+        return _softmax(self._policy(self.encode(obs)))
+
+    def act(self, obs, explore: bool = True) -> int | np.ndarray:
+        """Sample ``a ~ pi(.|s)`` (``explore=True``) or take the most likely action.
+
+        Discrete: the greedy action is ``argmax pi``; Box: the Gaussian mean. ``obs`` is one
+        observation (an int or one action is returned) or a batch (``[N]`` / ``[N, D]``).
+        """
+        out = self._policy(self.encode(obs))
+        if self.discrete:
+            if explore:  # Gumbel-max: an exact sample from softmax(out)
+                out = out + self.rng.gumbel(size=out.shape)
+            action = np.argmax(out, axis=-1) + self._action_start
+            return int(action) if out.ndim == 1 else action
+        raw = out + self._std * self.rng.standard_normal(out.shape) if explore else out
+        raw = raw.astype(np.float32)
+        shape = (*out.shape[:-1], *self.action_space.shape)
+        action = np.clip(self._center + self._half_range * raw, self._low, self._high)
+        action = action.astype(self.action_space.dtype).reshape(shape)
+        if out.ndim == 1:
+            self._last_sample = (action, raw)
+        return action
+
+    # -- learning ----------------------------------------------------------------------------
+    def _stored_action(self, action) -> np.ndarray | int:
+        if self.discrete:
+            return int(action) - self._action_start
+        if self._last_sample is not None and np.array_equal(action, self._last_sample[0]):
+            return self._last_sample[1]  # the unclipped sample, for its exact log-probability
+        action = np.asarray(action, np.float64).reshape(-1)
+        return ((action - self._center) / self._half_range).astype(np.float32)
+
+    def observe(self, obs, action, reward, next_obs, terminated, truncated) -> None:
+        """Store one transition; count the episode when it ended.
+
+        Call :meth:`update` after every ``observe`` (as :func:`rlkit.train` does): it runs
+        the update that empties the memory before it can overflow.
+        """
+        if len(self.memory) >= self.memory.capacity:
+            raise RuntimeError(
+                "the episode memory is full: call update() after each observe() "
+                "(rlkit.train does), or raise buffer_size"
+            )
+        self.memory.add(
+            self.encode(obs),
+            self._stored_action(action),
+            reward,
+            self.encode(next_obs),
+            terminated,
+            truncated,
+        )
+        self.num_steps += 1
+        if terminated or truncated:
+            self.num_episodes += 1
+            self.episodes_in_memory += 1
+
+    def update(self) -> dict[str, float] | None:
+        """Update when ``episodes_per_update`` episodes have ended (or the memory is full).
+
+        Returns ``{"loss", "entropy"}`` (plus ``"value_loss"`` with the baseline), or None
+        when no update was due. The memory is empty afterwards.
+        """
+        cfg = self.config
+        full = len(self.memory) >= self.memory.capacity
+        if self.episodes_in_memory < cfg.episodes_per_update and not full:
+            return None
+        batch = self.memory.ordered()
+        returns, segments = self.returns(batch)
+        loss, entropy, v_loss, *weights = self._update_concrete(
+            tf.convert_to_tensor(batch.obs),
+            tf.convert_to_tensor(batch.actions, tf.int32 if self.discrete else tf.float32),
+            tf.convert_to_tensor(returns),
+            tf.constant(segments, tf.float32),
+        )
+        self.memory.clear()
+        self.episodes_in_memory = 0
+        self.num_updates += 1
+        self._refresh_numpy([w.numpy() for w in weights])
+        metrics = {"loss": float(loss), "entropy": float(entropy)}
+        if self.value is not None:
+            metrics["value_loss"] = float(v_loss)
+        return metrics
+
+    def returns(self, batch: Batch) -> tuple[np.ndarray, int]:
+        """Returns-to-go ``[T]`` of a batch of whole or cut episodes, and how many segments.
+
+        An episode that did not terminate (truncated, or cut because the memory filled)
+        bootstraps from the numpy copy of ``V(s_T)`` with the baseline on, and is cut
+        (bootstrap 0) without it.
+        """
+        ends = batch.terminated | batch.truncated
+        open_end = ~batch.terminated & (ends | (np.arange(len(ends)) == len(ends) - 1))
+        bootstrap = np.zeros(len(ends), np.float32)
+        if self._value is not None and open_end.any():
+            bootstrap[open_end] = self._value(batch.next_obs[open_end])[:, 0]
+        segments = int(ends.sum()) + int(not ends[-1])
+        return returns_to_go(batch.rewards, self.config.gamma, ends, bootstrap), segments
+
+    def _policy_terms(self, obs, actions, weights):
+        out = self.policy.model(obs, training=True)
+        if self.discrete:
+            return softmax_log_loss(out, actions, weights), softmax_entropy(out)
+        per_example = gaussian_log_loss(out, self.log_std, actions, weights)
+        return per_example, gaussian_entropy(self.log_std, tf.shape(out)[0])
+
+    def _update_graph(self, obs, actions, returns, segments):
+        """One update on ``T`` transitions: obs ``[T, obs_dim]``, actions ``[T]`` or ``[T, D]``,
+        returns ``[T]``; losses are summed over time and divided by ``segments`` (episodes).
+        """
+        cfg = self.config
+        weights = returns
+        v_loss = tf.constant(0.0)
+        if self.value is not None:
+            with tf.GradientTape() as tape:
+                values = self.value.model(obs, training=True)[:, 0]
+                v_loss = tf.reduce_sum(value_loss(values, returns)) / segments
+            self.value_pipeline(tape, v_loss)
+            weights = returns - values  # V before this update
+        if cfg.normalize_returns:
+            weights = normalize(weights)
+        with tf.GradientTape() as tape:
+            per_example, entropy = self._policy_terms(obs, actions, weights)
+            loss = tf.reduce_sum(per_example)
+            if cfg.entropy_coef:
+                loss -= cfg.entropy_coef * tf.reduce_sum(entropy)
+            loss /= segments
+        self.policy_pipeline(tape, loss)
+        # the updated weights come back with the metrics: no separate reads to refresh the copy
+        weights = [tf.identity(w) for w in self._snapshot_tensors()]
+        return [loss, tf.reduce_mean(entropy), v_loss, *weights]
+
+    @property
+    def tracing_count(self) -> int:
+        """How many times the update graph was traced (1 after any number of updates)."""
+        return self._update.experimental_get_tracing_count()
+
+    # -- reporting ---------------------------------------------------------------------------
+    def report(self, env) -> str | None:
+        """For a constant observation (a bandit): each arm's probability next to its mean."""
+        if not self.discrete or not reinforce_config.is_constant_observation(
+            self.observation_space
+        ):
+            return None
+        probs = self.action_probabilities(self.observation_space.low)
+        means = getattr(getattr(env, "unwrapped", env), "arm_means", None)
+        lines = ["arm      mean  probability"]
+        for arm, p in enumerate(probs):
+            mean = f"{means[arm]:8.3f}" if means is not None else "       ?"
+            lines.append(f"{arm + self._action_start:>3}  {mean}  {p:11.3f}")
+        top = int(np.argmax(probs))
+        line = f"most likely arm: {top + self._action_start} ({probs[top]:.1%})"
+        if means is not None:
+            means = np.asarray(means, dtype=np.float64)
+            best = np.flatnonzero(means == means.max()) + self._action_start
+            arms = ", ".join(str(b) for b in best)
+            line += f"; best arm{'s' if len(best) > 1 else ''}: {arms} (mean {means.max():.3f})"
+        lines.append(line)
+        return "\n".join(lines)
+
+    # -- persistence -------------------------------------------------------------------------
+    counter_names = ("num_steps", "num_updates", "num_episodes", "episodes_in_memory")
+
+    def checkpoint_variables(self) -> dict[str, list]:
+        groups = {"policy": list(self.policy_pipeline.variables)}
+        if self.value is not None:
+            groups["value"] = list(self.value.variables)
+        return groups
+
+    def optimizers(self) -> dict:
+        opts = {"policy": self.policy_pipeline.optimizer}
+        if self.value_pipeline is not None:
+            opts["value"] = self.value_pipeline.optimizer
+        return opts
+
+    def rngs(self) -> dict[str, np.random.Generator]:
+        return {"explore": self.rng}
+
+    def memories(self) -> dict[str, ReplayMemory]:
+        return {"episodes": self.memory}
+
+    def after_restore(self) -> None:
+        self._refresh_numpy()
