@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import click
@@ -17,7 +18,9 @@ FAILED = 1
 
 def _agent_list() -> str:
     return "\n".join(
-        f"  {s.name:<10} {s.summary} (default --env {s.default_env}, --steps {s.default_steps})"
+        f"  {s.name:<10} {s.summary}\n"
+        f"             default --env {s.default_env}, --steps {s.default_steps}"
+        + (f", --episodes {s.default_episodes}" if s.default_episodes else "")
         for s in AGENTS.values()
     )
 
@@ -108,10 +111,14 @@ def train(agent, env_id, steps, seed, overrides, config_file, out, num_envs, epi
         )
     run = resolve_run_config(file_run, cli_values)
     spec = agent_spec(run.agent)
-    defaults = {"agent": spec.name, "env": run.env or spec.default_env,
-                "steps": run.steps or spec.default_steps}  # fmt: skip
+    env_id = run.env or spec.default_env
+    env_run = spec.env_defaults.get(env_id, {})
+    defaults = {"agent": spec.name, "env": env_id,
+                "steps": run.steps or env_run.get("steps", spec.default_steps)}  # fmt: skip
     if eval_every is None and "eval_every" not in file_run:
         defaults["eval_every"] = spec.default_eval_every
+    if episodes is None and "episodes" not in file_run:
+        defaults["episodes"] = env_run.get("episodes", spec.default_episodes)
     run = resolve_run_config(file_run, cli_values | defaults)
     config = make_config(spec.config_class(), {**file_agent, **parse_overrides(overrides)})
 
@@ -127,9 +134,13 @@ def train(agent, env_id, steps, seed, overrides, config_file, out, num_envs, epi
     from rlkit import runs
 
     run_dir = runs.create_run_dir(out, spec.name, run.env, run.seed)
-    runs.write_config(run_dir, run, config)
-    import_tensorflow_quietly()
-    agent_obj = spec.load_class().from_env(env, seed=run.seed, config=config)
+    try:
+        import_tensorflow_quietly()
+        agent_obj = spec.load_class().from_env(env, seed=run.seed, config=config)
+    except BaseException:
+        shutil.rmtree(run_dir, ignore_errors=True)  # it holds nothing yet
+        raise
+    runs.write_config(run_dir, run, agent_obj.config)  # as resolved by the agent (presets)
     from rlkit.training import Trainer
 
     trainer = Trainer(

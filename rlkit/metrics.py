@@ -9,6 +9,7 @@ per-update scalars go to TensorBoard (``tensorboard --logdir runs``).
 from __future__ import annotations
 
 import csv
+import time
 from pathlib import Path
 
 METRICS_FILE = "metrics.csv"
@@ -40,9 +41,11 @@ class MetricsLogger:
             self._csv.writerow(COLUMNS)
             self._file.flush()
         if tensorboard:
-            import tensorflow as tf
+            # TensorBoard's own event writer: ~100x cheaper per scalar than an eager
+            # tf.summary.scalar call (~0.5 ms), and it runs in a background thread.
+            from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
-            self._writer = tf.summary.create_file_writer(str(self.run_dir / TENSORBOARD_DIR))
+            self._writer = EventFileWriter(str(self.run_dir / TENSORBOARD_DIR), flush_secs=10)
 
     def truncate(self, rows: int) -> None:
         """Keep only the header and the first ``rows`` data rows of ``metrics.csv``."""
@@ -69,11 +72,13 @@ class MetricsLogger:
         """TensorBoard scalars, e.g. ``{"train/loss": 0.3}``."""
         if self._writer is None:
             return
-        import tensorflow as tf
+        from tensorboard.compat.proto.event_pb2 import Event
+        from tensorboard.compat.proto.summary_pb2 import Summary
 
-        with self._writer.as_default(step=step):
-            for name, value in values.items():
-                tf.summary.scalar(name, value)
+        summary = Summary(
+            value=[Summary.Value(tag=name, simple_value=float(v)) for name, v in values.items()]
+        )
+        self._writer.add_event(Event(wall_time=time.time(), step=int(step), summary=summary))
 
     def close(self) -> None:
         if self._file is not None:

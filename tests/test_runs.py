@@ -128,9 +128,9 @@ def test_metrics_csv_and_tensorboard_tags(capsys, tmp_path):
     assert {r.split(",")[0] for r in rows[1:]} == {"episode", "eval"}
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-    events = EventAccumulator(str(run_dir / "tensorboard"), size_guidance={"tensors": 0})
+    events = EventAccumulator(str(run_dir / "tensorboard"), size_guidance={"scalars": 0})
     events.Reload()
-    tags = set(events.Tags()["tensors"])
+    tags = set(events.Tags()["scalars"])
     expected = {"episode/return", "episode/length", "train/loss", "train/q", "train/epsilon",
                 "perf/steps_per_second", "eval/return_mean"}  # fmt: skip
     assert expected <= tags, tags

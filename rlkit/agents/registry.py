@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rlkit.errors import UsageError
 
@@ -20,6 +20,9 @@ class AgentSpec:
     default_steps: int
     default_eval_every: int = 0  # CLI default of --eval-every (0: evaluate only at the end)
     vector_envs: bool = True  # can train on several environments at once (--num-envs)
+    default_episodes: int = 0  # CLI default of --episodes (0: no limit)
+    # per environment id: CLI defaults of "steps" / "episodes" that differ from the above
+    env_defaults: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def _resolve(self, path: str):
         module, _, attr = path.partition(":")
@@ -62,7 +65,9 @@ AGENTS: dict[str, AgentSpec] = {
         agent_path="rlkit.agents.reinforce:Reinforce",
         config_path="rlkit.agents.reinforce_config:ReinforceConfig",
         default_env="CartPole-v1",
-        default_steps=200_000,
+        default_steps=1_000_000,
+        default_episodes=1_000,
+        env_defaults={"rlkit/MultiArmedBandit-v0": {"episodes": 10_000}},
         vector_envs=False,
     ),
 }
