@@ -1,0 +1,103 @@
+"""Does `rlkit train ddpg --env Pendulum-v1` learn the swing-up for most seeds?
+
+Trains DDPG with the built-in defaults (plus any --set overrides) for 20,000 steps
+on each seed, evaluates the greedy policy for 10 episodes (mean >= -200 counts as
+solved; the same episodes as the CLI's final evaluation, reset seed + 2,000,000) and
+prints a table and the number of seeds solved. The target: at least 4 of 5 seeds.
+"50-ep mean" is the same policy on 50 other random starts: Pendulum's returns depend
+strongly on the start, so it tells policy quality apart from the luck of 10 starts.
+
+    python benchmarks/ddpg_pendulum_seeds.py                       # seeds 0-4, 1 process
+    python benchmarks/ddpg_pendulum_seeds.py --set td3=true --eval-every 2000
+    python benchmarks/ddpg_pendulum_seeds.py --env MountainCarContinuous-v0 --steps 50000
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor
+
+SOLVED = -200.0
+
+
+def run_seed(
+    seed: int, env_id: str, steps: int, overrides: dict[str, str], eval_every: int
+) -> dict:
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    import gymnasium as gym
+
+    import rlkit
+
+    env = gym.make(env_id)
+    eval_env = gym.make(env_id)
+    agent = rlkit.agents.DDPG.from_env(env, seed=seed, **overrides)
+    curve = []
+
+    def callback(step, info, history):
+        if eval_every and step % eval_every == 0:
+            curve.append(rlkit.evaluate(agent, eval_env, episodes=5, seed=10_000 + step)[0])
+
+    start = time.perf_counter()
+    history = rlkit.train(agent, env, steps=steps, callback=callback)
+    mean, std = rlkit.evaluate(agent, eval_env, episodes=10, seed=seed + 2_000_000)
+    # the same policy on 50 other random starts: its quality, apart from the luck of 10 starts
+    wide, _ = rlkit.evaluate(agent, eval_env, episodes=50, seed=3_000_000 + seed)
+    return {
+        "seed": seed,
+        "mean": mean,
+        "std": std,
+        "wide": wide,
+        "sps": history.steps_per_second,
+        "seconds": time.perf_counter() - start,
+        "curve": curve,
+    }
+
+
+def parse_seeds(text: str) -> list[int]:
+    if "-" in text:
+        first, last = text.split("-")
+        return list(range(int(first), int(last) + 1))
+    return [int(s) for s in text.split(",")]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--env", default="Pendulum-v1")
+    parser.add_argument("--seeds", default="0-4", help="e.g. 0-4 or 0,3,7")
+    parser.add_argument("--steps", type=int, default=20_000)
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument(
+        "--workers", type=int, default=1, help="processes (each uses the cores TF finds)"
+    )
+    parser.add_argument("--eval-every", type=int, default=0, help="print a learning curve too")
+    parser.add_argument("--solved", type=float, default=SOLVED, help="greedy mean that counts")
+    args = parser.parse_args()
+    overrides = dict(pair.split("=", 1) for pair in args.set)
+    seeds = parse_seeds(args.seeds)
+    print(f"DDPG {args.env}, {args.steps} steps, overrides {overrides or 'none'}, seeds {seeds}")
+    with ProcessPoolExecutor(args.workers) as pool:
+        futures = [
+            pool.submit(run_seed, s, args.env, args.steps, overrides, args.eval_every)
+            for s in seeds
+        ]
+        results = [f.result() for f in futures]
+    print(
+        f"{'seed':>4} {'eval mean':>10} {'std':>7} {'50-ep mean':>10} {'steps/s':>8} "
+        f"{'seconds':>8}  curve"
+    )
+    for r in results:
+        curve = " ".join(f"{c:.0f}" for c in r["curve"])
+        print(
+            f"{r['seed']:>4} {r['mean']:>10.1f} {r['std']:>7.1f} {r['wide']:>10.1f} "
+            f"{r['sps']:>8.0f} {r['seconds']:>8.1f}  {curve}"
+        )
+    solved = sum(r["mean"] >= args.solved for r in results)
+    print(
+        f"solved (greedy mean >= {args.solved:.0f} over 10 episodes): {solved}/{len(results)} seeds"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,150 @@
+"""Deterministic actor mu(s) and critic Q(s, a) networks for bounded Box actions.
+
+The actor ends in ``tanh`` rescaled to the action bounds,
+``low + (tanh(z) + 1) / 2 * (high - low)``, so its output is always a valid action
+in the environment's own units, for any (even asymmetric) bounds. The critic
+takes ``concat(s, a_n)`` where ``a_n = 2 (a - low) / (high - low) - 1`` is the
+action mapped back to ``[-1, 1]``, so that wide bounds do not distort its input scale.
+
+Acting reads :class:`NumpyActor`, a numpy copy of the actor's weights refreshed
+after each block of updates: no TensorFlow call per environment step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import keras
+import numpy as np
+
+
+def _dense(units: int, activation, seed: int, name: str, final_scale: float = 0.0):
+    """A Dense layer: Glorot-uniform kernel, or ``U(-final_scale, final_scale)`` if given."""
+    if final_scale > 0:
+        kernel = keras.initializers.RandomUniform(-final_scale, final_scale, seed=seed)
+        bias = keras.initializers.RandomUniform(-final_scale, final_scale, seed=seed + 1)
+    else:
+        kernel, bias = keras.initializers.GlorotUniform(seed=seed), "zeros"
+    return keras.layers.Dense(
+        units, activation=activation, kernel_initializer=kernel, bias_initializer=bias, name=name
+    )
+
+
+class ActionBounds:
+    """The box ``[low, high]`` of a flattened action, float32 ``[act_dim]`` each."""
+
+    def __init__(self, low: np.ndarray, high: np.ndarray) -> None:
+        self.low = np.asarray(low, np.float32).reshape(-1)
+        self.high = np.asarray(high, np.float32).reshape(-1)
+        if self.low.shape != self.high.shape or not np.all(self.high > self.low):
+            raise ValueError(f"action bounds need low < high elementwise, got {low}, {high}")
+        self.half_range = (self.high - self.low) / 2
+        self.middle = (self.high + self.low) / 2
+
+    @property
+    def dim(self) -> int:
+        return int(self.low.shape[0])
+
+    def from_unit(self, u):
+        """``[-1, 1] -> [low, high]``: ``low + (u + 1) / 2 * (high - low)``."""
+        return (u + 1.0) * self.half_range + self.low
+
+    def to_unit(self, a):
+        """``[low, high] -> [-1, 1]``, the inverse of :meth:`from_unit`."""
+        return (a - self.low) / self.half_range - 1.0
+
+    def clip(self, a: np.ndarray) -> np.ndarray:
+        return np.clip(a, self.low, self.high)
+
+
+class Actor:
+    """``mu(s)``: ``[B, obs_dim] -> [B, act_dim]`` in the action bounds' units.
+
+    ReLU hidden layers, a final layer initialised to ``U(-3e-3, 3e-3)`` (the DDPG
+    paper's choice: the initial policy is near the middle of the bounds), ``tanh``,
+    then the affine map to ``[low, high]``.
+    """
+
+    def __init__(
+        self,
+        obs_dim: int,
+        bounds: ActionBounds,
+        hidden_sizes: Sequence[int],
+        seed: int = 0,
+        name: str = "actor",
+    ) -> None:
+        self.bounds = bounds
+        self.hidden = [
+            _dense(units, "relu", seed * 1000 + 2 * i, f"{name}_hidden{i}")
+            for i, units in enumerate(hidden_sizes)
+        ]
+        self.head = _dense(bounds.dim, "tanh", seed * 1000 + 998, f"{name}_out", 3e-3)
+        inputs = keras.Input((obs_dim,), name=f"{name}_obs")
+        x = inputs
+        for layer in self.hidden:
+            x = layer(x)
+        outputs = bounds.from_unit(self.head(x))
+        self.model = keras.Model(inputs, outputs, name=name)
+
+    @property
+    def variables(self) -> list:
+        return self.model.trainable_variables
+
+    def numpy_snapshot(self) -> NumpyActor:
+        """A numpy copy of the current weights that computes the same ``mu(s)``."""
+        return NumpyActor(
+            [(layer.kernel.numpy(), layer.bias.numpy()) for layer in self.hidden],
+            (self.head.kernel.numpy(), self.head.bias.numpy()),
+            self.bounds,
+        )
+
+
+class NumpyActor:
+    """The actor's forward pass in numpy: ``[obs_dim]`` or ``[B, obs_dim]`` -> actions."""
+
+    def __init__(self, hidden, head: tuple[np.ndarray, np.ndarray], bounds: ActionBounds) -> None:
+        self.hidden = hidden
+        self.head = head
+        self.bounds = bounds
+
+    def __call__(self, obs: np.ndarray) -> np.ndarray:
+        x = obs
+        for kernel, bias in self.hidden:
+            x = np.maximum(x @ kernel + bias, 0.0)
+        kernel, bias = self.head
+        return self.bounds.from_unit(np.tanh(x @ kernel + bias)).astype(np.float32)
+
+
+class Critic:
+    """``Q(s, a)``: ``([B, obs_dim], [B, act_dim]) -> [B]``, an MLP on ``concat(s, a_n)``.
+
+    ``a`` is in the bounds' units; the model maps it to ``a_n`` in ``[-1, 1]`` first.
+    ``index`` picks distinct initial weights (TD3's twin critics).
+    """
+
+    def __init__(
+        self,
+        obs_dim: int,
+        bounds: ActionBounds,
+        hidden_sizes: Sequence[int],
+        seed: int = 0,
+        name: str = "critic",
+        index: int = 0,
+    ) -> None:
+        obs = keras.Input((obs_dim,), name=f"{name}_obs")
+        action = keras.Input((bounds.dim,), name=f"{name}_action")
+        x = keras.ops.concatenate([obs, bounds.to_unit(action)], axis=-1)
+        base = seed * 1000 + 400 + 150 * index  # distinct initial weights for twin critics
+        self.hidden = [
+            _dense(units, "relu", base + 2 * i, f"{name}_hidden{i}")
+            for i, units in enumerate(hidden_sizes)
+        ]
+        for layer in self.hidden:
+            x = layer(x)
+        self.head = _dense(1, None, base + 99, f"{name}_out", 3e-3)
+        outputs = keras.ops.squeeze(self.head(x), axis=-1)
+        self.model = keras.Model([obs, action], outputs, name=name)
+
+    @property
+    def variables(self) -> list:
+        return self.model.trainable_variables

@@ -1,0 +1,109 @@
+"""DDPG (and TD3) hyper-parameters (no TensorFlow import: the CLI validates these cheaply)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rlkit.config import non_negative, one_of, option, positive, positive_sizes, unit_interval
+from rlkit.optimizers import OPTIMIZERS
+
+NOISES = ("gaussian", "ou")
+
+
+def _open_unit_interval(value: float) -> str | None:
+    return None if 0.0 < value <= 1.0 else "must be in (0, 1]"
+
+
+@dataclass(frozen=True)
+class DDPGConfig:
+    """DDPG (Lillicrap et al. 2016) with ExponentialMovingAverage target networks.
+
+    ``td3=True`` turns on TD3's three changes (Fujimoto et al. 2018): twin critics
+    with the smaller target, target policy smoothing and delayed actor/target updates.
+
+    The defaults reach a greedy return >= -200 on Pendulum-v1 within 20,000 steps
+    (see benchmarks/ddpg_pendulum_seeds.py). Step counts are environment steps
+    unless the name says updates. Noise scales are fractions of the half-range
+    ``(high - low) / 2`` of the action bounds.
+    """
+
+    actor_hidden_sizes: tuple[int, ...] = option(
+        (64, 64), "hidden layer sizes of the actor mu(s)", positive_sizes
+    )
+    critic_hidden_sizes: tuple[int, ...] = option(
+        (64, 64), "hidden layer sizes of the critic Q(s, a) (input: concat(s, a))", positive_sizes
+    )
+    actor_learning_rate: float = option(1e-3, "actor optimizer learning rate", positive)
+    critic_learning_rate: float = option(1e-3, "critic optimizer learning rate", positive)
+    actor_optimizer: str = option(
+        "adam", "actor optimizer: " + " | ".join(OPTIMIZERS), one_of(*OPTIMIZERS)
+    )
+    critic_optimizer: str = option(
+        "adam", "critic optimizer: " + " | ".join(OPTIMIZERS), one_of(*OPTIMIZERS)
+    )
+    actor_max_grad_norm: float = option(
+        0.0, "clip the actor gradients by global norm (0 disables)", non_negative
+    )
+    critic_max_grad_norm: float = option(
+        0.0, "clip the critic gradients by global norm (0 disables)", non_negative
+    )
+    gamma: float = option(0.98, "discount factor", unit_interval)
+    tau: float = option(
+        0.005,
+        "target networks are ExponentialMovingAverage(decay=1-tau) of the online ones",
+        _open_unit_interval,
+    )
+    batch_size: int = option(256, "transitions per minibatch", positive)
+    buffer_size: int = option(200_000, "replay memory capacity (transitions)", positive)
+    learning_starts: int = option(
+        1_000, "steps of uniform random actions before learning starts", non_negative
+    )
+    train_freq: int = option(64, "run a block of updates every this many steps", positive)
+    gradient_steps: int = option(
+        64, "gradient updates per block, fused in one compiled call", positive
+    )
+    noise: str = option(
+        "gaussian",
+        "exploration noise: gaussian (independent) | ou (Ornstein-Uhlenbeck, reset each episode)",
+        one_of(*NOISES),
+    )
+    noise_scale: float = option(
+        0.1, "exploration noise std, as a fraction of the action half-range", non_negative
+    )
+    ou_theta: float = option(0.15, "Ornstein-Uhlenbeck mean reversion rate", non_negative)
+    ou_dt: float = option(1e-2, "Ornstein-Uhlenbeck time step", positive)
+    td3: bool = option(
+        False, "TD3: twin critics (min target), target policy smoothing, delayed actor updates"
+    )
+    policy_delay: int = option(
+        2, "TD3: update the actor and the targets every this many critic updates", positive
+    )
+    target_noise: float = option(
+        0.2, "TD3: target policy smoothing std, fraction of the action half-range", non_negative
+    )
+    target_noise_clip: float = option(
+        0.5, "TD3: clip the smoothing noise to +- this fraction of the half-range", non_negative
+    )
+    jit_compile: bool = option(True, "compile the fused update block with XLA")
+
+    def cross_check(self) -> str | None:
+        if self.buffer_size < self.batch_size:
+            return (
+                f"buffer_size ({self.buffer_size}) must be at least batch_size ({self.batch_size})"
+            )
+        return None
+
+
+def check_spaces(observation_space, action_space, env_id: str = "the environment") -> None:
+    """DDPG needs a bounded Box action space (low < high) and Box or Discrete observations."""
+    import numpy as np
+
+    from rlkit.errors import UsageError
+    from rlkit.spaces import observation_encoder, require_box_actions
+
+    require_box_actions(action_space, "ddpg", env_id)
+    if not np.all(action_space.high > action_space.low):
+        raise UsageError(
+            f"ddpg needs action bounds with low < high, but {env_id} has {action_space}"
+        )
+    observation_encoder(observation_space, "ddpg")
