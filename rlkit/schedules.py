@@ -17,3 +17,17 @@ def dqn3_linear(step: int, start: float, end: float, anneal_steps: int, learn_st
 
 
 dqn3_epsilon = dqn3_linear
+
+
+def blocks_due(before: int, now: int, every: int, start: int) -> int:
+    """How many multiples ``m`` of ``every`` satisfy ``before < m <= now`` and ``m >= start``.
+
+    An off-policy agent runs one block of updates per multiple of ``train_freq`` the
+    step count passed since its last ``update()`` call, counting only steps from which
+    learning was possible (``start``: learning_starts, and a full minibatch stored).
+    With one environment and ``update()`` after every step this is DQN3.0's
+    ``step % train_freq == 0``.
+    """
+    if now < start:
+        return 0
+    return max(0, now // every - max(before, start - 1) // every)

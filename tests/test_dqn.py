@@ -243,3 +243,12 @@ def test_polyak_target_update_closed_form():
     for t0, online, target in zip(target0, agent.q.variables, agent.q_target.variables,
                                   strict=True):  # fmt: skip
         np.testing.assert_allclose(target.numpy(), 0.9 * t0 + 0.1 * online.numpy(), atol=1e-6)
+
+
+def test_blocks_due_counts_train_freq_boundaries_from_start():
+    from rlkit.schedules import blocks_due
+
+    assert [blocks_due(t - 1, t, 4, 0) for t in range(1, 9)] == [0, 0, 0, 1, 0, 0, 0, 1]
+    assert blocks_due(0, 16, 4, 0) == 4  # a vector step (or a rare update call) owes 4
+    assert blocks_due(0, 16, 4, 9) == 2  # only the boundaries 12 and 16 are >= start
+    assert blocks_due(0, 8, 4, 9) == 0

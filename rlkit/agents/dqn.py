@@ -24,7 +24,7 @@ from rlkit.gradients import UpdatePipeline, apply_gradients, transforms_from_con
 from rlkit.networks import QNetwork
 from rlkit.optimizers import make_optimizer
 from rlkit.replay import Batch, ReplayMemory
-from rlkit.schedules import dqn3_epsilon, dqn3_linear
+from rlkit.schedules import blocks_due, dqn3_epsilon, dqn3_linear
 from rlkit.spaces import observation_encoder
 
 
@@ -157,8 +157,9 @@ class DQN(Agent):
         metrics = None
         before, t = self._last_update_step, self.num_steps
         self._last_update_step = t
-        blocks = t // cfg.train_freq - before // cfg.train_freq
-        if t < cfg.learning_starts or len(self.replay) < cfg.batch_size:
+        start = max(cfg.learning_starts, cfg.batch_size)
+        blocks = blocks_due(before, t, cfg.train_freq, start)
+        if len(self.replay) < cfg.batch_size:
             blocks = 0
         for _ in range(blocks):
             if cfg.learning_rate_end >= 0:

@@ -58,6 +58,7 @@ AGENTS: dict[str, AgentSpec] = {
         config_path="rlkit.agents.ddpg_config:DDPGConfig",
         default_env="Pendulum-v1",
         default_steps=20_000,
+        default_eval_every=5_000,
     ),
     "reinforce": AgentSpec(
         name="reinforce",
