@@ -171,6 +171,11 @@ class DDPG(Agent):
         """One EMA step outside training: ``shadow <- decay * shadow + (1 - decay) * w``."""
         self._update_targets()
 
+    def diagnostics(self) -> dict[str, float]:
+        """The exploration noise scale (fraction of the bounds' half-range; 0 before learning)."""
+        exploring = self.num_steps >= self.config.learning_starts
+        return {"noise_scale": self.config.noise_scale if exploring else 0.0}
+
     # -- acting ------------------------------------------------------------------------------
     def act(self, obs, explore: bool = True) -> np.ndarray:
         """An action in the bounds: ``mu(s)`` (+ noise, clipped, when ``explore``).
