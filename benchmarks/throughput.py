@@ -71,16 +71,18 @@ def vector_throughput(num_envs: list[int], steps: int) -> None:
     from rlkit.envs import make_vector_env
     from rlkit.training import Trainer
 
-    for n in num_envs:
-        env = gym.make("CartPole-v1") if n == 1 else make_vector_env("CartPole-v1", n)
-        agent = rlkit.agents.DQN.from_env(env, seed=0)
-        trainer = Trainer(agent, env, tensorboard=False)
-        trainer.run(2_000)  # compile the update block
-        start = time.perf_counter()
-        trainer.run(2_000 + steps)
-        seconds = time.perf_counter() - start
-        print(f"DQN CartPole-v1, {n:>2} env(s): {steps / seconds:8.0f} steps/s "
-              f"({agent.num_updates} updates so far)")  # fmt: skip
+    for learning in (True, False):
+        for n in num_envs:
+            env = gym.make("CartPole-v1") if n == 1 else make_vector_env("CartPole-v1", n)
+            overrides = {} if learning else {"learning_starts": 10**9}  # acting and envs only
+            agent = rlkit.agents.DQN.from_env(env, seed=0, **overrides)
+            trainer = Trainer(agent, env, tensorboard=False)
+            trainer.run(2_000)  # compile the update block
+            start = time.perf_counter()
+            trainer.run(2_000 + steps)
+            seconds = time.perf_counter() - start
+            what = "training (defaults)" if learning else "collecting (no updates)"
+            print(f"DQN CartPole-v1 {what:<24} {n:>2} env(s): {steps / seconds:8.0f} steps/s")
 
 
 def main() -> None:
