@@ -19,6 +19,8 @@ import os
 import time
 from concurrent.futures import ProcessPoolExecutor
 
+from common import parse_seeds
+
 SOLVED = -200.0
 
 
@@ -53,13 +55,6 @@ def run_seed(
         "seconds": time.perf_counter() - start,
         "curve": curve,
     }
-
-
-def parse_seeds(text: str) -> list[int]:
-    if "-" in text:
-        first, last = text.split("-")
-        return list(range(int(first), int(last) + 1))
-    return [int(s) for s in text.split(",")]
 
 
 def main() -> None:

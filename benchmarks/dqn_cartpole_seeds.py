@@ -18,6 +18,8 @@ import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 
+from common import parse_seeds
+
 SOLVED = 475.0
 
 
@@ -59,13 +61,6 @@ def run_seed(seed: int, steps: int, overrides: dict[str, str], eval_every: int) 
         "seconds": seconds,
         "curve": [mean for _, mean, _ in history.evaluations],
     }
-
-
-def parse_seeds(text: str) -> list[int]:
-    if "-" in text:
-        first, last = text.split("-")
-        return list(range(int(first), int(last) + 1))
-    return [int(s) for s in text.split(",")]
 
 
 def main() -> None:

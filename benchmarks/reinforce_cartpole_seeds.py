@@ -19,6 +19,8 @@ import os
 import time
 from concurrent.futures import ProcessPoolExecutor
 
+from common import parse_seeds
+
 SOLVED = 475.0
 
 
@@ -57,13 +59,6 @@ def run_seed(
         "curve": curve,
         "first": next((n for n, r in curve if r >= SOLVED), None),
     }
-
-
-def parse_seeds(text: str) -> list[int]:
-    if "-" in text:
-        first, last = text.split("-")
-        return list(range(int(first), int(last) + 1))
-    return [int(s) for s in text.split(",")]
 
 
 def main() -> None:

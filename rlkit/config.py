@@ -141,6 +141,9 @@ def validate(config: Any) -> None:
         problem = check(getattr(config, f.name)) if check else None
         if problem:
             raise UsageError(f"bad value {getattr(config, f.name)!r} for {f.name}: {problem}")
+    sizes = getattr(config, "buffer_size", None), getattr(config, "batch_size", None)
+    if None not in sizes and sizes[0] < sizes[1]:
+        raise UsageError(f"buffer_size ({sizes[0]}) must be at least batch_size ({sizes[1]})")
     cross_check = getattr(config, "cross_check", None)
     if cross_check is not None:
         problem = cross_check()

@@ -86,13 +86,6 @@ class DDPGConfig:
     )
     jit_compile: bool = option(True, "compile the fused update block with XLA")
 
-    def cross_check(self) -> str | None:
-        if self.buffer_size < self.batch_size:
-            return (
-                f"buffer_size ({self.buffer_size}) must be at least batch_size ({self.batch_size})"
-            )
-        return None
-
 
 def check_spaces(observation_space, action_space, env_id: str = "the environment") -> None:
     """DDPG needs a bounded Box action space (low < high) and Box or Discrete observations."""

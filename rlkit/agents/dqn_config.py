@@ -96,13 +96,6 @@ class DQNConfig:
     max_grad_norm: float = option(0.0, "clip gradients by global norm (0 disables)", non_negative)
     jit_compile: bool = option(True, "compile the fused update block with XLA")
 
-    def cross_check(self) -> str | None:
-        if self.buffer_size < self.batch_size:
-            return (
-                f"buffer_size ({self.buffer_size}) must be at least batch_size ({self.batch_size})"
-            )
-        return None
-
 
 def check_spaces(observation_space, action_space, env_id: str = "the environment") -> None:
     """DQN needs discrete actions and Box or Discrete observations."""
