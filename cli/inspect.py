@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 import click
@@ -37,7 +39,8 @@ def _model_and_env(path: Path, env_id: str | None, best: bool) -> tuple[Path, st
 @click.command()
 @click.argument("path", metavar="RUN_DIR", type=click.Path(path_type=Path))
 @click.option("--episodes", type=int, default=10, show_default=True, help="greedy episodes to play")
-@click.option("--seed", type=int, default=0, show_default=True, help="seed of the first episode")
+@click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True,
+              help="seed of the first episode")  # fmt: skip
 @click.option("--best", is_flag=True, help="the best evaluated model instead of the final one")
 @click.option("--env", "env_id", metavar="ID", help="environment [default: the run's]")
 @click.option(
@@ -61,17 +64,31 @@ def evaluate(path, episodes, seed, best, env_id, video, render) -> None:  # fmt:
     import_tensorflow_quietly()
     import rlkit
     from rlkit.envs import make_env
+    from rlkit.spaces import space_to_dict
+    from rlkit.training import episode_returns
 
-    make_env(env_id)  # a clear error for an unknown id before loading
+    probe = make_env(env_id)  # a clear error for an unknown id before loading
     agent = rlkit.load(model_dir)
+    for kind in ("observation_space", "action_space"):
+        if space_to_dict(getattr(probe, kind)) != space_to_dict(getattr(agent, kind)):
+            raise UsageError(
+                f"the agent in {model_dir} was trained on another {kind.replace('_', ' ')} "
+                f"than {env_id}'s {getattr(probe, kind)}; pass the environment it was trained on"
+            )
     if video is not None:
         from rlkit.video import record_video
 
         returns = record_video(agent, env_id, video, episodes=episodes, seed=seed)
         click.echo(f"recorded {episodes} episodes to {video}", err=True)
     else:
+        if (
+            render
+            and sys.platform.startswith("linux")
+            and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+        ):
+            raise UsageError("--render needs a display; use --video FILE on a headless machine")
         env = make_env(env_id, render_mode="human") if render else make_env(env_id)
-        returns = rlkit.training.episode_returns(agent, env, episodes, seed=seed)
+        returns = episode_returns(agent, env, episodes, seed=seed)
     import numpy as np
 
     click.echo(

@@ -32,7 +32,9 @@ def _agent_list() -> str:
 )
 @click.option("--steps", type=int, help="environment steps to train for [default: the agent's own]")
 @click.option(
-    "--seed", type=int, help="seeds weights, sampling, exploration and the env [default: 0]"
+    "--seed",
+    type=click.IntRange(0, 2**32 - 1),
+    help="seeds weights, sampling, exploration and the env [default: 0]",
 )
 @click.option(
     "--set",
@@ -129,6 +131,11 @@ def train(agent, env_id, steps, seed, overrides, config_file, out, num_envs, epi
     if run.num_envs > 1:
         if not spec.vector_envs:
             raise UsageError(f"{spec.name} learns on-policy from whole episodes: drop --num-envs")
+        if config.buffer_size < run.num_envs:
+            raise UsageError(
+                f"buffer_size ({config.buffer_size}) must hold one step of all "
+                f"{run.num_envs} environments"
+            )
         env = make_vector_env(run.env, run.num_envs)
 
     from rlkit import runs
@@ -137,6 +144,11 @@ def train(agent, env_id, steps, seed, overrides, config_file, out, num_envs, epi
     try:
         import_tensorflow_quietly()
         agent_obj = spec.load_class().from_env(env, seed=run.seed, config=config)
+    except MemoryError:
+        shutil.rmtree(run_dir, ignore_errors=True)  # it holds nothing yet
+        raise UsageError(
+            "not enough memory for this agent (is buffer_size too large?)"
+        ) from None
     except BaseException:
         shutil.rmtree(run_dir, ignore_errors=True)  # it holds nothing yet
         raise
@@ -165,55 +177,64 @@ def train(agent, env_id, steps, seed, overrides, config_file, out, num_envs, epi
 @click.option(
     "--steps", type=int, help="train until this total step count [default: the run's own]"
 )
+@click.option(
+    "--episodes",
+    type=int,
+    help="train until this total episode count (0: no limit) [default: the run's own]",
+)
 @click.option("--quiet", is_flag=True, help="no progress bar")
-def resume(run_dir, steps, quiet) -> None:
+def resume(run_dir, steps, episodes, quiet) -> None:
     """Continue the run in RUN_DIR from its last checkpoint.
 
     Network, target networks, optimizer state, replay memory, random-number
     generators, counters and the environment are restored, so the run goes on
-    exactly as if it had never stopped. --steps raises the total step count.
+    exactly as if it had never stopped. --steps / --episodes raise the run's limits.
     """
     from dataclasses import replace
 
-    from rlkit.checkpoint import latest_checkpoint
+    from rlkit.checkpoint import latest_checkpoint, read_checkpoint_summary
     from rlkit.runs import read_run_config
 
     if not run_dir.is_dir():
         raise UsageError(f"no run folder at {run_dir}")
     run, _ = read_run_config(run_dir)
     checkpoint = latest_checkpoint(run_dir / "checkpoints")
-    import json
-
-    try:
-        saved_agent = json.loads((checkpoint / "model" / "agent.json").read_text())["agent"]
-    except (OSError, ValueError, KeyError):
+    saved = read_checkpoint_summary(checkpoint)
+    if saved["agent"] != run.agent:
         raise UsageError(
-            f"corrupt checkpoint {checkpoint}: model/agent.json is unreadable"
-        ) from None
-    if saved_agent != run.agent:
-        raise UsageError(
-            f"{checkpoint} holds a {saved_agent} agent but {run_dir} is a {run.agent} run"
+            f"{checkpoint} holds a {saved['agent']} agent but {run_dir} is a {run.agent} run"
         )
-    if steps is not None:
-        if steps <= 0:
-            raise UsageError(f"--steps must be a positive number, got {steps}")
-        run = replace(run, steps=steps)
+    for name, value in (("steps", steps), ("episodes", episodes)):
+        if value is not None and value < (1 if name == "steps" else 0):
+            raise UsageError(f"--{name} must be a positive number, got {value}")
+    run = replace(
+        run,
+        steps=run.steps if steps is None else steps,
+        episodes=run.episodes if episodes is None else episodes,
+    )
+    if saved["step"] >= run.steps:
+        raise UsageError(
+            f"{run_dir} is already at step {saved['step']}; pass --steps above that to go on"
+        )
+    if run.episodes and saved["episodes"] >= run.episodes:
+        raise UsageError(
+            f"{run_dir} already has {saved['episodes']} episodes; "
+            "pass --episodes above that (or 0 for no limit) to go on"
+        )
     import_tensorflow_quietly()
-    from rlkit.envs import make_env
+    from rlkit.envs import make_env, make_vector_env
     from rlkit.training import Trainer
 
     trainer = Trainer.resume(
         run_dir,
         lambda: make_env(run.env),
+        train_env_factory=(lambda: make_vector_env(run.env, run.num_envs))
+        if run.num_envs > 1
+        else None,
         eval_every=run.eval_every,
         eval_episodes=run.eval_episodes,
         checkpoint_every=run.checkpoint_every,
     )
-    if trainer.state.step >= run.steps:
-        trainer.close()
-        raise UsageError(
-            f"{run_dir} is already at step {trainer.state.step}; pass --steps above that to go on"
-        )
     click.echo(
         f"resuming {run.agent} on {run.env} at step {trainer.state.step} of {run.steps} "
         f"-> {run_dir}",

@@ -113,13 +113,32 @@ def latest_checkpoint(root: Path) -> Path:
     root = Path(root)
     pointer = root / LATEST
     if pointer.is_file():
-        candidate = root / pointer.read_text().strip()
-        if (candidate / STATE_FILE).is_file():
+        try:
+            candidate = root / pointer.read_text().strip()
+        except (OSError, UnicodeDecodeError, ValueError):
+            candidate = None  # a damaged pointer: fall back to the newest folder
+        if candidate is not None and (candidate / STATE_FILE).is_file():
             return candidate
     done = sorted(p for p in root.glob("step-*") if (p / STATE_FILE).is_file())
     if not done:
         raise UsageError(f"no checkpoint in {root}; nothing to resume")
     return done[-1]
+
+
+def read_checkpoint_summary(path: Path) -> dict[str, Any]:
+    """``{"agent", "step", "episodes"}`` of a checkpoint, read without loading it."""
+    path = Path(path)
+    try:
+        state = json.loads((path / STATE_FILE).read_text())
+        return {
+            "agent": str(state["agent"]),
+            "step": int(state["loop"]["state"]["step"]),
+            "episodes": int(state["loop"]["state"]["episodes"]),
+        }
+    except FileNotFoundError:
+        raise UsageError(f"no checkpoint in {path}: {STATE_FILE} is missing") from None
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise UsageError(f"corrupt checkpoint {path}: {STATE_FILE}: {exc!r}") from None
 
 
 def load_checkpoint(path: Path) -> tuple[Agent, dict[str, Any], Any]:
@@ -130,10 +149,11 @@ def load_checkpoint(path: Path) -> tuple[Agent, dict[str, Any], Any]:
     path = Path(path)
     try:
         state = json.loads((path / STATE_FILE).read_text())
+        loop = state["loop"]
     except FileNotFoundError:
         raise UsageError(f"no checkpoint in {path}: {STATE_FILE} is missing") from None
-    except ValueError as exc:
-        raise UsageError(f"corrupt checkpoint {path}: {STATE_FILE}: {exc}") from None
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise UsageError(f"corrupt checkpoint {path}: {STATE_FILE}: {exc!r}") from None
     from rlkit.agents.base import load
 
     agent = load(path / "model")
@@ -166,4 +186,4 @@ def load_checkpoint(path: Path) -> tuple[Agent, dict[str, Any], Any]:
         raise
     except Exception as exc:
         raise UsageError(f"corrupt checkpoint {path}: {type(exc).__name__}: {exc}") from None
-    return agent, state["loop"], env
+    return agent, loop, env

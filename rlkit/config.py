@@ -8,6 +8,7 @@ list, parse and validate keys without importing TensorFlow.
 from __future__ import annotations
 
 import dataclasses
+import math
 import typing
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -27,11 +28,19 @@ def option(default: Any, help: str, check: Check | None = None) -> Any:
 
 
 def positive(value: Any) -> str | None:
+    if not math.isfinite(value):
+        return "must be a finite number"
     return None if value > 0 else "must be > 0"
 
 
 def non_negative(value: Any) -> str | None:
+    if not math.isfinite(value):
+        return "must be a finite number"
     return None if value >= 0 else "must be >= 0"
+
+
+def seed_range(value: Any) -> str | None:
+    return None if 0 <= value < 2**32 else "must be in [0, 2**32)"
 
 
 def unit_interval(value: Any) -> str | None:

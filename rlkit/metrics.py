@@ -51,10 +51,12 @@ class MetricsLogger:
         """Keep only the header and the first ``rows`` data rows of ``metrics.csv``."""
         if self.run_dir is None:
             return
+        from rlkit.agents.base import atomic_write_bytes
+
         self._file.close()
         path = self.run_dir / METRICS_FILE
         lines = path.read_text().splitlines(keepends=True)
-        path.write_text("".join(lines[: rows + 1]))
+        atomic_write_bytes(path, "".join(lines[: rows + 1]).encode())
         self._file = open(path, "a", newline="")  # noqa: SIM115
         self._csv = csv.writer(self._file)
         self.rows_written = rows

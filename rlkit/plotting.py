@@ -18,11 +18,14 @@ def read_episodes(run_dir: Path) -> tuple[np.ndarray, np.ndarray]:
     if not path.is_file():
         raise UsageError(f"no {METRICS_FILE} in {run_dir}: is it an rlkit run folder?")
     steps, returns = [], []
-    with open(path, newline="") as f:
-        for row in csv.DictReader(f):
-            if row.get("kind") == "episode":
-                steps.append(int(row["step"]))
-                returns.append(float(row["return"]))
+    try:
+        with open(path, newline="") as f:
+            for row in csv.DictReader(f):
+                if row.get("kind") == "episode":
+                    steps.append(int(row["step"]))
+                    returns.append(float(row["return"]))
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError, csv.Error) as exc:
+        raise UsageError(f"corrupt {path}: {exc}") from None
     return np.asarray(steps), np.asarray(returns)
 
 
@@ -48,6 +51,9 @@ def plot_runs(run_dirs: list[Path], output: Path, window: int = 20, points: int 
     Each run is drawn thin; each group with two or more runs also gets its mean and a
     band from the lowest to the highest run, interpolated on a common step grid.
     """
+    output = Path(output)
+    if output.suffix.lower() != ".png":
+        raise UsageError(f"the plot is written as PNG: name the output file *.png, not {output}")
     import matplotlib
 
     matplotlib.use("Agg")
@@ -80,7 +86,6 @@ def plot_runs(run_dirs: list[Path], output: Path, window: int = 20, points: int 
     ax.grid(alpha=0.3)
     ax.legend(loc="best")
     fig.tight_layout()
-    output = Path(output)
     try:
         fig.savefig(output)
     except OSError as exc:

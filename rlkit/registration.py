@@ -21,18 +21,25 @@ def _register() -> None:
 
 
 class _AfterGymnasium:
-    """A meta-path finder that wraps gymnasium's loader once, then removes itself."""
+    """A meta-path finder that wraps gymnasium's loader; it removes itself once gymnasium
+    has really been imported (a mere ``find_spec`` probe leaves it in place)."""
 
     def find_spec(self, name, path=None, target=None):
         if name != "gymnasium":
             return None
-        sys.meta_path.remove(self)
-        spec = importlib.util.find_spec(name)
+        sys.meta_path.remove(self)  # let the real finders answer
+        try:
+            spec = importlib.util.find_spec(name)
+        finally:
+            sys.meta_path.insert(0, self)
         if spec is None or spec.loader is None:
             return spec
         exec_module = spec.loader.exec_module
+        finder = self
 
         def exec_and_register(module) -> None:
+            if finder in sys.meta_path:
+                sys.meta_path.remove(finder)
             exec_module(module)
             _register()
 

@@ -9,6 +9,7 @@ cut the episode, bootstrap as usual) must never be merged.
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,7 +40,7 @@ class ReplayMemory:
         capacity: the most transitions kept; the oldest are overwritten first.
         obs_shape, obs_dtype: shape and dtype of one observation.
         action_shape, action_dtype: shape and dtype of one action (``()`` for discrete).
-        seed: seed of the sampling generator (``np.random.default_rng``).
+        seed: seed of the sampling generator (anything ``np.random.default_rng`` takes).
     """
 
     def __init__(
@@ -49,7 +50,7 @@ class ReplayMemory:
         obs_dtype: Any = np.float32,
         action_shape: tuple[int, ...] = (),
         action_dtype: Any = np.int64,
-        seed: int | None = None,
+        seed: int | Sequence[int] | None = None,
     ) -> None:
         if capacity <= 0:
             raise ValueError(f"ReplayMemory capacity must be > 0, got {capacity}")

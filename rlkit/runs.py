@@ -15,14 +15,13 @@ from __future__ import annotations
 import json
 import os
 import time
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import tomllib
-
 from rlkit.agents.base import atomic_write_bytes
-from rlkit.config import make_config, non_negative, option, positive, to_dict
+from rlkit.config import make_config, non_negative, option, positive, seed_range, to_dict
 from rlkit.errors import UsageError
 
 CONFIG_FILE = "config.toml"
@@ -37,7 +36,7 @@ class RunConfig:
     agent: str = option("dqn", "agent name: dqn, ddpg or reinforce")
     env: str = option("", "gymnasium environment id (empty: the agent's default)")
     steps: int = option(0, "environment steps to train for (0: the agent's default)", non_negative)
-    seed: int = option(0, "seeds weights, sampling, exploration and the environment")
+    seed: int = option(0, "seeds weights, sampling, exploration and the environment", seed_range)
     num_envs: int = option(
         1, "environments stepped together (vector env, batched acting)", positive
     )
@@ -59,6 +58,8 @@ def load_config_file(path: str | os.PathLike) -> tuple[dict[str, Any], dict[str,
     path = Path(path)
     try:
         text = path.read_text()
+    except UnicodeDecodeError:
+        raise UsageError(f"config file {path} is not UTF-8 text") from None
     except OSError as exc:
         raise UsageError(f"cannot read config file {path}: {exc.strerror}") from None
     try:

@@ -131,6 +131,7 @@ class Trainer:
         self.history = TrainHistory()
         self.logger = MetricsLogger(self.run_dir, tensorboard=tensorboard)
         self._obs = None
+        self._last_checkpoint_step: int | None = None
         self._stop = threading.Event()
         # a gymnasium VectorEnv: N environments stepped together, batched acting
         self.num_envs = int(getattr(env, "num_envs", 0))
@@ -193,8 +194,8 @@ class Trainer:
             history.steps = state.step
             history.seconds = time.perf_counter() - start
             history.steps_this_session = state.step - start_step
-        if self.run_dir is not None:
-            self.checkpoint()
+        if self.run_dir is not None and self._last_checkpoint_step != state.step:
+            self.checkpoint()  # (unless a periodic checkpoint was just written at this step)
         return history
 
     def _step(self) -> dict[str, Any]:
@@ -296,29 +297,49 @@ class Trainer:
         self.state.metrics_rows = self.logger.rows_written
         self.state.obs = np.asarray(self._obs).tolist()
         loop = {"state": asdict(self.state), "history": _history_to_dict(self.history)}
-        return save_checkpoint(
+        path = save_checkpoint(
             self.run_dir / CHECKPOINT_DIR, self.agent, loop, self.env, self.keep_checkpoints
         )
+        self._last_checkpoint_step = self.state.step
+        return path
 
     @classmethod
-    def resume(cls, run_dir: str | Path, env_factory: Callable[[], Any], **kwargs) -> Trainer:
+    def resume(
+        cls,
+        run_dir: str | Path,
+        env_factory: Callable[[], Any],
+        train_env_factory: Callable[[], Any] | None = None,
+        **kwargs,
+    ) -> Trainer:
         """A trainer that continues the run in ``run_dir`` from its newest checkpoint.
 
-        ``env_factory()`` makes environments: the evaluation env, and the training env
-        when the checkpoint could not keep it. Keyword arguments are as for the
-        constructor (eval_every, eval_episodes, checkpoint_every, callbacks ...).
+        ``env_factory()`` makes the evaluation env, and the training env when the
+        checkpoint could not keep it (``train_env_factory()`` instead, if given: e.g. a
+        vector env). Keyword arguments are as for the constructor (eval_every,
+        eval_episodes, checkpoint_every, callbacks ...).
         """
         from rlkit.checkpoint import latest_checkpoint, load_checkpoint
 
         run_dir = Path(run_dir)
-        agent, loop, env = load_checkpoint(latest_checkpoint(run_dir / CHECKPOINT_DIR))
+        checkpoint = latest_checkpoint(run_dir / CHECKPOINT_DIR)
+        agent, loop, env = load_checkpoint(checkpoint)
+        try:
+            state = LoopState(**loop["state"])
+            history = _history_from_dict(loop["history"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise UsageError(f"corrupt checkpoint {checkpoint}: loop state: {exc!r}") from None
         if kwargs.get("eval_every") and kwargs.get("eval_env") is None:
             kwargs["eval_env"] = env_factory()
-        trainer = cls(agent, env if env is not None else env_factory(), run_dir=run_dir, **kwargs)
-        trainer.state = LoopState(**loop["state"])
-        trainer.history = _history_from_dict(loop["history"])
+        if env is None:
+            env = (train_env_factory or env_factory)()
+            restored_env = False
+        else:
+            restored_env = True
+        trainer = cls(agent, env, run_dir=run_dir, **kwargs)
+        trainer.state, trainer.history = state, history
+        trainer._last_checkpoint_step = state.step
         trainer.logger.truncate(trainer.state.metrics_rows)
-        if env is not None and trainer.state.obs is not None:
+        if restored_env and trainer.state.obs is not None:
             trainer._obs = np.asarray(trainer.state.obs, dtype=env.observation_space.dtype)
         else:  # no pickled env: start a fresh episode
             trainer.env.action_space.seed(trainer.seed + trainer.state.step)

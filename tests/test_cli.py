@@ -1,9 +1,9 @@
 import json
 import subprocess
 import sys
+import tomllib
 
 import pytest
-import tomllib
 
 from rlkit.cli.main import main
 

@@ -3,12 +3,12 @@
 import json
 import subprocess
 import sys
+import tomllib
 
 import gymnasium as gym
 import numpy as np
 import pytest
 import tensorflow as tf
-import tomllib
 
 import rlkit
 from rlkit.agents import Reinforce

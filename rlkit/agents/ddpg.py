@@ -124,8 +124,9 @@ class DDPG(Agent):
         self._critic_sources = [[v.value for v in c.variables] for c in self.critics]
         self._ema_sources = self._actor_sources + [v for vs in self._critic_sources for v in vs]
         self.ema.apply(self._ema_sources)
+        # a stream of its own: default_rng(seed) is also what gymnasium seeds the env with
         self.replay = ReplayMemory(
-            cfg.buffer_size, (obs_dim,), np.float32, (act_dim,), np.float32, seed
+            cfg.buffer_size, (obs_dim,), np.float32, (act_dim,), np.float32, [seed, 3]
         )
         self.rng = np.random.default_rng([seed, 1])  # random actions, target smoothing noise
         self.noise = make_noise(

@@ -56,7 +56,8 @@ class DQN(Agent):
             make_optimizer(cfg.optimizer, cfg.learning_rate),
             transforms_from_config(cfg.max_grad_norm),
         )
-        self.replay = ReplayMemory(cfg.buffer_size, (obs_dim,), np.float32, (), np.int64, seed)
+        # a stream of its own: default_rng(seed) is also what gymnasium seeds the env with
+        self.replay = ReplayMemory(cfg.buffer_size, (obs_dim,), np.float32, (), np.int64, [seed, 3])
         self.rng = np.random.default_rng([seed, 1])  # exploration, apart from replay sampling
         self.num_updates = 0
         self._last_update_step = 0  # num_steps when update() last ran
