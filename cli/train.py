@@ -146,9 +146,7 @@ def train(agent, env_id, steps, seed, overrides, config_file, out, num_envs, epi
         agent_obj = spec.load_class().from_env(env, seed=run.seed, config=config)
     except MemoryError:
         shutil.rmtree(run_dir, ignore_errors=True)  # it holds nothing yet
-        raise UsageError(
-            "not enough memory for this agent (is buffer_size too large?)"
-        ) from None
+        raise UsageError("not enough memory for this agent (is buffer_size too large?)") from None
     except BaseException:
         shutil.rmtree(run_dir, ignore_errors=True)  # it holds nothing yet
         raise
@@ -166,7 +164,9 @@ def train(agent, env_id, steps, seed, overrides, config_file, out, num_envs, epi
         checkpoint_every=run.checkpoint_every,
     )
     click.echo(
-        f"training {spec.name} on {run.env} for {run.steps} steps (seed {run.seed}) -> {run_dir}",
+        f"training {spec.name} on {run.env} for {run.steps} steps"
+        + (f" or {run.episodes} episodes" if run.episodes else "")
+        + f" (seed {run.seed}) -> {run_dir}",
         err=True,
     )
     _drive(trainer, run, run_dir, quiet)

@@ -29,7 +29,7 @@ from rlkit.bandit import DEFAULT_ARM_MEANS, ENV_ID, register_envs  # noqa: E402
 def run(
     means: list[float], std: float, pulls: int, seed: int, every: int
 ) -> tuple[object, np.ndarray, np.ndarray]:
-    """Train on the bandit; returns the env, the pull counts and ``[K, arms]`` probabilities."""
+    """Train on the bandit; returns the agent, the pull counts and ``[K, arms]`` probabilities."""
     register_envs()
     env = gym.make(ENV_ID, arm_means=means, std=std)
     agent = rlkit.agents.Reinforce.from_env(env, seed=seed)  # the bandit preset, automatically

@@ -1,7 +1,7 @@
 """Network builders and their numpy mirrors for acting.
 
 Acting one observation at a time through TensorFlow costs ~0.4 ms per call even
-inside ``tf.function``; the same MLP in numpy costs ~0.014 ms (DESIGN.md). So every
+inside ``tf.function``; the same MLP in numpy costs ~0.014 ms (docs/performance.md). So every
 network here is a stack of Dense layers whose weights can be snapshotted into a
 :class:`NumpyMLP` after each update, and acting reads the snapshot.
 """

@@ -326,3 +326,73 @@ def test_video_is_recorded(capsys, tmp_path):
                            "--video", tmp_path / "out.mp4")  # fmt: skip
     assert status == 0, err
     assert (tmp_path / "out.mp4").stat().st_size > 1000
+
+
+def test_evaluate_command_in_a_fresh_process(tmp_path, capsys):
+    run_dir = train_run(capsys, tmp_path, "--steps", "200")
+    result = subprocess.run(
+        [sys.executable, "-m", "rlkit.cli.main", "evaluate", str(run_dir), "--episodes", "2"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "over 2 greedy episodes" in result.stdout
+
+
+def test_evaluate_on_an_env_with_other_spaces_is_a_usage_error(capsys, tmp_path):
+    run_dir = train_run(capsys, tmp_path, "--steps", "200")
+    status, _, err = cli(capsys, "evaluate", run_dir / "model", "--env", "Acrobot-v1")
+    assert status == 2 and "another observation space" in err
+
+
+def test_resume_respects_the_episode_cap(capsys, tmp_path):
+    run_dir = train_run(capsys, tmp_path, "--steps", "5000", "--episodes", "5")
+    status, _, err = cli(capsys, "resume", run_dir, "--steps", "6000")
+    assert status == 2 and "already has 5 episodes" in err
+    before = sorted(p.name for p in (run_dir / "tensorboard").iterdir())
+    status, _, err = cli(capsys, "resume", run_dir, "--episodes", "8", "--quiet")
+    assert status == 0, err
+    rows = (run_dir / "metrics.csv").read_text().count("\nepisode,")
+    assert rows == 8
+    assert len(list((run_dir / "tensorboard").iterdir())) == len(before) + 1
+
+
+def test_vector_run_resumes_on_a_vector_env_without_its_pickle(capsys, tmp_path):
+    run_dir = train_run(capsys, tmp_path, "--steps", "300", "--num-envs", "3")
+    for pickled in (run_dir / "checkpoints").glob("step-*/env.pkl"):
+        pickled.unlink()
+    status, _, err = cli(capsys, "resume", run_dir, "--steps", "600", "--quiet")
+    assert status == 0, err
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["steps"] == 600
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--seed", "-1"], "--seed"),
+        (["--set", "learning_rate=inf"], "must be a finite number"),
+        (["--num-envs", "8", "--set", "buffer_size=4", "--set", "batch_size=4"], "buffer_size"),
+    ],
+)
+def test_more_bad_train_input(capsys, tmp_path, args, message):
+    status, _, err = cli(capsys, "train", "dqn", "--out", tmp_path, *args)
+    assert status == 2 and message in err and len(err.strip().splitlines()) == 1
+    assert not any(tmp_path.iterdir())
+
+
+def test_non_utf8_config_and_non_png_plot(capsys, tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_bytes(b"\xff\xfe\x00")
+    status, _, err = cli(capsys, "train", "--config", bad, "--out", tmp_path / "runs")
+    assert status == 2 and "not UTF-8" in err
+    run_dir = train_run(capsys, tmp_path / "runs", "--steps", "200")
+    status, _, err = cli(capsys, "plot", run_dir, "-o", tmp_path / "curves.txt")
+    assert status == 2 and "*.png" in err
+
+
+def test_registration_survives_a_find_spec_probe():
+    code = (
+        "import importlib.util, rlkit; importlib.util.find_spec('gymnasium');"
+        "import gymnasium as gym; gym.make('rlkit/MultiArmedBandit-v0')"
+    )
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
