@@ -2,7 +2,7 @@
 
 Runs what the CLI runs by default, on each seed: DQN with the built-in defaults
 (plus any --set overrides) for 50,000 steps, a 10-episode greedy evaluation every
-5,000 steps that keeps the best model. Then both the final model and the best
+2,500 steps that keeps the best model (ties go to the later one). Then both the final model and the best
 model are evaluated on 10 fresh greedy episodes (seeds never used during
 training); mean >= 475 counts as solved. The target: at least 4 of 5 seeds.
 
@@ -69,7 +69,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=50_000)
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--eval-every", type=int, default=5_000)
+    parser.add_argument("--eval-every", type=int, default=2_500)
     args = parser.parse_args()
     overrides = dict(pair.split("=", 1) for pair in args.set)
     seeds = parse_seeds(args.seeds)

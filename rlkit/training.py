@@ -280,7 +280,8 @@ class Trainer:
         self.history.evaluations.append((state.step, mean, std))
         self.logger.row("eval", state.step, state.episodes, mean, self.eval_episodes, std)
         self.logger.scalars(state.step, {"eval/return_mean": mean, "eval/return_std": std})
-        if state.best_eval is None or mean > state.best_eval:
+        # ties go to the later, more trained model (its learning rate has annealed further)
+        if state.best_eval is None or mean >= state.best_eval:
             state.best_eval, state.best_step = mean, state.step
             if self.run_dir is not None:
                 save_model(self.agent, self.run_dir / BEST_DIR)

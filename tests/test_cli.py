@@ -48,12 +48,12 @@ def test_tiny_train_run_writes_its_run_directory(capsys, tmp_path):
     assert run_dir.name.startswith("dqn-CartPole-v1-3-")
     config = tomllib.loads((run_dir / "config.toml").read_text())
     assert config["run"] == {"agent": "dqn", "env": "CartPole-v1", "steps": 400, "seed": 3,
-                             "num_envs": 1, "episodes": 0, "eval_every": 5000, "eval_episodes": 2,
+                             "num_envs": 1, "episodes": 0, "eval_every": 2500, "eval_episodes": 2,
                              "checkpoint_every": 10_000}  # fmt: skip
     assert config["agent"]["hidden_sizes"] == [16, 16] and config["agent"]["gamma"] == 0.99
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["steps"] == 400 and summary["eval_episodes"] == 2
-    assert "best_model" not in summary  # dqn evaluates every 5000 steps by default
+    assert "best_model" not in summary  # dqn evaluates every 2500 steps by default
     assert "eval return" in out and str(run_dir) in out
     assert (run_dir / "metrics.csv").read_text().startswith("kind,step,episode,return,length")
     import gymnasium as gym

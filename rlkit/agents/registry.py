@@ -49,7 +49,7 @@ AGENTS: dict[str, AgentSpec] = {
         config_path="rlkit.agents.dqn_config:DQNConfig",
         default_env="CartPole-v1",
         default_steps=50_000,
-        default_eval_every=5_000,
+        default_eval_every=2_500,
     ),
     "ddpg": AgentSpec(
         name="ddpg",
