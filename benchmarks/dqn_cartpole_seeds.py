@@ -2,9 +2,10 @@
 
 Runs what the CLI runs by default, on each seed: DQN with the built-in defaults
 (plus any --set overrides) for 50,000 steps, a 10-episode greedy evaluation every
-2,500 steps that keeps the best model (ties go to the later one). Then both the final model and the best
-model are evaluated on 10 fresh greedy episodes (seeds never used during
-training); mean >= 475 counts as solved. The target: at least 4 of 5 seeds.
+2,500 steps that keeps the best model (ties go to the later one). Then both the
+final model and the best model are evaluated on 10 fresh greedy episodes (seeds
+never used during training); mean >= 475 counts as solved. The target: at least
+4 of 5 seeds.
 
     python benchmarks/dqn_cartpole_seeds.py                  # seeds 0-4, 2 processes
     python benchmarks/dqn_cartpole_seeds.py --seeds 0-9 --set learning_rate=1e-3
