@@ -310,6 +310,10 @@ def _drive(trainer, run, run_dir: Path, quiet: bool) -> None:
             f"{mean:.1f} ± {std:.1f}, in model/)"
         )
     runs.write_summary(run_dir, summary)
+    if history.episode_returns:  # the learning curve, as `rlkit plot RUN_DIR` draws it
+        from rlkit.plotting import plot_runs
+
+        plot_runs([run_dir], run_dir / "curves.png")
     report = agent.report(trainer.env)
     if report:
         click.echo(report)

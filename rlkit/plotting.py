@@ -12,8 +12,11 @@ from rlkit.errors import UsageError
 from rlkit.metrics import METRICS_FILE
 
 
-def read_episodes(run_dir: Path) -> tuple[np.ndarray, np.ndarray]:
-    """``(steps, returns)`` of every finished episode of a run, in order."""
+def read_episodes(run_dir: Path, kind: str = "episode") -> tuple[np.ndarray, np.ndarray]:
+    """``(steps, returns)`` of every finished episode of a run, in order.
+
+    ``kind="eval"`` gives the greedy evaluations instead (mean return per evaluation).
+    """
     path = Path(run_dir) / METRICS_FILE
     if not path.is_file():
         raise UsageError(f"no {METRICS_FILE} in {run_dir}: is it an rlkit run folder?")
@@ -21,7 +24,7 @@ def read_episodes(run_dir: Path) -> tuple[np.ndarray, np.ndarray]:
     try:
         with open(path, newline="") as f:
             for row in csv.DictReader(f):
-                if row.get("kind") == "episode":
+                if row.get("kind") == kind:
                     steps.append(int(row["step"]))
                     returns.append(float(row["return"]))
     except (ValueError, KeyError, TypeError, UnicodeDecodeError, csv.Error) as exc:
@@ -60,14 +63,20 @@ def plot_runs(run_dirs: list[Path], output: Path, window: int = 20, points: int 
     import matplotlib.pyplot as plt
 
     groups: dict[str, list[tuple[np.ndarray, np.ndarray]]] = defaultdict(list)
+    evaluations: dict[str, list[tuple[np.ndarray, np.ndarray]]] = defaultdict(list)
     for run_dir in run_dirs:
         steps, returns = read_episodes(Path(run_dir))
         if len(steps) == 0:
             raise UsageError(f"{run_dir} has no finished episodes to plot yet")
         groups[_label(Path(run_dir))].append((steps, smooth(returns, window)))
+        evaluations[_label(Path(run_dir))].append(read_episodes(Path(run_dir), "eval"))
     fig, ax = plt.subplots(figsize=(8, 5), dpi=100)
     for i, (label, curves) in enumerate(sorted(groups.items())):
         color = f"C{i}"
+        for j, (steps, means) in enumerate(evaluations[label]):
+            if len(steps):
+                ax.plot(steps, means, "o", color=color, ms=4, alpha=0.8,
+                        label=f"{label}: greedy evaluations" if j == 0 else None)  # fmt: skip
         for steps, values in curves:
             ax.plot(steps, values, color=color, alpha=0.35 if len(curves) > 1 else 1.0, lw=1)
         if len(curves) > 1:

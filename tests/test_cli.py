@@ -56,6 +56,7 @@ def test_tiny_train_run_writes_its_run_directory(capsys, tmp_path):
     assert "best_model" not in summary  # dqn evaluates every 2500 steps by default
     assert "eval return" in out and str(run_dir) in out
     assert (run_dir / "metrics.csv").read_text().startswith("kind,step,episode,return,length")
+    assert (run_dir / "curves.png").read_bytes()[:4] == b"\x89PNG"
     import gymnasium as gym
 
     import rlkit
