@@ -17,17 +17,7 @@ from collections.abc import Sequence
 import keras
 import numpy as np
 
-
-def _dense(units: int, activation, seed: int, name: str, final_scale: float = 0.0):
-    """A Dense layer: Glorot-uniform kernel, or ``U(-final_scale, final_scale)`` if given."""
-    if final_scale > 0:
-        kernel = keras.initializers.RandomUniform(-final_scale, final_scale, seed=seed)
-        bias = keras.initializers.RandomUniform(-final_scale, final_scale, seed=seed + 1)
-    else:
-        kernel, bias = keras.initializers.GlorotUniform(seed=seed), "zeros"
-    return keras.layers.Dense(
-        units, activation=activation, kernel_initializer=kernel, bias_initializer=bias, name=name
-    )
+from rlkit.networks import dense
 
 
 class ActionBounds:
@@ -75,10 +65,10 @@ class Actor:
     ) -> None:
         self.bounds = bounds
         self.hidden = [
-            _dense(units, "relu", seed * 1000 + 2 * i, f"{name}_hidden{i}")
+            dense(units, "relu", seed * 1000 + 2 * i, f"{name}_hidden{i}")
             for i, units in enumerate(hidden_sizes)
         ]
-        self.head = _dense(bounds.dim, "tanh", seed * 1000 + 998, f"{name}_out", 3e-3)
+        self.head = dense(bounds.dim, "tanh", seed * 1000 + 998, f"{name}_out", 3e-3)
         inputs = keras.Input((obs_dim,), name=f"{name}_obs")
         x = inputs
         for layer in self.hidden:
@@ -136,12 +126,12 @@ class Critic:
         x = keras.ops.concatenate([obs, bounds.to_unit(action)], axis=-1)
         base = seed * 1000 + 400 + 150 * index  # distinct initial weights for twin critics
         self.hidden = [
-            _dense(units, "relu", base + 2 * i, f"{name}_hidden{i}")
+            dense(units, "relu", base + 2 * i, f"{name}_hidden{i}")
             for i, units in enumerate(hidden_sizes)
         ]
         for layer in self.hidden:
             x = layer(x)
-        self.head = _dense(1, None, base + 99, f"{name}_out", 3e-3)
+        self.head = dense(1, None, base + 99, f"{name}_out", 3e-3)
         outputs = keras.ops.squeeze(self.head(x), axis=-1)
         self.model = keras.Model([obs, action], outputs, name=name)
 

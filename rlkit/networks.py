@@ -14,13 +14,18 @@ import keras
 import numpy as np
 
 
-def _dense(units: int, activation, seed: int, name: str) -> keras.layers.Dense:
+def dense(
+    units: int, activation, seed: int, name: str, final_scale: float = 0.0
+) -> keras.layers.Dense:
+    """A seeded Dense layer: Glorot-uniform kernel and zero bias, or both drawn from
+    ``U(-final_scale, final_scale)`` when ``final_scale`` is given (DDPG's output layers)."""
+    if final_scale > 0:
+        kernel = keras.initializers.RandomUniform(-final_scale, final_scale, seed=seed)
+        bias = keras.initializers.RandomUniform(-final_scale, final_scale, seed=seed + 1)
+    else:
+        kernel, bias = keras.initializers.GlorotUniform(seed=seed), "zeros"
     return keras.layers.Dense(
-        units,
-        activation=activation,
-        kernel_initializer=keras.initializers.GlorotUniform(seed=seed),
-        bias_initializer="zeros",
-        name=name,
+        units, activation=activation, kernel_initializer=kernel, bias_initializer=bias, name=name
     )
 
 
@@ -46,7 +51,7 @@ class QNetwork:
     ) -> None:
         self.dueling = dueling
         self.hidden = [
-            _dense(units, "relu", seed * 1000 + i, f"{name}_hidden{i}")
+            dense(units, "relu", seed * 1000 + i, f"{name}_hidden{i}")
             for i, units in enumerate(hidden_sizes)
         ]
         inputs = keras.Input((obs_dim,), name=f"{name}_obs")
@@ -55,13 +60,13 @@ class QNetwork:
             x = layer(x)
         if dueling:
             self.heads = [
-                _dense(1, None, seed * 1000 + 998, f"{name}_value"),
-                _dense(num_actions, None, seed * 1000 + 999, f"{name}_advantage"),
+                dense(1, None, seed * 1000 + 998, f"{name}_value"),
+                dense(num_actions, None, seed * 1000 + 999, f"{name}_advantage"),
             ]
             value, advantage = self.heads[0](x), self.heads[1](x)
             outputs = value + advantage - keras.ops.mean(advantage, axis=1, keepdims=True)
         else:
-            self.heads = [_dense(num_actions, None, seed * 1000 + 999, f"{name}_out")]
+            self.heads = [dense(num_actions, None, seed * 1000 + 999, f"{name}_out")]
             outputs = self.heads[0](x)
         self.model = keras.Model(inputs, outputs, name=name)
 
