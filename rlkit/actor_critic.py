@@ -80,13 +80,19 @@ class Actor:
     def variables(self) -> list:
         return self.model.trainable_variables
 
+    def layer_weights(self) -> list:
+        """``[kernel_0, bias_0, ..., kernel_out, bias_out]``, the order :meth:`to_numpy` takes."""
+        return [w for layer in (*self.hidden, self.head) for w in (layer.kernel, layer.bias)]
+
+    def to_numpy(self, arrays: Sequence[np.ndarray]) -> NumpyActor:
+        """A :class:`NumpyActor` from arrays in the order of :meth:`layer_weights`."""
+        arrays = [np.asarray(a) for a in arrays]
+        pairs = [(arrays[i], arrays[i + 1]) for i in range(0, len(arrays), 2)]
+        return NumpyActor(pairs[:-1], pairs[-1], self.bounds)
+
     def numpy_snapshot(self) -> NumpyActor:
         """A numpy copy of the current weights that computes the same ``mu(s)``."""
-        return NumpyActor(
-            [(layer.kernel.numpy(), layer.bias.numpy()) for layer in self.hidden],
-            (self.head.kernel.numpy(), self.head.bias.numpy()),
-            self.bounds,
-        )
+        return self.to_numpy([w.numpy() for w in self.layer_weights()])
 
 
 class NumpyActor:

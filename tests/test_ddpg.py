@@ -496,3 +496,19 @@ def test_trains_on_vector_envs_with_batched_acting():
     assert agent.num_updates == 2 * (1_000 // 8)  # the update ratio of one env is kept
     actions = agent.act(np.zeros((4, 3), np.float32))
     assert actions.shape == (4, 1) and np.all(np.abs(actions) <= 2.0)
+
+
+@pytest.mark.parametrize("jit_compile", [False, True])
+def test_acting_copy_follows_each_update(jit_compile):
+    agent = make_agent(seed=5, jit_compile=jit_compile, gradient_steps=3, train_freq=1)
+    fill(agent, 20)
+    obs = np.random.default_rng(1).normal(size=(4, 3)).astype(np.float32)
+    before = agent.act(obs, explore=False)
+    for i in range(2):
+        fill(agent, 1, seed=i)
+        assert agent.update() is not None
+        np.testing.assert_allclose(
+            agent.act(obs, explore=False), agent.actor.model(obs).numpy(), atol=1e-5
+        )
+    assert not np.allclose(agent.act(obs, explore=False), before)
+    assert agent._train_block.tracing_count == 1

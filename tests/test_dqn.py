@@ -167,6 +167,23 @@ def test_updates_change_online_network_only_until_target_copy():
         agent.update()
     for online, target in zip(agent.q.variables, agent.q_target.variables, strict=True):
         np.testing.assert_array_equal(online.numpy(), target.numpy())
+    assert agent.num_updates == 6 and agent._train_block.tracing_count == 1  # no retracing
+
+
+def test_random_actions_skip_the_network_and_keep_the_rng_stream():
+    agent = DQN(OBS, ACTIONS, seed=3, eps_start=1.0, eps_end=1.0, **SMALL)
+    calls = []
+    policy = agent._policy
+    agent._policy = lambda x: calls.append(x) or policy(x)
+    actions = [agent.act(np.zeros(3)) for _ in range(50)]
+    assert not calls and len(set(actions)) == ACTIONS.n
+    rng, expected = np.random.default_rng([3, 1]), []
+    for _ in range(50):
+        rng.random()  # the epsilon draw (always below epsilon = 1)
+        expected.append(int(rng.integers(ACTIONS.n)))
+    assert actions == expected
+    agent.act(np.zeros(3), explore=False)
+    assert len(calls) == 1
 
 
 def test_acting_copy_matches_the_keras_network():

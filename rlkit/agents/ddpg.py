@@ -30,6 +30,7 @@ from rlkit.actor_critic import ActionBounds, Actor, Critic, NumpyActor
 from rlkit.agents import ddpg_config
 from rlkit.agents.base import Agent
 from rlkit.agents.ddpg_config import DDPGConfig
+from rlkit.compiled import CompiledFunction
 from rlkit.gradients import UpdatePipeline, apply_gradients, transforms_from_config
 from rlkit.noise import make_noise
 from rlkit.optimizers import make_optimizer
@@ -140,7 +141,7 @@ class DDPG(Agent):
         self.num_updates = 0  # critic gradient steps
         self.num_actor_updates = 0  # actor gradient steps (= EMA updates)
         self._last_update_step = 0  # num_steps when update() last ran
-        self._train_block = tf.function(self._train_block_graph, jit_compile=cfg.jit_compile)
+        self._train_block = CompiledFunction(self._train_block_graph, cfg.jit_compile)
         self._update_targets = tf.function(self._ema_step)
         self._policy: NumpyActor = self.actor.numpy_snapshot()
 
@@ -246,10 +247,8 @@ class DDPG(Agent):
         for _ in range(blocks_due(before, t, cfg.train_freq, start)):
             batch = self.replay.sample(cfg.batch_size, cfg.gradient_steps)
             smoothing = self._smoothing_noise(batch.rewards.shape)
-            critic_loss, actor_loss, q = self._train_block(
-                *self._tensors(batch),
-                tf.constant(smoothing),
-                tf.constant(self.num_updates, tf.int64),
+            critic_loss, actor_loss, q, actor_weights = self._train_block(
+                *self._tensors(batch), smoothing, np.int64(self.num_updates)
             )
             done = self.num_updates
             self.num_updates += cfg.gradient_steps
@@ -261,7 +260,7 @@ class DDPG(Agent):
                 "q": float(q),
             }
         if metrics is not None:
-            self._policy = self.actor.numpy_snapshot()
+            self._policy = self.actor.to_numpy([w.numpy() for w in actor_weights])
         return metrics
 
     def _smoothing_noise(self, shape: tuple[int, ...]) -> np.ndarray:
@@ -291,7 +290,9 @@ class DDPG(Agent):
         """``K`` updates in one graph; inputs have leading shape ``[K, B]``.
 
         ``done``: critic updates before this block (int64), which places TD3's delayed
-        actor updates. Returns the block's mean critic loss, actor loss and ``Q(s, a)``.
+        actor updates. Returns the block's mean critic loss, actor loss and ``Q(s, a)``,
+        and the actor's weights after the block (for the numpy acting copy: returning
+        them is cheaper than reading the variables again after the call).
         """
         cfg = self.config
         num_blocks = tf.shape(rewards)[0]
@@ -314,7 +315,13 @@ class DDPG(Agent):
                 actor_count += 1.0
             actor_total += actor_loss
         n = tf.cast(num_blocks, tf.float32)
-        return critic_total / n, actor_total / tf.maximum(actor_count, 1.0), q_total / n
+        actor_weights = [tf.identity(w) for w in self.actor.layer_weights()]
+        return (
+            critic_total / n,
+            actor_total / tf.maximum(actor_count, 1.0),
+            q_total / n,
+            actor_weights,
+        )
 
     def _critic_step(self, obs, actions, rewards, next_obs, terminated, smoothing):
         with tf.GradientTape() as tape:

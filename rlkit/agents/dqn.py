@@ -20,6 +20,7 @@ from rlkit import losses
 from rlkit.agents import dqn_config
 from rlkit.agents.base import Agent
 from rlkit.agents.dqn_config import DQNConfig
+from rlkit.compiled import CompiledFunction
 from rlkit.gradients import UpdatePipeline, apply_gradients, transforms_from_config
 from rlkit.networks import QNetwork
 from rlkit.optimizers import make_optimizer
@@ -62,7 +63,7 @@ class DQN(Agent):
         self.num_updates = 0
         self._last_update_step = 0  # num_steps when update() last ran
         self._target_stale = False
-        self._train_block = tf.function(self._train_block_graph, jit_compile=cfg.jit_compile)
+        self._train_block = CompiledFunction(self._train_block_graph, cfg.jit_compile)
         self._sync_target_graph = tf.function(self._copy_online_to_target)
         self._copy_online_to_target()
         self._policy = self.q.numpy_snapshot()
@@ -104,12 +105,13 @@ class DQN(Agent):
 
         ``obs`` is one observation (returns an int) or a batch (returns ``[N]`` ints).
         """
-        q = self.q_values(obs)
-        greedy = np.argmax(q, axis=-1)
-        if q.ndim == 1:
+        x = self.encode(obs)
+        if x.ndim == 1:
+            # as DQN3.0's eGreedy: the network runs only when the action is greedy
             if explore and self.rng.random() < self.epsilon:
                 return int(self.rng.integers(self.num_actions)) + self._action_start
-            return int(greedy) + self._action_start
+            return int(np.argmax(self._policy(x))) + self._action_start
+        greedy = np.argmax(self._policy(x), axis=-1)
         if explore:
             random = self.rng.random(len(greedy)) < self.epsilon
             greedy = np.where(random, self.rng.integers(self.num_actions, size=len(greedy)), greedy)

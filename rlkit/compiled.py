@@ -1,0 +1,43 @@
+"""Compiled functions called without ``tf.function``'s per-call dispatch cost.
+
+Calling a ``tf.function`` whose graph captures many variables costs 1-2 ms per call in
+TF 2.21 on this project's CPU, before any graph work: each call matches its arguments
+against the traced signatures, hashing every captured variable. Calling the traced
+``ConcreteFunction`` directly skips that (DDPG at rl-zoo's Pendulum settings: 6.9 ms
+per single-update call through ``tf.function``, 4.9 ms through the concrete function;
+``docs/performance.md``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import tensorflow as tf
+
+
+class CompiledFunction:
+    """``tf.function(fn)`` traced once per input signature, then called directly.
+
+    Every argument must be a ``tf.Tensor`` (or convertible to one); a new combination of
+    shapes and dtypes traces a new concrete function, as ``tf.function`` would.
+
+    Attributes:
+        function: the underlying ``tf.function``.
+    """
+
+    def __init__(self, fn: Callable, jit_compile: bool | None = None) -> None:
+        self.function = tf.function(fn, jit_compile=jit_compile)
+        self._concrete: dict[tuple, Callable] = {}
+
+    def __call__(self, *args):
+        tensors = [a if isinstance(a, tf.Tensor) else tf.convert_to_tensor(a) for a in args]
+        key = tuple((t.dtype, tuple(t.shape)) for t in tensors)
+        concrete = self._concrete.get(key)
+        if concrete is None:
+            concrete = self._concrete[key] = self.function.get_concrete_function(*tensors)
+        return concrete(*tensors)
+
+    @property
+    def tracing_count(self) -> int:
+        """How many signatures have been traced (each one is also compiled once)."""
+        return len(self._concrete)
