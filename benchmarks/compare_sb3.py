@@ -9,13 +9,18 @@ medians and the speed ratio. Settings are rl-zoo's:
   gamma 0.99, target_update_interval 10, train_freq 256, gradient_steps 128,
   exploration_fraction 0.16, final eps 0.04, net 256x256, 50k steps;
 - DDPG, Pendulum-v1: gamma 0.98, buffer 200k, learning_starts 10k, normal noise
-  0.1, lr 1e-3, net 400x300, batch 256, tau 0.005, train_freq 1, gradient_steps 1,
-  20k steps.
+  0.1, lr 1e-3, net 400x300, batch 256, tau 0.005, 20k steps, with one of two update
+  schedules: ``ddpg`` updates once after every step (train_freq 1, gradient_steps 1);
+  ``ddpg-episode`` is the schedule of rl-zoo's ddpg.yml (train_freq [1, "episode"],
+  gradient_steps -1: after each 200-step episode, 200 updates). rlkit runs the latter
+  as train_freq 200, gradient_steps 200 and learning_starts 10,001 (rlkit starts
+  learning *at* that step, SB3 *after* it), so both run 50 blocks, 10,000 updates.
 
 Needs the bench extra: pip install -e ".[bench]" (stable-baselines3, torch 2.13.0).
 
     python benchmarks/compare_sb3.py --algo dqn --reps 3 --torch-threads 1,2
     python benchmarks/compare_sb3.py --algo ddpg --reps 1 --torch-threads 2
+    python benchmarks/compare_sb3.py --algo ddpg-episode --reps 1 --torch-threads 1,2
 """
 
 from __future__ import annotations
@@ -60,7 +65,8 @@ def run_rlkit(algo: str, seed: int, steps: int) -> dict:
     else:
         env_id = "Pendulum-v1"
         env = gym.make(env_id)
-        agent = rlkit.agents.DDPG.from_env(env, seed=seed, **DDPG_RLKIT)
+        schedule = DDPG_EPISODE_RLKIT if algo == "ddpg-episode" else {}
+        agent = rlkit.agents.DDPG.from_env(env, seed=seed, **{**DDPG_RLKIT, **schedule})
     start = time.perf_counter()
     rlkit.train(agent, env, steps=steps, seed=seed)
     seconds = time.perf_counter() - start
@@ -75,6 +81,8 @@ DDPG_RLKIT = dict(
     actor_learning_rate=1e-3, critic_learning_rate=1e-3, actor_hidden_sizes=(400, 300),
     critic_hidden_sizes=(400, 300), batch_size=256, tau=0.005, train_freq=1, gradient_steps=1,
 )  # fmt: skip
+# rl-zoo's per-episode schedule on Pendulum's fixed 200-step episodes
+DDPG_EPISODE_RLKIT = dict(train_freq=200, gradient_steps=200, learning_starts=10_001)
 
 
 def run_sb3(algo: str, seed: int, steps: int, torch_threads: int) -> dict:
@@ -101,10 +109,15 @@ def run_sb3(algo: str, seed: int, steps: int, torch_threads: int) -> dict:
         env_id = "Pendulum-v1"
         env = gym.make(env_id)
         noise = NormalActionNoise(np.zeros(1), 0.1 * np.ones(1))
+        schedule = (
+            dict(train_freq=(1, "episode"), gradient_steps=-1)
+            if algo == "ddpg-episode"
+            else dict(train_freq=1, gradient_steps=1)
+        )
         model = DDPG(
             "MlpPolicy", env, gamma=0.98, buffer_size=200_000, learning_starts=10_000,
-            action_noise=noise, learning_rate=1e-3, batch_size=256, tau=0.005, train_freq=1,
-            gradient_steps=1, policy_kwargs=dict(net_arch=[400, 300]), seed=seed, device="cpu",
+            action_noise=noise, learning_rate=1e-3, batch_size=256, tau=0.005,
+            policy_kwargs=dict(net_arch=[400, 300]), seed=seed, device="cpu", **schedule,
         )  # fmt: skip
     start = time.perf_counter()
     model.learn(total_timesteps=steps)
@@ -123,13 +136,13 @@ def in_subprocess(fn, *args) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--algo", choices=["dqn", "ddpg", "both"], default="dqn")
+    parser.add_argument("--algo", choices=["dqn", "ddpg", "ddpg-episode", "all"], default="dqn")
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--torch-threads", default="1,2", help="SB3 thread settings to run")
     parser.add_argument("--steps", type=int, help="override the step count (quick checks)")
     args = parser.parse_args()
     threads = [int(t) for t in args.torch_threads.split(",")]
-    algos = ["dqn", "ddpg"] if args.algo == "both" else [args.algo]
+    algos = ["dqn", "ddpg", "ddpg-episode"] if args.algo == "all" else [args.algo]
     import tensorflow as tf  # only to print its thread settings
 
     intra = tf.config.threading.get_intra_op_parallelism_threads()
