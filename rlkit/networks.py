@@ -13,12 +13,32 @@ from collections.abc import Sequence
 import keras
 import numpy as np
 
+INITS = ("glorot", "torch")
+
 
 def dense(
-    units: int, activation, seed: int, name: str, final_scale: float = 0.0
+    units: int,
+    activation,
+    seed: int,
+    name: str,
+    final_scale: float = 0.0,
+    init: str = "glorot",
+    fan_in: int = 0,
 ) -> keras.layers.Dense:
-    """A seeded Dense layer: Glorot-uniform kernel and zero bias, or both drawn from
-    ``U(-final_scale, final_scale)`` when ``final_scale`` is given (DDPG's output layers)."""
+    """A seeded Dense layer.
+
+    Kernel and bias are drawn from ``U(-final_scale, final_scale)`` when ``final_scale``
+    is given (DDPG's output layers); otherwise ``init="glorot"`` (Keras' default) gives a
+    Glorot-uniform kernel and a zero bias, and ``init="torch"`` PyTorch's ``nn.Linear``
+    default, kernel and bias both ``U(-1/sqrt(fan_in), 1/sqrt(fan_in))`` (``fan_in``: the
+    layer's input width).
+    """
+    if init not in INITS:
+        raise ValueError(f"init must be one of {', '.join(INITS)}, got {init!r}")
+    if init == "torch" and final_scale <= 0:
+        if fan_in <= 0:
+            raise ValueError("init='torch' needs the layer's fan_in")
+        final_scale = fan_in**-0.5
     if final_scale > 0:
         kernel = keras.initializers.RandomUniform(-final_scale, final_scale, seed=seed)
         bias = keras.initializers.RandomUniform(-final_scale, final_scale, seed=seed + 1)
@@ -48,25 +68,37 @@ class QNetwork:
         dueling: bool = False,
         seed: int = 0,
         name: str = "q",
+        init: str = "glorot",
     ) -> None:
         self.dueling = dueling
+        fan_ins = [obs_dim, *hidden_sizes]
         self.hidden = [
-            dense(units, "relu", seed * 1000 + i, f"{name}_hidden{i}")
+            dense(units, "relu", seed * 1000 + i, f"{name}_hidden{i}", init=init, fan_in=fan_ins[i])
             for i, units in enumerate(hidden_sizes)
         ]
+        last = fan_ins[-1]
         inputs = keras.Input((obs_dim,), name=f"{name}_obs")
         x = inputs
         for layer in self.hidden:
             x = layer(x)
         if dueling:
             self.heads = [
-                dense(1, None, seed * 1000 + 998, f"{name}_value"),
-                dense(num_actions, None, seed * 1000 + 999, f"{name}_advantage"),
+                dense(1, None, seed * 1000 + 998, f"{name}_value", init=init, fan_in=last),
+                dense(
+                    num_actions,
+                    None,
+                    seed * 1000 + 999,
+                    f"{name}_advantage",
+                    init=init,
+                    fan_in=last,
+                ),
             ]
             value, advantage = self.heads[0](x), self.heads[1](x)
             outputs = value + advantage - keras.ops.mean(advantage, axis=1, keepdims=True)
         else:
-            self.heads = [dense(num_actions, None, seed * 1000 + 999, f"{name}_out")]
+            self.heads = [
+                dense(num_actions, None, seed * 1000 + 999, f"{name}_out", init=init, fan_in=last)
+            ]
             outputs = self.heads[0](x)
         self.model = keras.Model(inputs, outputs, name=name)
 

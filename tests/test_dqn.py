@@ -7,6 +7,7 @@ import tensorflow as tf
 
 from rlkit import losses
 from rlkit.agents import DQN
+from rlkit.errors import UsageError
 from rlkit.replay import Batch
 from rlkit.schedules import dqn3_epsilon
 
@@ -269,3 +270,25 @@ def test_blocks_due_counts_train_freq_boundaries_from_start():
     assert blocks_due(0, 16, 4, 0) == 4  # a vector step (or a rare update call) owes 4
     assert blocks_due(0, 16, 4, 9) == 2  # only the boundaries 12 and 16 are >= start
     assert blocks_due(0, 8, 4, 9) == 0
+
+
+@pytest.mark.parametrize("dueling", [False, True])
+def test_torch_init_is_pytorch_linear_default(dueling):
+    agent = DQN(OBS, ACTIONS, seed=4, init="torch", dueling=dueling, hidden_sizes=(300, 200))
+    layers = agent.q.hidden + agent.q.heads
+    for layer, fan_in in zip(layers, [3, 300] + [200] * len(agent.q.heads), strict=True):
+        bound = fan_in**-0.5
+        for w in (layer.kernel.numpy(), layer.bias.numpy()):
+            assert np.abs(w).max() <= bound
+            if w.size >= 200:  # uniform on the whole interval, not a narrower one
+                assert np.abs(w).max() > 0.95 * bound
+                assert abs(w.std() - bound / np.sqrt(3)) < 0.1 * bound
+    glorot = DQN(OBS, ACTIONS, seed=4, hidden_sizes=(300, 200))
+    assert not glorot.q.hidden[0].bias.numpy().any()
+    for online, target in zip(agent.q.variables, agent.q_target.variables, strict=True):
+        np.testing.assert_array_equal(online.numpy(), target.numpy())
+
+
+def test_unknown_init_is_a_usage_error():
+    with pytest.raises(UsageError, match="init"):
+        DQN(OBS, ACTIONS, init="he")

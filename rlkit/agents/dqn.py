@@ -48,9 +48,9 @@ class DQN(Agent):
         self.encode, obs_dim = observation_encoder(observation_space, "dqn")
         self.num_actions = int(action_space.n)
         self._action_start = int(action_space.start)
-        self.q = QNetwork(obs_dim, self.num_actions, cfg.hidden_sizes, cfg.dueling, seed, "q")
-        self.q_target = QNetwork(
-            obs_dim, self.num_actions, cfg.hidden_sizes, cfg.dueling, seed, "q_target"
+        self.q, self.q_target = (
+            QNetwork(obs_dim, self.num_actions, cfg.hidden_sizes, cfg.dueling, seed, name, cfg.init)
+            for name in ("q", "q_target")
         )
         self.pipeline = UpdatePipeline(
             self.q.variables,

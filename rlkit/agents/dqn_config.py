@@ -30,6 +30,12 @@ class DQNConfig:
         (256, 256), "hidden layer sizes of the Q network", positive_sizes
     )
     dueling: bool = option(False, "dueling head: Q = V + A - mean(A)")
+    init: str = option(
+        "glorot",
+        "weight initialisation: glorot (Keras: Glorot-uniform kernels, zero biases) | torch "
+        "(PyTorch nn.Linear, as SB3: kernels and biases U(+-1/sqrt(fan_in)))",
+        one_of("glorot", "torch"),
+    )
     learning_rate: float = option(2.3e-3, "optimizer learning rate", positive)
     learning_rate_end: float = option(
         1e-4, "learning rate reached after lr_anneal_steps (DQN3.0 lr_end; -1: constant)"
