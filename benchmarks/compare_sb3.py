@@ -7,7 +7,8 @@ medians and the speed ratio. Settings are rl-zoo's:
 
 - DQN, CartPole-v1: lr 2.3e-3, batch 64, buffer 100k, learning_starts 1000,
   gamma 0.99, target_update_interval 10, train_freq 256, gradient_steps 128,
-  exploration_fraction 0.16, final eps 0.04, net 256x256, 50k steps;
+  exploration_fraction 0.16, final eps 0.04, net 256x256, 50k steps; rlkit starts
+  from PyTorch's initialisation (init="torch") as SB3 does;
 - DDPG, Pendulum-v1: gamma 0.98, buffer 200k, learning_starts 10k, normal noise
   0.1, lr 1e-3, net 400x300, batch 256, tau 0.005, 20k steps, with one of two update
   schedules: ``ddpg`` updates once after every step (train_freq 1, gradient_steps 1);
@@ -60,7 +61,7 @@ def run_rlkit(algo: str, seed: int, steps: int) -> dict:
             learning_starts=1000, gamma=0.99, target_update=10, train_freq=256,
             gradient_steps=128, eps_start=1.0, eps_end=0.04, eps_anneal_steps=8000,
             hidden_sizes=(256, 256), loss="huber", reduction="mean", max_grad_norm=10.0,
-            double_dqn=False, learning_rate_end=-1.0,
+            double_dqn=False, learning_rate_end=-1.0, init="torch",
         )  # fmt: skip
     else:
         env_id = "Pendulum-v1"
