@@ -274,7 +274,7 @@ def test_blocks_due_counts_train_freq_boundaries_from_start():
 
 @pytest.mark.parametrize("dueling", [False, True])
 def test_torch_init_is_pytorch_linear_default(dueling):
-    agent = DQN(OBS, ACTIONS, seed=4, init="torch", dueling=dueling, hidden_sizes=(300, 200))
+    agent = DQN(OBS, ACTIONS, seed=4, dueling=dueling, hidden_sizes=(300, 200))  # the default
     layers = agent.q.hidden + agent.q.heads
     for layer, fan_in in zip(layers, [3, 300] + [200] * len(agent.q.heads), strict=True):
         bound = fan_in**-0.5
@@ -283,7 +283,7 @@ def test_torch_init_is_pytorch_linear_default(dueling):
             if w.size >= 200:  # uniform on the whole interval, not a narrower one
                 assert np.abs(w).max() > 0.95 * bound
                 assert abs(w.std() - bound / np.sqrt(3)) < 0.1 * bound
-    glorot = DQN(OBS, ACTIONS, seed=4, hidden_sizes=(300, 200))
+    glorot = DQN(OBS, ACTIONS, seed=4, init="glorot", hidden_sizes=(300, 200))
     assert not glorot.q.hidden[0].bias.numpy().any()
     for online, target in zip(agent.q.variables, agent.q_target.variables, strict=True):
         np.testing.assert_array_equal(online.numpy(), target.numpy())
