@@ -3,6 +3,7 @@
 Prints, on this machine:
 - the cost of one ``agent.act`` (numpy copy of the policy) against one ``env.step``,
   and against a ``tf.function`` forward pass and ``model.predict`` for reference;
+- the same per environment step when 1, 4 and 16 environments step together;
 - DQN's training throughput (steps/s) on CartPole-v1 with 1, 4 and 16 environments;
 - the bytes a 1M-transition CartPole replay memory takes, and the peak RSS.
 
@@ -64,6 +65,26 @@ def acting_costs(agent_name: str, env_id: str) -> None:
           f"model.predict {predict_ms:.1f} ms")  # fmt: skip
 
 
+def batched_acting_costs(num_envs: list[int]) -> None:
+    """Acting and environment cost per environment step when N environments step together."""
+    import gymnasium as gym
+    import numpy as np
+
+    import rlkit
+    from rlkit.envs import make_vector_env
+
+    agent = rlkit.agents.DQN.from_env(gym.make("CartPole-v1"), seed=0)
+    for n in num_envs:
+        env = make_vector_env("CartPole-v1", n)
+        obs, _ = env.reset(seed=0)
+        actions = np.zeros(n, dtype=np.int64)
+        act_us = per_call_ms(lambda o=obs: agent.act(o, explore=False), 2000) * 1000 / n
+        env_us = per_call_ms(lambda e=env, a=actions: e.step(a), 2000) * 1000 / n
+        print(f"DQN CartPole-v1 acting with {n:>2} env(s): agent.act {act_us:.2f} us | "
+              f"env.step {env_us:.2f} us per environment step | act/env "
+              f"{act_us / env_us:.2f}")  # fmt: skip
+
+
 def vector_throughput(num_envs: list[int], steps: int) -> None:
     import gymnasium as gym
 
@@ -95,7 +116,9 @@ def main() -> None:
         acting_costs("DDPG", "Pendulum-v1")
     except AttributeError as exc:  # an agent without the expected network attribute
         print(f"DDPG acting cost not measured: {exc}")
-    vector_throughput([int(n) for n in args.num_envs.split(",")], args.steps)
+    num_envs = [int(n) for n in args.num_envs.split(",")]
+    batched_acting_costs(num_envs)
+    vector_throughput(num_envs, args.steps)
     from rlkit import ReplayMemory
 
     memory = ReplayMemory(1_000_000, obs_shape=(4,))

@@ -185,6 +185,22 @@ def test_random_actions_skip_the_network_and_keep_the_rng_stream():
     assert actions == expected
     agent.act(np.zeros(3), explore=False)
     assert len(calls) == 1
+    batch = agent.act(np.zeros((8, 3)))  # a vector env's batch, all random
+    assert len(calls) == 1 and batch.shape == (8,)
+    rng.random(8)  # the batch's epsilon draws
+    np.testing.assert_array_equal(batch, rng.integers(ACTIONS.n, size=8))
+
+
+def test_batched_epsilon_greedy_mixes_random_and_greedy_rows():
+    agent = DQN(OBS, ACTIONS, seed=6, eps_start=0.5, eps_end=0.5, **SMALL)
+    obs = np.random.default_rng(0).normal(size=(400, 3)).astype(np.float32)
+    greedy = np.argmax(agent.q.model(obs).numpy(), axis=1)
+    rng = np.random.default_rng([6, 1])  # the agent's exploration stream
+    random_rows = rng.random(400) < 0.5
+    random_actions = rng.integers(4, size=400)
+    actions = agent.act(obs)
+    np.testing.assert_array_equal(actions, np.where(random_rows, random_actions, greedy))
+    assert 150 < random_rows.sum() < 250
 
 
 def test_acting_copy_matches_the_keras_network():

@@ -111,11 +111,14 @@ class DQN(Agent):
             if explore and self.rng.random() < self.epsilon:
                 return int(self.rng.integers(self.num_actions)) + self._action_start
             return int(np.argmax(self._policy(x))) + self._action_start
-        greedy = np.argmax(self._policy(x), axis=-1)
-        if explore:
-            random = self.rng.random(len(greedy)) < self.epsilon
-            greedy = np.where(random, self.rng.integers(self.num_actions, size=len(greedy)), greedy)
-        return greedy + self._action_start
+        if not explore:
+            return np.argmax(self._policy(x), axis=-1) + self._action_start
+        n = len(x)
+        random = self.rng.random(n) < self.epsilon
+        actions = self.rng.integers(self.num_actions, size=n)
+        if not random.all():
+            actions = np.where(random, actions, np.argmax(self._policy(x), axis=-1))
+        return actions + self._action_start
 
     # -- learning ----------------------------------------------------------------------------
     def observe(self, obs, action, reward, next_obs, terminated, truncated) -> None:
