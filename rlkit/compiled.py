@@ -39,5 +39,5 @@ class CompiledFunction:
 
     @property
     def tracing_count(self) -> int:
-        """How many signatures have been traced (each one is also compiled once)."""
-        return len(self._concrete)
+        """How many times the Python function has been traced (each trace compiles once)."""
+        return self.function.experimental_get_tracing_count()

@@ -32,16 +32,22 @@ def dense(
     Glorot-uniform kernel and a zero bias, and ``init="torch"`` PyTorch's ``nn.Linear``
     default, kernel and bias both ``U(-1/sqrt(fan_in), 1/sqrt(fan_in))`` (``fan_in``: the
     layer's input width).
+
+    Seeding: the kernel uses ``seed``; a drawn bias uses ``seed + 1`` for ``final_scale``
+    (callers space those seeds by 2) and ``seed + 500`` for ``init="torch"`` (callers
+    number consecutive layers ``seed, seed + 1, ...``). Two tensors must never share a
+    seed: Keras' seeded draws would then be the same numbers, rescaled.
     """
     if init not in INITS:
         raise ValueError(f"init must be one of {', '.join(INITS)}, got {init!r}")
+    bias_seed = seed + 1
     if init == "torch" and final_scale <= 0:
         if fan_in <= 0:
             raise ValueError("init='torch' needs the layer's fan_in")
-        final_scale = fan_in**-0.5
+        final_scale, bias_seed = fan_in**-0.5, seed + 500
     if final_scale > 0:
         kernel = keras.initializers.RandomUniform(-final_scale, final_scale, seed=seed)
-        bias = keras.initializers.RandomUniform(-final_scale, final_scale, seed=seed + 1)
+        bias = keras.initializers.RandomUniform(-final_scale, final_scale, seed=bias_seed)
     else:
         kernel, bias = keras.initializers.GlorotUniform(seed=seed), "zeros"
     return keras.layers.Dense(

@@ -87,7 +87,9 @@ def test_huber_closed_form():
 
 @pytest.mark.parametrize("clip_delta", [1.0, 0.5])
 def test_injected_gradient_equals_summed_huber_gradient(clip_delta):
-    agent = DQN(OBS, ACTIONS, seed=3, double_dqn=False, clip_delta=clip_delta, **SMALL)
+    agent = DQN(
+        OBS, ACTIONS, seed=3, double_dqn=False, clip_delta=clip_delta, init="glorot", **SMALL
+    )
     perturb_target(agent)
     batch = make_batch()
     injected = agent.gradients(batch)
@@ -299,6 +301,18 @@ def test_torch_init_is_pytorch_linear_default(dueling):
             if w.size >= 200:  # uniform on the whole interval, not a narrower one
                 assert np.abs(w).max() > 0.95 * bound
                 assert abs(w.std() - bound / np.sqrt(3)) < 0.1 * bound
+    # every tensor is an independent draw: two tensors drawn with one seed would hold the
+    # same numbers in [-1, 1] once divided by their bounds
+    fan_ins = [3, 300] + [200] * len(agent.q.heads)
+    unit = [
+        w.numpy().ravel() * np.sqrt(fan_in)
+        for layer, fan_in in zip(layers, fan_ins, strict=True)
+        for w in (layer.kernel, layer.bias)
+    ]
+    for i, a in enumerate(unit):
+        for b in unit[i + 1 :]:
+            n = min(len(a), len(b))
+            assert not np.allclose(a[:n], b[:n], atol=1e-6)
     glorot = DQN(OBS, ACTIONS, seed=4, init="glorot", hidden_sizes=(300, 200))
     assert not glorot.q.hidden[0].bias.numpy().any()
     for online, target in zip(agent.q.variables, agent.q_target.variables, strict=True):
