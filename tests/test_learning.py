@@ -23,10 +23,12 @@ def random_policy_return(env_id: str, episodes: int = 20) -> float:
 
 @pytest.mark.slow
 def test_dqn_cartpole_short_run_beats_random():
+    # CartPole DQN sits on a ~100-return plateau for its first ~25k steps (greedy
+    # evaluations of seeds 0-9 range 40-290 there); by 30k every seed is above 170
     env = gym.make("CartPole-v1")
-    agent = rlkit.agents.DQN.from_env(env, seed=0, hidden_sizes=(64, 64))
-    history = rlkit.train(agent, env, steps=8_000)
+    agent = rlkit.agents.DQN.from_env(env, seed=0)
+    history = rlkit.train(agent, env, steps=30_000)
     mean, _ = rlkit.evaluate(agent, gym.make("CartPole-v1"), episodes=10, seed=123)
     baseline = random_policy_return("CartPole-v1")  # about 22
-    assert history.steps == 8_000 and len(history.episode_returns) > 20
+    assert history.steps == 30_000 and len(history.episode_returns) > 20
     assert mean > 4 * baseline, (mean, baseline)
