@@ -6,7 +6,7 @@ in the environment's own units, for any (even asymmetric) bounds. The critic
 takes ``concat(s, a_n)`` where ``a_n = 2 (a - low) / (high - low) - 1`` is the
 action mapped back to ``[-1, 1]``, so that wide bounds do not distort its input scale.
 
-Acting reads :class:`NumpyActor`, a numpy copy of the actor's weights refreshed
+Acting reads a :class:`~rlkit.networks.NumpyMLP`, a numpy copy of the actor's weights refreshed
 after each block of updates: no TensorFlow call per environment step.
 """
 
@@ -17,7 +17,8 @@ from collections.abc import Sequence
 import keras
 import numpy as np
 
-from rlkit.networks import dense
+from rlkit.networks import NumpyMLP, apply_layers, dense, layer_weights, mlp_layers
+from rlkit.seeding import network_seed
 
 
 class ActionBounds:
@@ -64,16 +65,11 @@ class Actor:
         name: str = "actor",
     ) -> None:
         self.bounds = bounds
-        self.hidden = [
-            dense(units, "relu", seed * 1000 + 2 * i, f"{name}_hidden{i}")
-            for i, units in enumerate(hidden_sizes)
-        ]
-        self.head = dense(bounds.dim, "tanh", seed * 1000 + 998, f"{name}_out", 3e-3)
+        base = network_seed(seed, "actor")
+        self.hidden = mlp_layers(hidden_sizes, base, name, seed_stride=2)
+        self.head = dense(bounds.dim, "tanh", base + 998, f"{name}_out", 3e-3)
         inputs = keras.Input((obs_dim,), name=f"{name}_obs")
-        x = inputs
-        for layer in self.hidden:
-            x = layer(x)
-        outputs = bounds.from_unit(self.head(x))
+        outputs = bounds.from_unit(self.head(apply_layers(inputs, self.hidden)))
         self.model = keras.Model(inputs, outputs, name=name)
 
     @property
@@ -82,33 +78,18 @@ class Actor:
 
     def layer_weights(self) -> list:
         """``[kernel_0, bias_0, ..., kernel_out, bias_out]``, the order :meth:`to_numpy` takes."""
-        return [w for layer in (*self.hidden, self.head) for w in (layer.kernel, layer.bias)]
+        return layer_weights([*self.hidden, self.head])
 
-    def to_numpy(self, arrays: Sequence[np.ndarray]) -> NumpyActor:
-        """A :class:`NumpyActor` from arrays in the order of :meth:`layer_weights`."""
-        arrays = [np.asarray(a) for a in arrays]
-        pairs = [(arrays[i], arrays[i + 1]) for i in range(0, len(arrays), 2)]
-        return NumpyActor(pairs[:-1], pairs[-1], self.bounds)
+    def to_numpy(self, arrays: Sequence[np.ndarray]) -> NumpyMLP:
+        """The numpy actor from arrays in the order of :meth:`layer_weights`."""
+        return NumpyMLP.from_arrays(arrays, output=self._output)
 
-    def numpy_snapshot(self) -> NumpyActor:
+    def _output(self, head: np.ndarray) -> np.ndarray:
+        return self.bounds.from_unit(np.tanh(head)).astype(np.float32)
+
+    def numpy_snapshot(self) -> NumpyMLP:
         """A numpy copy of the current weights that computes the same ``mu(s)``."""
-        return self.to_numpy([w.numpy() for w in self.layer_weights()])
-
-
-class NumpyActor:
-    """The actor's forward pass in numpy: ``[obs_dim]`` or ``[B, obs_dim]`` -> actions."""
-
-    def __init__(self, hidden, head: tuple[np.ndarray, np.ndarray], bounds: ActionBounds) -> None:
-        self.hidden = hidden
-        self.head = head
-        self.bounds = bounds
-
-    def __call__(self, obs: np.ndarray) -> np.ndarray:
-        x = obs
-        for kernel, bias in self.hidden:
-            x = np.maximum(x @ kernel + bias, 0.0)
-        kernel, bias = self.head
-        return self.bounds.from_unit(np.tanh(x @ kernel + bias)).astype(np.float32)
+        return NumpyMLP.from_layers(self.hidden, [self.head], output=self._output)
 
 
 class Critic:
@@ -130,13 +111,9 @@ class Critic:
         obs = keras.Input((obs_dim,), name=f"{name}_obs")
         action = keras.Input((bounds.dim,), name=f"{name}_action")
         x = keras.ops.concatenate([obs, bounds.to_unit(action)], axis=-1)
-        base = seed * 1000 + 400 + 150 * index  # distinct initial weights for twin critics
-        self.hidden = [
-            dense(units, "relu", base + 2 * i, f"{name}_hidden{i}")
-            for i, units in enumerate(hidden_sizes)
-        ]
-        for layer in self.hidden:
-            x = layer(x)
+        base = network_seed(seed, "critic", index)  # twin critics start apart
+        self.hidden = mlp_layers(hidden_sizes, base, name, seed_stride=2)
+        x = apply_layers(x, self.hidden)
         self.head = dense(1, None, base + 99, f"{name}_out", 3e-3)
         outputs = keras.ops.squeeze(self.head(x), axis=-1)
         self.model = keras.Model([obs, action], outputs, name=name)

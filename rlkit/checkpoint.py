@@ -17,8 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from rlkit.agents.base import Agent, atomic_write_bytes
+from rlkit.agents.base import Agent
 from rlkit.errors import UsageError
+from rlkit.files import atomic_write_bytes
 
 LATEST = "latest"
 STATE_FILE = "state.json"
@@ -26,8 +27,41 @@ ARRAYS_FILE = "state.npz"
 ENV_FILE = "env.pkl"
 
 
-def _rng_state(rng: np.random.Generator) -> dict:
-    return rng.bit_generator.state
+def flatten_state(tree: dict[str, dict[str, Any]]) -> tuple[dict[str, np.ndarray], dict]:
+    """Split an agent's :meth:`~rlkit.agents.base.Agent.state` into ``state.npz`` arrays
+    (``optimizer/<name>/<i>``, ``memory/<name>/<key>``) and a JSON-able dict (``counters``,
+    ``rngs``: generator states, ``extra``)."""
+    arrays: dict[str, np.ndarray] = {}
+    for name, optimizer in tree["optimizer"].items():
+        for i, v in enumerate(optimizer.variables):
+            arrays[f"optimizer/{name}/{i}"] = np.asarray(v.numpy())
+    for name, memory in tree["memory"].items():
+        for key, value in memory.state_dict().items():
+            arrays[f"memory/{name}/{key}"] = value
+    scalars = {
+        "counters": {k: int(v) for k, v in tree["counters"].items()},
+        "rngs": {k: rng.bit_generator.state for k, rng in tree["rngs"].items()},
+        "extra": tree["extra"],
+    }
+    return arrays, scalars
+
+
+def unflatten_state(arrays: dict[str, np.ndarray], scalars: dict) -> dict[str, dict[str, Any]]:
+    """The saved values of :func:`flatten_state`'s output, as the tree ``load_state`` takes."""
+    tree: dict[str, dict[str, Any]] = {"optimizer": {}, "memory": {}}
+    for key, value in arrays.items():
+        kind, name, rest = key.split("/", 2)
+        if kind == "optimizer":
+            tree["optimizer"].setdefault(name, {})[int(rest)] = value
+        elif kind == "memory":
+            tree["memory"].setdefault(name, {})[rest] = value
+    tree["optimizer"] = {
+        name: [slots[i] for i in range(len(slots))] for name, slots in tree["optimizer"].items()
+    }
+    tree["counters"] = scalars["counters"]
+    tree["rngs"] = scalars["rngs"]
+    tree["extra"] = scalars.get("extra", {})
+    return tree
 
 
 def save_checkpoint(
@@ -48,21 +82,9 @@ def save_checkpoint(
     tmp = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=root))
     try:
         agent.save(tmp / "model")
-        arrays: dict[str, np.ndarray] = {}
-        for opt_name, optimizer in agent.optimizers().items():
-            for i, v in enumerate(optimizer.variables):
-                arrays[f"optimizer/{opt_name}/{i}"] = np.asarray(v.numpy())
-        for mem_name, memory in agent.memories().items():
-            for key, value in memory.state_dict().items():
-                arrays[f"memory/{mem_name}/{key}"] = value
+        arrays, scalars = flatten_state(agent.state())
         np.savez(tmp / ARRAYS_FILE, **arrays)
-        state = {
-            "agent": agent.name,
-            "counters": {k: int(getattr(agent, k)) for k in agent.counter_names},
-            "rngs": {k: _rng_state(rng) for k, rng in agent.rngs().items()},
-            "extra": agent.extra_state(),
-            "loop": loop_state,
-        }
+        state = {"agent": agent.name, **scalars, "loop": loop_state}
         (tmp / STATE_FILE).write_text(json.dumps(state))
         if env is not None:
             try:
@@ -160,23 +182,7 @@ def load_checkpoint(path: Path) -> tuple[Agent, dict[str, Any], Any]:
     try:
         with np.load(path / ARRAYS_FILE) as data:
             arrays = dict(data)
-        for opt_name, optimizer in agent.optimizers().items():
-            for i, v in enumerate(optimizer.variables):
-                value = arrays[f"optimizer/{opt_name}/{i}"]
-                if tuple(value.shape) != tuple(v.shape):
-                    raise ValueError(f"optimizer {opt_name} slot {i} has shape {value.shape}")
-                v.assign(value)
-        for mem_name, memory in agent.memories().items():
-            prefix = f"memory/{mem_name}/"
-            memory.load_state_dict(
-                {k[len(prefix) :]: v for k, v in arrays.items() if k.startswith(prefix)}
-            )
-        for key, value in state["counters"].items():
-            setattr(agent, key, int(value))
-        for key, rng in agent.rngs().items():
-            rng.bit_generator.state = state["rngs"][key]
-        agent.load_extra_state(state.get("extra", {}))
-        agent.after_restore()
+        agent.load_state(unflatten_state(arrays, state))
         env = None
         if (path / ENV_FILE).is_file():
             env = pickle.loads((path / ENV_FILE).read_bytes())

@@ -125,10 +125,14 @@ class UpdatePipeline:
         grads = compute_gradients(tape, target, self.variables, output_gradients)
         return self.process(grads)
 
+    def apply(self, grads: Gradients) -> None:
+        """Apply already processed gradients (one per variable, ``None`` skipped)."""
+        apply_gradients(self.optimizer, grads, self.variables)
+
     def __call__(self, tape, target, output_gradients=None) -> Gradients:
         """Compute, process and apply; returns the processed gradients."""
         grads = self.gradients(tape, target, output_gradients)
-        apply_gradients(self.optimizer, grads, self.variables)
+        self.apply(grads)
         return grads
 
 

@@ -1,12 +1,23 @@
-"""Targets and losses as pure functions: per-example tensors in, per-example tensors out.
+"""Targets and losses of every agent as pure functions: per-example tensors in and out.
 
-Nothing here reduces over the batch or touches an optimizer, so each formula can
-be checked against a hand-computed case.
+Nothing here reduces over the batch, reads a network or touches an optimizer (TRFL's
+habit), so each formula is checked against a hand-computed case in the tests.
+
+- DQN (DQN3.0): :func:`q_learning_delta`, :func:`dqn3_output_gradient`, :func:`huber`,
+  :func:`squared`;
+- DDPG / TD3: :func:`bootstrap_target`, :func:`squared_error`, :func:`smooth_target_action`;
+- REINFORCE: :func:`softmax_log_loss`, :func:`softmax_entropy`, :func:`gaussian_log_prob`,
+  :func:`gaussian_log_loss`, :func:`gaussian_entropy`, :func:`value_loss`, :func:`normalize`.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import tensorflow as tf
+
+_LOG_2PI = float(np.log(2.0 * np.pi))
+
+# -- DQN ----------------------------------------------------------------------------------------
 
 
 def q_learning_delta(
@@ -77,3 +88,91 @@ def huber(x: tf.Tensor, delta: float) -> tf.Tensor:
 def squared(x: tf.Tensor) -> tf.Tensor:
     """Elementwise ``0.5 x^2``."""
     return 0.5 * tf.square(x)
+
+
+# -- DDPG / TD3 ---------------------------------------------------------------------------------
+def bootstrap_target(
+    rewards: tf.Tensor, terminated: tf.Tensor, next_q: tf.Tensor, gamma: float
+) -> tf.Tensor:
+    """``y = stop_gradient(r + gamma * (1 - terminated) * next_q)``, shape ``[B]``.
+
+    Args:
+        rewards: ``[B]``.
+        terminated: ``[B]``, 1 where the MDP ended; a time-limit truncation is *not*
+            termination and still bootstraps.
+        next_q: ``Q'(s2, mu'(s2))`` from the target networks, ``[B]`` (TD3: the minimum
+            over the twin critics).
+        gamma: discount.
+    """
+    not_done = 1.0 - tf.cast(terminated, next_q.dtype)
+    return tf.stop_gradient(tf.cast(rewards, next_q.dtype) + gamma * not_done * next_q)
+
+
+def squared_error(q: tf.Tensor, target: tf.Tensor) -> tf.Tensor:
+    """Per-example critic loss ``(target - q)^2``, shape ``[B]`` (not reduced)."""
+    return tf.square(target - q)
+
+
+def smooth_target_action(
+    action: tf.Tensor, noise: tf.Tensor, low: np.ndarray, high: np.ndarray
+) -> tf.Tensor:
+    """TD3's target policy smoothing: ``clip(mu'(s2) + noise, low, high)``, ``[B, act_dim]``.
+
+    ``noise`` is already clipped and in action units (the agent draws it in numpy).
+    """
+    return tf.clip_by_value(action + noise, low, high)
+
+
+# -- REINFORCE -----------------------------------------------------------------------------------
+def softmax_log_loss(logits: tf.Tensor, actions: tf.Tensor, weights: tf.Tensor) -> tf.Tensor:
+    """REINFORCE pseudo-loss of a softmax policy, ``-log pi(a_t|s_t) * w_t``, shape ``[T]``.
+
+    Args:
+        logits: ``[T, A]`` unnormalised log-probabilities.
+        actions: ``[T]`` int, the actions taken (0-based).
+        weights: ``[T]``, the return (or advantage) of each action; no gradient flows
+            into it. Its gradient at the logits is ``-(onehot(a_t) - pi(.|s_t)) * w_t``.
+    """
+    log_probs = tf.nn.log_softmax(logits, axis=-1)
+    taken = tf.gather(log_probs, actions, axis=-1, batch_dims=1)
+    return -taken * tf.stop_gradient(tf.cast(weights, taken.dtype))
+
+
+def softmax_entropy(logits: tf.Tensor) -> tf.Tensor:
+    """Entropy of each softmax distribution, ``[T, A] -> [T]`` (nats)."""
+    log_probs = tf.nn.log_softmax(logits, axis=-1)
+    return -tf.reduce_sum(tf.exp(log_probs) * log_probs, axis=-1)
+
+
+def gaussian_log_prob(mean: tf.Tensor, log_std: tf.Tensor, actions: tf.Tensor) -> tf.Tensor:
+    """Log-density of a diagonal Gaussian: mean ``[T, D]``, log_std ``[D]``, actions ``[T, D]``.
+
+    Returns ``[T]``: ``sum_d -0.5 ((a - mu) / sigma)^2 - log sigma - 0.5 log 2 pi``.
+    """
+    z = (actions - mean) * tf.exp(-log_std)
+    return tf.reduce_sum(-0.5 * tf.square(z) - log_std - 0.5 * _LOG_2PI, axis=-1)
+
+
+def gaussian_log_loss(
+    mean: tf.Tensor, log_std: tf.Tensor, actions: tf.Tensor, weights: tf.Tensor
+) -> tf.Tensor:
+    """REINFORCE pseudo-loss of a Gaussian policy, ``-log pi(a_t|s_t) * w_t``, shape ``[T]``."""
+    log_prob = gaussian_log_prob(mean, log_std, actions)
+    return -log_prob * tf.stop_gradient(tf.cast(weights, log_prob.dtype))
+
+
+def gaussian_entropy(log_std: tf.Tensor, num_examples: tf.Tensor) -> tf.Tensor:
+    """Entropy of the diagonal Gaussian, repeated ``num_examples`` times: ``[T]`` (nats)."""
+    entropy = tf.reduce_sum(log_std + 0.5 * (_LOG_2PI + 1.0))
+    return tf.fill([num_examples], entropy)
+
+
+def value_loss(values: tf.Tensor, returns: tf.Tensor) -> tf.Tensor:
+    """Squared error of the baseline, ``0.5 (G_t - V(s_t))^2``, shape ``[T]``."""
+    return 0.5 * tf.square(tf.stop_gradient(returns) - values)
+
+
+def normalize(x: tf.Tensor, eps: float = 1e-8) -> tf.Tensor:
+    """``(x - mean(x)) / (std(x) + eps)`` over the whole ``[T]`` batch (0 when ``T == 1``)."""
+    mean, variance = tf.nn.moments(x, axes=[0])
+    return (x - mean) / (tf.sqrt(variance) + eps)

@@ -12,6 +12,8 @@ import csv
 import time
 from pathlib import Path
 
+from rlkit.files import atomic_write_bytes
+
 METRICS_FILE = "metrics.csv"
 TENSORBOARD_DIR = "tensorboard"
 COLUMNS = ["kind", "step", "episode", "return", "length", "return_std"]
@@ -51,8 +53,6 @@ class MetricsLogger:
         """Keep only the header and the first ``rows`` data rows of ``metrics.csv``."""
         if self.run_dir is None:
             return
-        from rlkit.agents.base import atomic_write_bytes
-
         self._file.close()
         path = self.run_dir / METRICS_FILE
         lines = path.read_text().splitlines(keepends=True)

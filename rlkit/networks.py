@@ -1,19 +1,38 @@
-"""Network builders and their numpy mirrors for acting.
+"""Network builders: seeded Dense layers, MLP stacks, the observation torso, numpy mirrors.
 
-Acting one observation at a time through TensorFlow costs ~0.4 ms per call even
-inside ``tf.function``; the same MLP in numpy costs ~0.014 ms (docs/performance.md). So every
-network here is a stack of Dense layers whose weights can be snapshotted into a
-:class:`NumpyMLP` after each update, and acting reads the snapshot.
+Every network of every agent is built from the same pieces:
+
+- :func:`dense`: one seeded Dense layer (Glorot, Torch ``nn.Linear``, He-normal or zero
+  initialisation);
+- :func:`mlp_layers`: a stack of them with one seed per layer;
+- :func:`torso`: the seam between an observation and the layers above it: the input layer
+  built from the :class:`~rlkit.spaces.ObservationFormat` (a vector as it is, an uint8
+  image cast to float32 and divided by 255 inside the network) followed, for images, by
+  the Nature CNN's convolutions (channels last: TensorFlow's CPU kernels want NHWC);
+- :class:`NumpyMLP`: the one numpy mirror of an MLP, for acting.
+
+Acting one observation at a time through TensorFlow costs ~0.4 ms per call even inside
+``tf.function``; the same small MLP in numpy costs ~0.014 ms (docs/performance.md). So
+an MLP network is snapshotted into a :class:`NumpyMLP` after each block of updates and
+acting reads the snapshot; a convolutional network acts through one compiled call per
+(batched) step instead (:meth:`QNetwork.policy`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import keras
 import numpy as np
 
-INITS = ("glorot", "torch")
+from rlkit.spaces import IMAGE, ObservationFormat
+
+INITS = ("glorot", "torch", "he_normal", "zeros")
+
+#: the Nature DQN's convolutions (Mnih et al. 2015): (filters, kernel, stride), ReLU each
+NATURE_CNN = ((32, 8, 4), (64, 4, 2), (64, 3, 1))
+#: seed offset of the convolution layers inside a network's block of seeds
+CONV_SEED_OFFSET = 100
 
 
 def dense(
@@ -29,17 +48,30 @@ def dense(
 
     Kernel and bias are drawn from ``U(-final_scale, final_scale)`` when ``final_scale``
     is given (DDPG's output layers); otherwise ``init="glorot"`` (Keras' default) gives a
-    Glorot-uniform kernel and a zero bias, and ``init="torch"`` PyTorch's ``nn.Linear``
+    Glorot-uniform kernel and a zero bias, ``init="torch"`` PyTorch's ``nn.Linear``
     default, kernel and bias both ``U(-1/sqrt(fan_in), 1/sqrt(fan_in))`` (``fan_in``: the
-    layer's input width).
+    layer's input width), ``init="he_normal"`` a He-normal kernel and zero bias and
+    ``init="zeros"`` zeros for both.
 
     Seeding: the kernel uses ``seed``; a drawn bias uses ``seed + 1`` for ``final_scale``
     (callers space those seeds by 2) and ``seed + 500`` for ``init="torch"`` (callers
     number consecutive layers ``seed, seed + 1, ...``). Two tensors must never share a
     seed: Keras' seeded draws would then be the same numbers, rescaled.
     """
+    kernel, bias = _initializers(seed, final_scale, init, fan_in)
+    return keras.layers.Dense(
+        units, activation=activation, kernel_initializer=kernel, bias_initializer=bias, name=name
+    )
+
+
+def _initializers(seed: int, final_scale: float, init: str, fan_in: int):
+    """(kernel, bias) initialisers of :func:`dense` and :func:`conv2d`."""
     if init not in INITS:
         raise ValueError(f"init must be one of {', '.join(INITS)}, got {init!r}")
+    if init == "zeros":
+        return "zeros", "zeros"
+    if init == "he_normal":
+        return keras.initializers.HeNormal(seed=seed), "zeros"
     bias_seed = seed + 1
     if init == "torch" and final_scale <= 0:
         if fan_in <= 0:
@@ -48,27 +80,97 @@ def dense(
     if final_scale > 0:
         kernel = keras.initializers.RandomUniform(-final_scale, final_scale, seed=seed)
         bias = keras.initializers.RandomUniform(-final_scale, final_scale, seed=bias_seed)
-    else:
-        kernel, bias = keras.initializers.GlorotUniform(seed=seed), "zeros"
-    return keras.layers.Dense(
-        units, activation=activation, kernel_initializer=kernel, bias_initializer=bias, name=name
+        return kernel, bias
+    return keras.initializers.GlorotUniform(seed=seed), "zeros"
+
+
+def conv2d(
+    filters: int, kernel_size: int, stride: int, seed: int, name: str, init: str, fan_in: int
+) -> keras.layers.Conv2D:
+    """A seeded ReLU convolution (``"valid"`` padding, channels last); init as :func:`dense`."""
+    kernel, bias = _initializers(seed, 0.0, init, fan_in)
+    return keras.layers.Conv2D(
+        filters,
+        kernel_size,
+        strides=stride,
+        activation="relu",
+        kernel_initializer=kernel,
+        bias_initializer=bias,
+        name=name,
     )
 
 
-class QNetwork:
-    """An MLP ``Q(s, .)``: ``[B, obs_dim] -> [B, num_actions]``, optionally dueling.
+def mlp_layers(
+    sizes: Sequence[int],
+    seed: int,
+    name: str,
+    init: str = "glorot",
+    fan_in: int = 0,
+    seed_stride: int = 1,
+) -> list[keras.layers.Dense]:
+    """ReLU Dense layers of ``sizes``; layer ``i`` is seeded ``seed + seed_stride * i``.
 
-    Dueling head (Wang et al. 2016): ``Q = V(s) + A(s, a) - mean_a A(s, a)``.
+    ``fan_in`` is the width of the first layer's input (needed by ``init="torch"``).
+    """
+    fan_ins = [fan_in, *sizes]
+    return [
+        dense(units, "relu", seed + seed_stride * i, f"{name}_hidden{i}", init=init,
+              fan_in=fan_ins[i])
+        for i, units in enumerate(sizes)
+    ]  # fmt: skip
+
+
+def apply_layers(x, layers: Sequence[keras.layers.Layer]):
+    """``layers[-1](...layers[0](x))``."""
+    for layer in layers:
+        x = layer(x)
+    return x
+
+
+def torso(obs_format: ObservationFormat, seed: int, name: str, init: str = "torch"):
+    """The input layer and features of a network on observations of ``obs_format``.
+
+    Returns ``(inputs, features, width, conv_layers)``: the ``keras.Input`` (the stored
+    shape and dtype: ``[B, D]`` float32 or ``[B, H, W, C]`` e.g. uint8), the features above
+    it (the input itself for vectors; for images ``x / 255`` through the Nature CNN and
+    flattened: ``[B, 3136]`` for 84x84), their width, and the convolution layers (empty for
+    vectors). Convolutions are seeded from ``seed + CONV_SEED_OFFSET``.
+    """
+    inputs = keras.Input(obs_format.shape, dtype=obs_format.dtype, name=f"{name}_obs")
+    if obs_format.kind != IMAGE:
+        return inputs, inputs, obs_format.size, []
+    x = keras.ops.cast(inputs, "float32")
+    if obs_format.scale != 1.0:
+        x = x / obs_format.scale
+    channels = obs_format.shape[-1]
+    convs = []
+    for i, (filters, size, stride) in enumerate(NATURE_CNN):
+        convs.append(
+            conv2d(filters, size, stride, seed + CONV_SEED_OFFSET + i, f"{name}_conv{i}", init,
+                   fan_in=size * size * channels)
+        )  # fmt: skip
+        channels = filters
+    x = keras.layers.Flatten(name=f"{name}_flatten")(apply_layers(x, convs))
+    return inputs, x, int(x.shape[-1]), convs
+
+
+class QNetwork:
+    """``Q(s, .)``: ``[B, *obs_shape] -> [B, num_actions]``, optionally dueling.
+
+    A torso (:func:`torso`: nothing for vectors, the Nature CNN for images), ReLU hidden
+    layers, and a linear head; dueling (Wang et al. 2016): ``Q = V(s) + A(s, a) - mean_a
+    A(s, a)``. With ``obs_format`` an integer the input is a float32 vector of that width.
 
     Attributes:
         model: the Keras model.
+        convs: the convolution layers (empty for vector observations).
         hidden: the hidden Dense layers (ReLU), in order.
         heads: ``[output]`` or ``[value, advantage]`` when dueling.
     """
 
     def __init__(
         self,
-        obs_dim: int,
+        obs_format: ObservationFormat | int,
         num_actions: int,
         hidden_sizes: Sequence[int],
         dueling: bool = False,
@@ -76,59 +178,96 @@ class QNetwork:
         name: str = "q",
         init: str = "glorot",
     ) -> None:
+        if isinstance(obs_format, int):
+            from rlkit.spaces import vector_format
+
+            obs_format = vector_format(obs_format)
         self.dueling = dueling
-        fan_ins = [obs_dim, *hidden_sizes]
-        self.hidden = [
-            dense(units, "relu", seed * 1000 + i, f"{name}_hidden{i}", init=init, fan_in=fan_ins[i])
-            for i, units in enumerate(hidden_sizes)
-        ]
-        last = fan_ins[-1]
-        inputs = keras.Input((obs_dim,), name=f"{name}_obs")
-        x = inputs
-        for layer in self.hidden:
-            x = layer(x)
+        base = seed * 1000
+        inputs, x, width, self.convs = torso(obs_format, base, name, init)
+        self.hidden = mlp_layers(hidden_sizes, base, name, init, fan_in=width)
+        x = apply_layers(x, self.hidden)
+        last = hidden_sizes[-1] if hidden_sizes else width
         if dueling:
             self.heads = [
-                dense(1, None, seed * 1000 + 998, f"{name}_value", init=init, fan_in=last),
-                dense(
-                    num_actions,
-                    None,
-                    seed * 1000 + 999,
-                    f"{name}_advantage",
-                    init=init,
-                    fan_in=last,
-                ),
-            ]
+                dense(1, None, base + 998, f"{name}_value", init=init, fan_in=last),
+                dense(num_actions, None, base + 999, f"{name}_advantage", init=init,
+                      fan_in=last),
+            ]  # fmt: skip
             value, advantage = self.heads[0](x), self.heads[1](x)
             outputs = value + advantage - keras.ops.mean(advantage, axis=1, keepdims=True)
         else:
-            self.heads = [
-                dense(num_actions, None, seed * 1000 + 999, f"{name}_out", init=init, fan_in=last)
-            ]
+            self.heads = [dense(num_actions, None, base + 999, f"{name}_out", init=init,
+                                fan_in=last)]  # fmt: skip
             outputs = self.heads[0](x)
         self.model = keras.Model(inputs, outputs, name=name)
+        self._compiled_policy = None
 
     @property
     def variables(self) -> list:
         return self.model.trainable_variables
 
     def numpy_snapshot(self) -> NumpyMLP:
-        """A numpy copy of the current weights that computes the same ``Q(s, .)``."""
-        return NumpyMLP(
-            [(layer.kernel.numpy(), layer.bias.numpy()) for layer in self.hidden],
-            [(layer.kernel.numpy(), layer.bias.numpy()) for layer in self.heads],
-        )
+        """A numpy copy of the current weights that computes the same ``Q(s, .)`` (MLP only)."""
+        if self.convs:
+            raise TypeError("a convolutional Q network has no numpy mirror; use policy()")
+        return NumpyMLP.from_layers(self.hidden, self.heads)
+
+    def policy(self) -> Callable[[np.ndarray], np.ndarray]:
+        """``obs -> Q(s, .)`` for acting: the numpy mirror of an MLP (re-take it after each
+        update), or one compiled TensorFlow call per batch for a convolutional network
+        (it reads the live weights)."""
+        if not self.convs:
+            return self.numpy_snapshot()
+        if self._compiled_policy is None:
+            from rlkit.compiled import CompiledFunction
+
+            compiled = CompiledFunction(lambda obs: self.model(obs))
+            obs_rank = len(self.model.inputs[0].shape) - 1
+
+            def q_values(obs: np.ndarray) -> np.ndarray:
+                single = obs.ndim == obs_rank
+                out = compiled(obs[None] if single else obs).numpy()
+                return out[0] if single else out
+
+            self._compiled_policy = q_values
+        return self._compiled_policy
 
 
 class NumpyMLP:
-    """ReLU MLP forward pass in numpy: ``[B, obs_dim]`` or ``[obs_dim]`` -> outputs.
+    """The numpy forward pass of a ReLU MLP: ``[B, D]`` or ``[D]`` -> outputs.
 
-    ``heads`` holds one output layer, or two (value, advantage) for a dueling head.
+    ``hidden``: ``(kernel, bias)`` of each ReLU layer; ``heads``: one output layer, or two
+    (value, advantage) for a dueling head; ``output``: applied to a single head's linear
+    output (e.g. DDPG's tanh rescaled to the action bounds).
     """
 
-    def __init__(self, hidden: list[tuple[np.ndarray, np.ndarray]], heads) -> None:
+    def __init__(
+        self,
+        hidden: list[tuple[np.ndarray, np.ndarray]],
+        heads,
+        output: Callable[[np.ndarray], np.ndarray] | None = None,
+    ) -> None:
         self.hidden = hidden
         self.heads = heads
+        self.output = output
+
+    @classmethod
+    def from_layers(cls, hidden, heads, output=None) -> NumpyMLP:
+        """A mirror of Keras Dense layers with their current weights."""
+        return cls.from_arrays(
+            [w.numpy() for layer in (*hidden, *heads) for w in (layer.kernel, layer.bias)],
+            num_heads=len(heads),
+            output=output,
+        )
+
+    @classmethod
+    def from_arrays(cls, arrays: Sequence[np.ndarray], num_heads: int = 1, output=None):
+        """A mirror from ``[kernel_0, bias_0, ..., kernel_out, bias_out]`` (see
+        :func:`layer_weights`)."""
+        arrays = [np.asarray(a) for a in arrays]
+        pairs = [(arrays[i], arrays[i + 1]) for i in range(0, len(arrays), 2)]
+        return cls(pairs[:-num_heads], pairs[-num_heads:], output)
 
     def __call__(self, obs: np.ndarray) -> np.ndarray:
         x = obs
@@ -136,7 +275,13 @@ class NumpyMLP:
             x = np.maximum(x @ kernel + bias, 0.0)
         if len(self.heads) == 1:
             kernel, bias = self.heads[0]
-            return x @ kernel + bias
+            y = x @ kernel + bias
+            return y if self.output is None else self.output(y)
         (vk, vb), (ak, ab) = self.heads
         advantage = x @ ak + ab
         return x @ vk + vb + advantage - advantage.mean(axis=-1, keepdims=True)
+
+
+def layer_weights(layers: Sequence[keras.layers.Dense]) -> list:
+    """``[kernel_0, bias_0, ...]`` of Dense layers: the order :meth:`NumpyMLP.from_arrays` takes."""
+    return [w for layer in layers for w in (layer.kernel, layer.bias)]

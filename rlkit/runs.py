@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rlkit.agents.base import atomic_write_bytes
 from rlkit.config import make_config, non_negative, option, positive, seed_range, to_dict
 from rlkit.errors import UsageError
+from rlkit.files import atomic_write_bytes
 
 CONFIG_FILE = "config.toml"
 SUMMARY_FILE = "summary.json"

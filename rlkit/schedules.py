@@ -1,4 +1,4 @@
-"""DQN3.0's linear schedules (exploration epsilon, learning rate)."""
+"""Schedules: DQN3.0's linear annealing (epsilon, learning rate) and periodic events."""
 
 from __future__ import annotations
 
@@ -31,3 +31,12 @@ def blocks_due(before: int, now: int, every: int, start: int) -> int:
     if now < start:
         return 0
     return max(0, now // every - max(before, start - 1) // every)
+
+
+def crossed(before: int, now: int, every: int) -> bool:
+    """Did the step count pass a multiple of ``every`` going from ``before`` to ``now``?
+
+    Periodic events (target copies, evaluations, checkpoints) use this rather than
+    ``now % every == 0``, so that steps advancing by N (vector envs) miss none.
+    """
+    return now // every > before // every

@@ -7,6 +7,7 @@ environment before paying for that import.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -16,28 +17,83 @@ from rlkit.errors import UsageError
 
 Encoder = Callable[[np.ndarray], np.ndarray]
 
+#: network inputs of these kinds
+VECTOR, ONE_HOT, IMAGE = "vector", "one_hot", "image"
 
-def observation_encoder(space: spaces.Space, agent: str = "this agent") -> tuple[Encoder, int]:
-    """A function mapping observations to float32 vectors, and the vector length.
 
-    ``Box`` observations are flattened; ``Discrete`` ones one-hot encoded. The
-    encoder takes one observation or a batch (leading axis) and keeps that axis.
+@dataclass(frozen=True)
+class ObservationFormat:
+    """How observations are stored in replay and fed to a network.
+
+    Attributes:
+        kind: ``"vector"`` (a Box flattened to ``[D]``), ``"one_hot"`` (a Discrete space
+            as ``[n]`` float32) or ``"image"`` (a 3-D Box ``[H, W, C]``, channels last, kept
+            as it is: an uint8 image stays uint8 in replay, 1 byte per pixel).
+        shape: one stored observation, e.g. ``(4,)`` or ``(84, 84, 4)``.
+        dtype: the stored dtype: float32 for vectors and one-hot, the space's own dtype for
+            images.
+        encode: maps one observation or a batch (leading axis) to ``shape`` / ``dtype``.
+    """
+
+    kind: str
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    encode: Encoder
+
+    @property
+    def size(self) -> int:
+        """Numbers in one observation (the input width of an MLP)."""
+        return int(np.prod(self.shape))
+
+    @property
+    def scale(self) -> float:
+        """What the network divides inputs by: 255 for uint8 images, else 1."""
+        return 255.0 if self.kind == IMAGE and self.dtype == np.uint8 else 1.0
+
+
+def _reshaper(shape: tuple[int, ...], dtype, space_shape: tuple[int, ...]) -> Encoder:
+    def encode(obs: np.ndarray) -> np.ndarray:
+        obs = np.asarray(obs, dtype=dtype)
+        if obs.shape == space_shape:
+            return obs.reshape(shape)
+        return obs.reshape((-1, *shape))
+
+    return encode
+
+
+def observation_format(
+    space: spaces.Space, agent: str = "this agent", images: bool = False
+) -> ObservationFormat:
+    """The :class:`ObservationFormat` of ``space``.
+
+    ``Box`` observations are flattened to float32 vectors, ``Discrete`` ones one-hot
+    encoded; with ``images=True`` (agents with a convolutional torso) a 3-D ``Box`` is kept
+    as an ``[H, W, C]`` image in its own dtype. Anything else raises :class:`UsageError`.
     """
     if isinstance(space, spaces.Box):
         shape = tuple(space.shape)
+        if len(shape) == 3:
+            if not images:
+                raise UsageError(
+                    f"{agent} takes vector observations, but the environment gives images "
+                    f"{shape}; use dqn for pixels, or flatten them "
+                    "(gymnasium.wrappers.FlattenObservation)"
+                )
+            return ObservationFormat(
+                IMAGE, shape, np.dtype(space.dtype), _reshaper(shape, space.dtype, shape)
+            )
         dim = int(np.prod(shape)) if shape else 1
-
-        def encode_box(obs: np.ndarray) -> np.ndarray:
-            obs = np.asarray(obs, dtype=np.float32)
-            if obs.shape == shape:
-                return obs.reshape(dim)
-            return obs.reshape(-1, dim)
-
-        return encode_box, dim
+        dtype = np.dtype(np.float32)
+        return ObservationFormat(VECTOR, (dim,), dtype, _reshaper((dim,), dtype, shape))
     if isinstance(space, spaces.Discrete):
         n, start = int(space.n), int(space.start)
         eye = np.eye(n, dtype=np.float32)
-        return (lambda obs: eye[np.asarray(obs, dtype=np.int64) - start]), n
+        return ObservationFormat(
+            ONE_HOT,
+            (n,),
+            np.dtype(np.float32),
+            lambda obs: eye[np.asarray(obs, dtype=np.int64) - start],
+        )
     raise UsageError(
         f"{agent} needs a Box or Discrete observation space, got {space}; "
         "wrap the environment to flatten its observations (gymnasium.wrappers.FlattenObservation)"
@@ -93,3 +149,11 @@ def space_from_dict(data: dict[str, Any]) -> spaces.Space:
             dtype=data["dtype"],
         )
     raise ValueError(f"unknown space type {data['type']!r}")
+
+
+def vector_format(dim: int) -> ObservationFormat:
+    """The format of float32 vector observations of width ``dim``."""
+    shape = (int(dim),)
+    return ObservationFormat(
+        VECTOR, shape, np.dtype(np.float32), _reshaper(shape, np.float32, shape)
+    )

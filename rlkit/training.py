@@ -21,8 +21,10 @@ from typing import Any
 
 import numpy as np
 
+from rlkit import seeding
 from rlkit.errors import UsageError
 from rlkit.metrics import MetricsLogger
+from rlkit.schedules import crossed
 
 CHECKPOINT_DIR = "checkpoints"
 BEST_DIR = "best"
@@ -180,9 +182,9 @@ class Trainer:
                         | {f"train/{k}": v for k, v in agent.diagnostics().items()},
                     )
                     last_rate_step, last_rate_time = state.step, now
-                if self.eval_every and _crossed(before, state.step, self.eval_every):
+                if self.eval_every and crossed(before, state.step, self.eval_every):
                     info["eval"] = self.evaluate_now()
-                if self.checkpoint_every and _crossed(before, state.step, self.checkpoint_every):
+                if self.checkpoint_every and crossed(before, state.step, self.checkpoint_every):
                     self.checkpoint()
                 history.steps = state.step
                 history.seconds = time.perf_counter() - start
@@ -273,8 +275,8 @@ class Trainer:
     def evaluate_now(self) -> tuple[float, float]:
         """Greedy evaluation on ``eval_env``; logs it and keeps the best model."""
         state = self.state
-        eval_seed = self.seed + 1_000_000 + 1_000 * state.evaluations
-        returns = episode_returns(self.agent, self.eval_env, self.eval_episodes, seed=eval_seed)
+        seed = seeding.eval_seed(self.seed, state.evaluations)
+        returns = episode_returns(self.agent, self.eval_env, self.eval_episodes, seed=seed)
         mean, std = float(np.mean(returns)), float(np.std(returns))
         state.evaluations += 1
         self.history.evaluations.append((state.step, mean, std))
@@ -343,8 +345,9 @@ class Trainer:
         if restored_env and trainer.state.obs is not None:
             trainer._obs = np.asarray(trainer.state.obs, dtype=env.observation_space.dtype)
         else:  # no pickled env: start a fresh episode
-            trainer.env.action_space.seed(trainer.seed + trainer.state.step)
-            trainer._obs, _ = trainer.env.reset(seed=trainer.seed + trainer.state.step)
+            restart = seeding.restart_seed(trainer.seed, trainer.state.step)
+            trainer.env.action_space.seed(restart)
+            trainer._obs, _ = trainer.env.reset(seed=restart)
             n = trainer.num_envs
             trainer.state.episode_return = [0.0] * n if n else 0.0
             trainer.state.episode_length = [0] * n if n else 0
@@ -352,11 +355,6 @@ class Trainer:
 
     def close(self) -> None:
         self.logger.close()
-
-
-def _crossed(before: int, after: int, every: int) -> bool:
-    """Did the step count pass a multiple of ``every`` going from ``before`` to ``after``?"""
-    return after // every > before // every
 
 
 def _history_to_dict(history: TrainHistory) -> dict[str, Any]:

@@ -381,8 +381,9 @@ def test_save_and_load_round_trip(tmp_path):
     }  # fmt: skip
     obs = np.random.default_rng(0).normal(size=(7, 3)).astype(np.float32)
     np.testing.assert_array_equal(agent.act(obs, explore=False), loaded.act(obs, explore=False))
-    assert set(agent.optimizers()) == {"actor", "critic"}
-    assert set(agent.rngs()) == {"explore", "noise"} and set(agent.memories()) == {"replay"}
+    state = agent.state()
+    assert set(state["optimizer"]) == {"actor", "critic"}
+    assert set(state["rngs"]) == {"explore", "noise"} and set(state["memory"]) == {"replay"}
 
 
 def test_rejects_discrete_and_unbounded_actions():

@@ -330,8 +330,9 @@ def test_save_load_round_trip(tmp_path):
     np.testing.assert_array_equal(loaded.action_probabilities(obs), agent.action_probabilities(obs))
     np.testing.assert_array_equal(loaded._value(obs), agent._value(obs))
     assert set(agent.checkpoint_variables()) == {"policy", "value"}
-    assert set(agent.optimizers()) == {"policy", "value"}
-    assert agent.memories() == {"episodes": agent.memory} and "explore" in agent.rngs()
+    state = agent.state()
+    assert set(state["optimizer"]) == {"policy", "value"}
+    assert state["memory"] == {"episodes": agent.memory} and "explore" in state["rngs"]
 
     bandit = Reinforce.from_env(gym.make(ENV_ID), seed=0)
     rlkit.train(bandit, gym.make(ENV_ID), steps=20)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -12,25 +11,11 @@ import numpy as np
 
 from rlkit import config as configs
 from rlkit.errors import UsageError
+from rlkit.files import atomic_write_bytes
 from rlkit.spaces import space_from_dict, space_to_dict
 
 AGENT_FILE = "agent.json"
 WEIGHTS_FILE = "weights.npz"
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file and a rename: never half-written."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 class Agent:
@@ -84,27 +69,49 @@ class Agent:
         raise NotImplementedError
 
     # -- what a full checkpoint (exact resume) holds besides the weights ---------------------
-    #: integer attributes that count progress (steps, updates, episodes ...)
-    counter_names: ClassVar[tuple[str, ...]] = ("num_steps",)
+    def state(self) -> dict[str, dict[str, Any]]:
+        """The live state a checkpoint keeps besides the weights, as one tree.
 
-    def optimizers(self) -> dict[str, Any]:
-        """``{name: Keras optimizer}`` whose slots a checkpoint keeps."""
-        return {}
+        ``{"counters": {name: int}, "rngs": {name: np.random.Generator},
+        "optimizer": {name: Keras optimizer}, "memory": {name: ReplayMemory},
+        "extra": {name: JSON value}}``. :mod:`rlkit.checkpoint` writes it (arrays to
+        ``state.npz``, the rest to ``state.json``) and hands the saved values back to
+        :meth:`load_state`.
+        """
+        return {
+            "counters": {"num_steps": self.num_steps},
+            "rngs": {},
+            "optimizer": {},
+            "memory": {},
+            "extra": {},
+        }
 
-    def rngs(self) -> dict[str, np.random.Generator]:
-        """``{name: generator}`` the agent draws from (exploration, noise ...)."""
-        return {}
+    def load_state(self, saved: dict[str, dict[str, Any]]) -> None:
+        """Restore what :meth:`state` described from its saved values, in place.
 
-    def memories(self) -> dict[str, Any]:
-        """``{name: ReplayMemory}`` the agent owns."""
-        return {}
+        ``saved`` has the same keys as :meth:`state` with plain values: counters as ints,
+        generator states as dicts, each optimizer's variables as a list of arrays, each
+        memory's ``state_dict``, the extra values. Raises ValueError on a mismatch.
+        """
+        live = self.state()
+        for name, optimizer in live["optimizer"].items():
+            values = saved["optimizer"][name]
+            if len(values) != len(optimizer.variables):
+                raise ValueError(f"optimizer {name} has {len(values)} slots")
+            for i, (variable, value) in enumerate(zip(optimizer.variables, values, strict=True)):
+                if tuple(value.shape) != tuple(variable.shape):
+                    raise ValueError(f"optimizer {name} slot {i} has shape {value.shape}")
+                variable.assign(value)
+        for name, memory in live["memory"].items():
+            memory.load_state_dict(saved["memory"][name])
+        for name, rng in live["rngs"].items():
+            rng.bit_generator.state = saved["rngs"][name]
+        self.load_scalars(saved["counters"], saved.get("extra", {}))
+        self.after_restore()
 
-    def extra_state(self) -> dict[str, Any]:
-        """Other JSON-serialisable state a checkpoint must keep (e.g. a noise process)."""
-        return {}
-
-    def load_extra_state(self, state: dict[str, Any]) -> None:
-        """Restore what :meth:`extra_state` returned."""
+    def load_scalars(self, counters: dict[str, int], extra: dict[str, Any]) -> None:
+        """Take back the counters and extra values of :meth:`state`."""
+        self.num_steps = int(counters["num_steps"])
 
     def diagnostics(self) -> dict[str, float]:
         """Scalars worth logging now (e.g. ``{"epsilon": 0.1}``)."""

@@ -26,54 +26,20 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from rlkit.actor_critic import ActionBounds, Actor, Critic, NumpyActor
+from rlkit import seeding
+from rlkit.actor_critic import ActionBounds, Actor, Critic
 from rlkit.agents import ddpg_config
-from rlkit.agents.base import Agent
 from rlkit.agents.ddpg_config import DDPGConfig
+from rlkit.agents.off_policy import OffPolicyAgent
 from rlkit.compiled import CompiledFunction
-from rlkit.gradients import UpdatePipeline, apply_gradients, transforms_from_config
+from rlkit.gradients import UpdatePipeline, transforms_from_config
+from rlkit.losses import bootstrap_target, smooth_target_action, squared_error
 from rlkit.noise import make_noise
 from rlkit.optimizers import make_optimizer
-from rlkit.replay import Batch, ReplayMemory
-from rlkit.schedules import blocks_due
-from rlkit.spaces import observation_encoder
-
-# -- targets and losses: pure functions, per-example tensors in and out ------------------------
+from rlkit.replay import Batch
 
 
-def bootstrap_target(
-    rewards: tf.Tensor, terminated: tf.Tensor, next_q: tf.Tensor, gamma: float
-) -> tf.Tensor:
-    """``y = stop_gradient(r + gamma * (1 - terminated) * next_q)``, shape ``[B]``.
-
-    Args:
-        rewards: ``[B]``.
-        terminated: ``[B]``, 1 where the MDP ended; a time-limit truncation is *not*
-            termination and still bootstraps.
-        next_q: ``Q'(s2, mu'(s2))`` from the target networks, ``[B]`` (TD3: the minimum
-            over the twin critics).
-        gamma: discount.
-    """
-    not_done = 1.0 - tf.cast(terminated, next_q.dtype)
-    return tf.stop_gradient(tf.cast(rewards, next_q.dtype) + gamma * not_done * next_q)
-
-
-def squared_error(q: tf.Tensor, target: tf.Tensor) -> tf.Tensor:
-    """Per-example critic loss ``(target - q)^2``, shape ``[B]`` (not reduced)."""
-    return tf.square(target - q)
-
-
-def smooth_target_action(
-    action: tf.Tensor, noise: tf.Tensor, low: np.ndarray, high: np.ndarray
-) -> tf.Tensor:
-    """TD3's target policy smoothing: ``clip(mu'(s2) + noise, low, high)``, ``[B, act_dim]``.
-
-    ``noise`` is already clipped and in action units (the agent draws it in numpy).
-    """
-    return tf.clip_by_value(action + noise, low, high)
-
-
-class DDPG(Agent):
+class DDPG(OffPolicyAgent):
     """Deep Deterministic Policy Gradient (optionally TD3) for bounded Box action spaces.
 
     Args:
@@ -94,14 +60,13 @@ class DDPG(Agent):
     name = "ddpg"
     config_class = DDPGConfig
 
-    def __init__(self, observation_space, action_space, config=None, seed: int = 0, **overrides):
-        super().__init__(observation_space, action_space, config, seed, **overrides)
+    def build(self, seed: int) -> None:
         cfg = self.config
-        self.encode, obs_dim = observation_encoder(observation_space, "ddpg")
-        self.action_shape = tuple(action_space.shape)
-        self._action_dtype = action_space.dtype
-        self.bounds = ActionBounds(action_space.low, action_space.high)
-        act_dim = self.bounds.dim
+        obs_dim = self.obs_format.size
+        self.action_shape = tuple(self.action_space.shape)
+        self._action_dtype = self.action_space.dtype
+        self.bounds = ActionBounds(self.action_space.low, self.action_space.high)
+        self.action_spec = ((self.bounds.dim,), np.float32)
         self.actor = Actor(obs_dim, self.bounds, cfg.actor_hidden_sizes, seed, "actor")
         self.critics = [
             Critic(obs_dim, self.bounds, cfg.critic_hidden_sizes, seed, f"critic{k}", index=k)
@@ -125,25 +90,18 @@ class DDPG(Agent):
         self._critic_sources = [[v.value for v in c.variables] for c in self.critics]
         self._ema_sources = self._actor_sources + [v for vs in self._critic_sources for v in vs]
         self.ema.apply(self._ema_sources)
-        # a stream of its own: default_rng(seed) is also what gymnasium seeds the env with
-        self.replay = ReplayMemory(
-            cfg.buffer_size, (obs_dim,), np.float32, (act_dim,), np.float32, [seed, 3]
-        )
-        self.rng = np.random.default_rng([seed, 1])  # random actions, target smoothing noise
         self.noise = make_noise(
             cfg.noise,
-            (act_dim,),
+            (self.bounds.dim,),
             cfg.noise_scale,
-            np.random.default_rng([seed, 2]),
+            seeding.generator(seed, "noise"),
             cfg.ou_theta,
             cfg.ou_dt,
         )
-        self.num_updates = 0  # critic gradient steps
         self.num_actor_updates = 0  # actor gradient steps (= EMA updates)
-        self._last_update_step = 0  # num_steps when update() last ran
         self._train_block = CompiledFunction(self._train_block_graph, cfg.jit_compile)
         self._update_targets = tf.function(self._ema_step)
-        self._policy: NumpyActor = self.actor.numpy_snapshot()
+        self._actor_weights = None  # the actor's weights as the last block returned them
 
     check_spaces = staticmethod(ddpg_config.check_spaces)
 
@@ -199,69 +157,40 @@ class DDPG(Agent):
         return action.reshape(self.action_shape if batch is None else (batch, *self.action_shape))
 
     # -- learning ----------------------------------------------------------------------------
-    def observe(self, obs, action, reward, next_obs, terminated, truncated) -> None:
-        """Store one transition; the exploration noise restarts when an episode ends."""
-        self.replay.add(
-            self.encode(obs),
-            np.asarray(action, np.float32).reshape(-1),
-            reward,
-            self.encode(next_obs),
-            terminated,
-            truncated,
-        )
-        self.num_steps += 1
-        if terminated or truncated:
+    def stored_action(self, action) -> np.ndarray:
+        return np.asarray(action, np.float32).reshape(-1)
+
+    def stored_actions(self, actions) -> np.ndarray:
+        return np.asarray(actions, np.float32).reshape(len(actions), -1)
+
+    def episodes_ended(self, indices: np.ndarray | None) -> None:
+        """The exploration noise restarts when an episode ends."""
+        if indices is None:
             self.noise.reset()
+        else:
+            self.noise.reset(indices)
 
-    def observe_batch(self, obs, actions, rewards, next_obs, terminated, truncated) -> None:
-        """Store ``N`` transitions (leading axis ``N``, e.g. from a vector env)."""
-        n = len(rewards)
-        self.replay.add_batch(
-            self.encode(obs),
-            np.asarray(actions, np.float32).reshape(n, -1),
-            np.asarray(rewards, np.float32),
-            self.encode(next_obs),
-            terminated,
-            truncated,
-        )
-        self.num_steps += n
-        ended = np.flatnonzero(np.logical_or(terminated, truncated))
-        if len(ended):
-            self.noise.reset(ended)
-
-    def update(self) -> dict[str, float] | None:
-        """Run the blocks of ``gradient_steps`` updates due since the last call.
-
-        A block runs each time the step count passes a multiple of ``train_freq`` (from
-        ``learning_starts`` on); with one environment that is ``step % train_freq == 0``.
-        Returns ``{"critic_loss", "actor_loss", "q"}`` averaged over the last block
-        (``q``: mean ``Q(s, a)`` of the sampled actions), or None when no update ran.
-        """
+    def learn(self, batch: Batch) -> dict[str, float]:
+        """One block of ``gradient_steps`` critic updates (and the actor's, every
+        ``policy_delay`` with TD3); ``{"critic_loss", "actor_loss", "q"}`` averaged over the
+        block (``q``: mean ``Q(s, a)`` of the sampled actions)."""
         cfg = self.config
-        before, t = self._last_update_step, self.num_steps
-        self._last_update_step = t
-        if len(self.replay) < cfg.batch_size:
-            return None
-        metrics = None
-        start = max(cfg.learning_starts, cfg.batch_size)
-        for _ in range(blocks_due(before, t, cfg.train_freq, start)):
-            batch = self.replay.sample(cfg.batch_size, cfg.gradient_steps)
-            smoothing = self._smoothing_noise(batch.rewards.shape)
-            critic_loss, actor_loss, q, actor_weights = self._train_block(
-                *self._tensors(batch), smoothing, np.int64(self.num_updates)
-            )
-            done = self.num_updates
-            self.num_updates += cfg.gradient_steps
-            delay = cfg.policy_delay if cfg.td3 else 1
-            self.num_actor_updates += self.num_updates // delay - done // delay
-            metrics = {
-                "critic_loss": float(critic_loss),
-                "actor_loss": float(actor_loss),
-                "q": float(q),
-            }
-        if metrics is not None:
-            self._policy = self.actor.to_numpy([w.numpy() for w in actor_weights])
-        return metrics
+        smoothing = self._smoothing_noise(batch.rewards.shape)
+        critic_loss, actor_loss, q, self._actor_weights = self._train_block(
+            *self._tensors(batch), smoothing, np.int64(self.num_updates)
+        )
+        done = self.num_updates
+        self.num_updates += cfg.gradient_steps
+        delay = cfg.policy_delay if cfg.td3 else 1
+        self.num_actor_updates += self.num_updates // delay - done // delay
+        return {"critic_loss": float(critic_loss), "actor_loss": float(actor_loss), "q": float(q)}
+
+    def refresh_policy(self) -> None:
+        if self._actor_weights is None:
+            self._policy = self.actor.numpy_snapshot()
+        else:  # returned by the block: cheaper than reading the variables again
+            self._policy = self.actor.to_numpy([w.numpy() for w in self._actor_weights])
+            self._actor_weights = None
 
     def _smoothing_noise(self, shape: tuple[int, ...]) -> np.ndarray:
         """TD3's clipped target noise in action units, ``[*shape, act_dim]`` (zeros for DDPG)."""
@@ -326,15 +255,13 @@ class DDPG(Agent):
     def _critic_step(self, obs, actions, rewards, next_obs, terminated, smoothing):
         with tf.GradientTape() as tape:
             loss, q = self._critic_loss(obs, actions, rewards, next_obs, terminated, smoothing)
-        grads = self.critic_pipeline.gradients(tape, loss)
-        apply_gradients(self.critic_pipeline.optimizer, grads, self.critic_pipeline.variables)
+        self.critic_pipeline.apply(self.critic_pipeline.gradients(tape, loss))
         return loss, q
 
     def _actor_step(self, obs):
         with tf.GradientTape() as tape:
             loss = self._actor_loss(obs)
-        grads = self.actor_pipeline.gradients(tape, loss)
-        apply_gradients(self.actor_pipeline.optimizer, grads, self.actor_pipeline.variables)
+        self.actor_pipeline.apply(self.actor_pipeline.gradients(tape, loss))
         self._ema_step()  # the target networks follow
         return loss
 
@@ -388,8 +315,6 @@ class DDPG(Agent):
         return self._actor_loss(tf.convert_to_tensor(self.encode(obs), tf.float32))
 
     # -- persistence -------------------------------------------------------------------------
-    counter_names = ("num_steps", "num_updates", "num_actor_updates")
-
     def checkpoint_variables(self) -> dict[str, list]:
         groups = {"actor": self.actor.variables, "actor_target": self.actor_target_variables}
         for k, critic in enumerate(self.critics):
@@ -397,27 +322,22 @@ class DDPG(Agent):
             groups[f"critic{k}_target"] = self.critic_target_variables(k)
         return groups
 
-    def optimizers(self) -> dict:
-        return {"actor": self.actor_pipeline.optimizer, "critic": self.critic_pipeline.optimizer}
-
-    def rngs(self) -> dict[str, np.random.Generator]:
-        return {"explore": self.rng, "noise": self.noise.rng}
-
-    def memories(self) -> dict[str, ReplayMemory]:
-        return {"replay": self.replay}
-
-    def extra_state(self) -> dict:
-        """The Ornstein-Uhlenbeck process state (mid-episode exploration noise)."""
-        extra = {"last_update_step": self._last_update_step}
+    def learner_state(self) -> dict:
+        """Both optimizers, the noise generator, the actor-update count and the
+        Ornstein-Uhlenbeck process state (mid-episode exploration noise)."""
         state = getattr(self.noise, "state", None)
-        return extra if state is None else {**extra, "noise_state": state.tolist()}
+        return {
+            "optimizer": {
+                "actor": self.actor_pipeline.optimizer,
+                "critic": self.critic_pipeline.optimizer,
+            },
+            "rngs": {"noise": self.noise.rng},
+            "counters": {"num_actor_updates": self.num_actor_updates},
+            "extra": {} if state is None else {"noise_state": state.tolist()},
+        }
 
-    def load_extra_state(self, state: dict) -> None:
-        if "noise_state" in state:
-            self.noise.state = np.asarray(state["noise_state"], np.float64)
-        self._last_update_step = int(state.get("last_update_step", self.num_steps))
-
-    def after_restore(self) -> None:
-        self._policy = self.actor.numpy_snapshot()
-        if self._last_update_step == 0:  # a loaded model: nothing is owed before num_steps
-            self._last_update_step = self.num_steps
+    def load_scalars(self, counters: dict, extra: dict) -> None:
+        super().load_scalars(counters, extra)
+        self.num_actor_updates = int(counters["num_actor_updates"])
+        if "noise_state" in extra:
+            self.noise.state = np.asarray(extra["noise_state"], np.float64)

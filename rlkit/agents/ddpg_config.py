@@ -84,6 +84,9 @@ class DDPGConfig:
     target_noise_clip: float = option(
         0.5, "TD3: clip the smoothing noise to +- this fraction of the half-range", non_negative
     )
+    reward_clip: float = option(
+        0.0, "clip rewards to +-reward_clip before storing (0 disables)", non_negative
+    )
     jit_compile: bool = option(True, "compile the fused update block with XLA")
 
 
@@ -92,11 +95,11 @@ def check_spaces(observation_space, action_space, env_id: str = "the environment
     import numpy as np
 
     from rlkit.errors import UsageError
-    from rlkit.spaces import observation_encoder, require_box_actions
+    from rlkit.spaces import observation_format, require_box_actions
 
     require_box_actions(action_space, "ddpg", env_id)
     if not np.all(action_space.high > action_space.low):
         raise UsageError(
             f"ddpg needs action bounds with low < high, but {env_id} has {action_space}"
         )
-    observation_encoder(observation_space, "ddpg")
+    observation_format(observation_space, "ddpg")

@@ -18,22 +18,22 @@ import tensorflow as tf
 
 from rlkit import losses
 from rlkit.agents import dqn_config
-from rlkit.agents.base import Agent
 from rlkit.agents.dqn_config import DQNConfig
+from rlkit.agents.off_policy import OffPolicyAgent
 from rlkit.compiled import CompiledFunction
-from rlkit.gradients import UpdatePipeline, apply_gradients, transforms_from_config
+from rlkit.gradients import UpdatePipeline, transforms_from_config
 from rlkit.networks import QNetwork
 from rlkit.optimizers import make_optimizer
-from rlkit.replay import Batch, ReplayMemory
-from rlkit.schedules import blocks_due, dqn3_epsilon, dqn3_linear
-from rlkit.spaces import observation_encoder
+from rlkit.replay import Batch
+from rlkit.schedules import crossed, dqn3_epsilon, dqn3_linear
 
 
-class DQN(Agent):
+class DQN(OffPolicyAgent):
     """Deep Q-Network agent for discrete action spaces.
 
     Args:
-        observation_space: ``Box`` (flattened) or ``Discrete`` (one-hot) observations.
+        observation_space: ``Box`` vectors (flattened), ``[H, W, C]`` images (a Nature CNN
+            torso; uint8 divided by 255 inside the network) or ``Discrete`` (one-hot).
         action_space: ``Discrete(n)``.
         config: a :class:`DQNConfig`; keyword arguments override its keys.
         seed: seeds weight initialisation, replay sampling and exploration.
@@ -41,32 +41,27 @@ class DQN(Agent):
 
     name = "dqn"
     config_class = DQNConfig
+    accepts_images = True
 
-    def __init__(self, observation_space, action_space, config=None, seed: int = 0, **overrides):
-        super().__init__(observation_space, action_space, config, seed, **overrides)
+    def build(self, seed: int) -> None:
         cfg = self.config
-        self.encode, obs_dim = observation_encoder(observation_space, "dqn")
-        self.num_actions = int(action_space.n)
-        self._action_start = int(action_space.start)
+        self.num_actions = int(self.action_space.n)
+        self._action_start = int(self.action_space.start)
+        self.action_spec = ((), np.int64)
         self.q, self.q_target = (
-            QNetwork(obs_dim, self.num_actions, cfg.hidden_sizes, cfg.dueling, seed, name, cfg.init)
+            QNetwork(self.obs_format, self.num_actions, cfg.hidden_sizes, cfg.dueling, seed, name,
+                     cfg.init)
             for name in ("q", "q_target")
-        )
+        )  # fmt: skip
         self.pipeline = UpdatePipeline(
             self.q.variables,
             make_optimizer(cfg.optimizer, cfg.learning_rate),
             transforms_from_config(cfg.max_grad_norm),
         )
-        # a stream of its own: default_rng(seed) is also what gymnasium seeds the env with
-        self.replay = ReplayMemory(cfg.buffer_size, (obs_dim,), np.float32, (), np.int64, [seed, 3])
-        self.rng = np.random.default_rng([seed, 1])  # exploration, apart from replay sampling
-        self.num_updates = 0
-        self._last_update_step = 0  # num_steps when update() last ran
         self._target_stale = False
         self._train_block = CompiledFunction(self._train_block_graph, cfg.jit_compile)
         self._sync_target_graph = tf.function(self._copy_online_to_target)
         self._copy_online_to_target()
-        self._policy = self.q.numpy_snapshot()
 
     check_spaces = staticmethod(dqn_config.check_spaces)
 
@@ -97,7 +92,7 @@ class DQN(Agent):
         return {"epsilon": self.epsilon, "learning_rate": self.learning_rate}
 
     def q_values(self, obs) -> np.ndarray:
-        """``Q(s, .)`` from the numpy copy of the online network: ``[A]`` or ``[N, A]``."""
+        """``Q(s, .)`` of the online network as acting sees it: ``[A]`` or ``[N, A]``."""
         return self._policy(self.encode(obs))
 
     def act(self, obs, explore: bool = True):
@@ -106,7 +101,7 @@ class DQN(Agent):
         ``obs`` is one observation (returns an int) or a batch (returns ``[N]`` ints).
         """
         x = self.encode(obs)
-        if x.ndim == 1:
+        if x.ndim == len(self.obs_format.shape):
             # as DQN3.0's eGreedy: the network runs only when the action is greedy
             if explore and self.rng.random() < self.epsilon:
                 return int(self.rng.integers(self.num_actions)) + self._action_start
@@ -121,66 +116,31 @@ class DQN(Agent):
         return actions + self._action_start
 
     # -- learning ----------------------------------------------------------------------------
-    def observe(self, obs, action, reward, next_obs, terminated, truncated) -> None:
-        """Store one transition and advance the step counter."""
-        if self.config.reward_clip > 0:
-            reward = float(np.clip(reward, -self.config.reward_clip, self.config.reward_clip))
-        self.replay.add(
-            self.encode(obs),
-            int(action) - self._action_start,
-            reward,
-            self.encode(next_obs),
-            terminated,
-            truncated,
-        )
-        self.num_steps += 1
+    def stored_action(self, action) -> int:
+        return int(action) - self._action_start
 
-    def observe_batch(self, obs, actions, rewards, next_obs, terminated, truncated) -> None:
-        """Store ``N`` transitions (leading axis ``N``, e.g. from a vector env)."""
-        rewards = np.asarray(rewards, dtype=np.float32)
-        if self.config.reward_clip > 0:
-            rewards = np.clip(rewards, -self.config.reward_clip, self.config.reward_clip)
-        self.replay.add_batch(
-            self.encode(obs),
-            np.asarray(actions) - self._action_start,
-            rewards,
-            self.encode(next_obs),
-            terminated,
-            truncated,
-        )
-        self.num_steps += len(rewards)
+    def stored_actions(self, actions) -> np.ndarray:
+        return np.asarray(actions) - self._action_start
 
-    def update(self) -> dict[str, float] | None:
-        """Run whatever is due since the last call: blocks of updates, then a target copy.
+    def learn(self, batch: Batch) -> dict[str, float]:
+        """One block of ``gradient_steps`` updates; ``{"loss", "q", "abs_delta"}`` averaged
+        over the block."""
+        if self.config.learning_rate_end >= 0:
+            self.pipeline.optimizer.learning_rate.assign(self.learning_rate)
+        loss, q, abs_delta = self._train_block(*self._tensors(batch))
+        self.num_updates += self.config.gradient_steps
+        self._target_stale = True
+        return {"loss": float(loss), "q": float(q), "abs_delta": float(abs_delta)}
 
-        A block of ``gradient_steps`` updates runs each time the step count passes a
-        multiple of ``train_freq`` (from ``learning_starts`` on), a target copy each
-        time it passes a multiple of ``target_update``, as DQN3.0 does; with one
-        environment that is ``step % train_freq == 0``. Returns ``{"loss", "q",
-        "abs_delta"}`` averaged over the last block, or None when no update ran.
-        """
+    def refresh_policy(self) -> None:
+        self._policy = self.q.policy()
+
+    def after_blocks(self, before: int, now: int) -> None:
+        """DQN3.0's hard target copy each time the step count passes a multiple of
+        ``target_update`` (and the online network changed since the last copy)."""
         cfg = self.config
-        metrics = None
-        before, t = self._last_update_step, self.num_steps
-        self._last_update_step = t
-        start = max(cfg.learning_starts, cfg.batch_size)
-        blocks = blocks_due(before, t, cfg.train_freq, start)
-        if len(self.replay) < cfg.batch_size:
-            blocks = 0
-        for _ in range(blocks):
-            if cfg.learning_rate_end >= 0:
-                self.pipeline.optimizer.learning_rate.assign(self.learning_rate)
-            batch = self.replay.sample(cfg.batch_size, cfg.gradient_steps)
-            loss, q, abs_delta = self._train_block(*self._tensors(batch))
-            self.num_updates += cfg.gradient_steps
-            self._target_stale = True
-            metrics = {"loss": float(loss), "q": float(q), "abs_delta": float(abs_delta)}
-        if blocks:
-            self._policy = self.q.numpy_snapshot()
-        crossed_target = t // cfg.target_update > before // cfg.target_update
-        if self._target_stale and cfg.target_tau == 0 and crossed_target:
+        if self._target_stale and cfg.target_tau == 0 and crossed(before, now, cfg.target_update):
             self.sync_target()
-        return metrics
 
     def sync_target(self) -> None:
         """Hard-copy the online weights into the target network."""
@@ -209,7 +169,7 @@ class DQN(Agent):
         # values for all K minibatches come from one large (and efficient) forward pass.
         all_next_q_target = None
         if self.config.target_tau == 0:
-            flat = tf.reshape(next_obs, [-1, tf.shape(next_obs)[-1]])
+            flat = tf.reshape(next_obs, [-1, *self.obs_format.shape])
             all_next_q_target = tf.reshape(
                 self.q_target.model(flat), [num_blocks, -1, self.num_actions]
             )
@@ -230,7 +190,7 @@ class DQN(Agent):
         grads, (loss, q, abs_delta) = self._gradients(
             obs, actions, rewards, next_obs, terminated, next_q_target
         )
-        apply_gradients(self.pipeline.optimizer, grads, self.pipeline.variables)
+        self.pipeline.apply(grads)
         tau = self.config.target_tau
         if tau > 0:
             for target, online in zip(self.q_target.variables, self.q.variables, strict=True):
@@ -300,28 +260,13 @@ class DQN(Agent):
         return grads
 
     # -- persistence -------------------------------------------------------------------------
-    counter_names = ("num_steps", "num_updates")
-
     def checkpoint_variables(self) -> dict[str, list]:
         return {"q": self.q.variables, "q_target": self.q_target.variables}
 
-    def optimizers(self) -> dict:
-        return {"q": self.pipeline.optimizer}
+    def learner_state(self) -> dict:
+        return {"optimizer": {"q": self.pipeline.optimizer},
+                "extra": {"target_stale": self._target_stale}}  # fmt: skip
 
-    def rngs(self) -> dict[str, np.random.Generator]:
-        return {"explore": self.rng}
-
-    def memories(self) -> dict[str, ReplayMemory]:
-        return {"replay": self.replay}
-
-    def extra_state(self) -> dict:
-        return {"target_stale": self._target_stale, "last_update_step": self._last_update_step}
-
-    def load_extra_state(self, state: dict) -> None:
-        self._target_stale = bool(state.get("target_stale", False))
-        self._last_update_step = int(state.get("last_update_step", self.num_steps))
-
-    def after_restore(self) -> None:
-        self._policy = self.q.numpy_snapshot()
-        if self._last_update_step == 0:  # a loaded model: nothing is owed before num_steps
-            self._last_update_step = self.num_steps
+    def load_scalars(self, counters: dict, extra: dict) -> None:
+        super().load_scalars(counters, extra)
+        self._target_stale = bool(extra.get("target_stale", False))

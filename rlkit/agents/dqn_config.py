@@ -66,7 +66,10 @@ class DQNConfig:
     )
     target_update: int = option(
         10,
-        "copy the online network to the target every this many steps (DQN3.0 target_q)",
+        "copy the online network to the target each time the step count passes a multiple "
+        "of this (DQN3.0 target_q), if it was updated since the last copy; updates come in "
+        "blocks every train_freq steps, so with target_update <= train_freq that is one "
+        "copy after every block",
         positive,
     )
     target_tau: float = option(
@@ -107,7 +110,7 @@ class DQNConfig:
 
 def check_spaces(observation_space, action_space, env_id: str = "the environment") -> None:
     """DQN needs discrete actions and Box or Discrete observations."""
-    from rlkit.spaces import observation_encoder, require_discrete_actions
+    from rlkit.spaces import observation_format, require_discrete_actions
 
     require_discrete_actions(action_space, "dqn", env_id)
-    observation_encoder(observation_space, "dqn")
+    observation_format(observation_space, "dqn", images=True)

@@ -26,105 +26,43 @@ import numpy as np
 import tensorflow as tf
 from gymnasium import spaces
 
+from rlkit import seeding
 from rlkit.agents import reinforce_config
 from rlkit.agents.base import Agent
 from rlkit.agents.reinforce_config import ReinforceConfig, resolve_preset
 from rlkit.gradients import UpdatePipeline, transforms_from_config
-from rlkit.networks import NumpyMLP
+from rlkit.losses import (
+    gaussian_entropy,
+    gaussian_log_loss,
+    normalize,
+    softmax_entropy,
+    softmax_log_loss,
+    value_loss,
+)
+from rlkit.networks import NumpyMLP, apply_layers, dense, layer_weights, mlp_layers
 from rlkit.optimizers import make_optimizer
 from rlkit.replay import Batch, ReplayMemory
 from rlkit.returns import returns_to_go
-from rlkit.spaces import observation_encoder
-
-_LOG_2PI = float(np.log(2.0 * np.pi))
-
-
-# -- pure per-example losses: tensors in, per-example tensors out -------------------------------
-def softmax_log_loss(logits: tf.Tensor, actions: tf.Tensor, weights: tf.Tensor) -> tf.Tensor:
-    """REINFORCE pseudo-loss of a softmax policy, ``-log pi(a_t|s_t) * w_t``, shape ``[T]``.
-
-    Args:
-        logits: ``[T, A]`` unnormalised log-probabilities.
-        actions: ``[T]`` int, the actions taken (0-based).
-        weights: ``[T]``, the return (or advantage) of each action; no gradient flows
-            into it. Its gradient at the logits is ``-(onehot(a_t) - pi(.|s_t)) * w_t``.
-    """
-    log_probs = tf.nn.log_softmax(logits, axis=-1)
-    taken = tf.gather(log_probs, actions, axis=-1, batch_dims=1)
-    return -taken * tf.stop_gradient(tf.cast(weights, taken.dtype))
-
-
-def softmax_entropy(logits: tf.Tensor) -> tf.Tensor:
-    """Entropy of each softmax distribution, ``[T, A] -> [T]`` (nats)."""
-    log_probs = tf.nn.log_softmax(logits, axis=-1)
-    return -tf.reduce_sum(tf.exp(log_probs) * log_probs, axis=-1)
-
-
-def gaussian_log_prob(mean: tf.Tensor, log_std: tf.Tensor, actions: tf.Tensor) -> tf.Tensor:
-    """Log-density of a diagonal Gaussian: mean ``[T, D]``, log_std ``[D]``, actions ``[T, D]``.
-
-    Returns ``[T]``: ``sum_d -0.5 ((a - mu) / sigma)^2 - log sigma - 0.5 log 2 pi``.
-    """
-    z = (actions - mean) * tf.exp(-log_std)
-    return tf.reduce_sum(-0.5 * tf.square(z) - log_std - 0.5 * _LOG_2PI, axis=-1)
-
-
-def gaussian_log_loss(
-    mean: tf.Tensor, log_std: tf.Tensor, actions: tf.Tensor, weights: tf.Tensor
-) -> tf.Tensor:
-    """REINFORCE pseudo-loss of a Gaussian policy, ``-log pi(a_t|s_t) * w_t``, shape ``[T]``."""
-    log_prob = gaussian_log_prob(mean, log_std, actions)
-    return -log_prob * tf.stop_gradient(tf.cast(weights, log_prob.dtype))
-
-
-def gaussian_entropy(log_std: tf.Tensor, num_examples: tf.Tensor) -> tf.Tensor:
-    """Entropy of the diagonal Gaussian, repeated ``num_examples`` times: ``[T]`` (nats)."""
-    entropy = tf.reduce_sum(log_std + 0.5 * (_LOG_2PI + 1.0))
-    return tf.fill([num_examples], entropy)
-
-
-def value_loss(values: tf.Tensor, returns: tf.Tensor) -> tf.Tensor:
-    """Squared error of the baseline, ``0.5 (G_t - V(s_t))^2``, shape ``[T]``."""
-    return 0.5 * tf.square(tf.stop_gradient(returns) - values)
-
-
-def normalize(x: tf.Tensor, eps: float = 1e-8) -> tf.Tensor:
-    """``(x - mean(x)) / (std(x) + eps)`` over the whole ``[T]`` batch (0 when ``T == 1``)."""
-    mean, variance = tf.nn.moments(x, axes=[0])
-    return (x - mean) / (tf.sqrt(variance) + eps)
+from rlkit.spaces import observation_format
 
 
 # -- networks -----------------------------------------------------------------------------------
 class PolicyMLP:
     """A ReLU MLP ``[B, in_dim] -> [B, out_dim]`` whose output layer starts at exactly zero.
 
-    Hidden layers use He-normal kernels (the source's ``he_normal``) and zero biases. The
-    zero output kernel and bias make every softmax output equal at the start (each action
-    equally likely), a Gaussian mean start at the centre of the action box, a value start
-    at 0.
+    Hidden layers use He-normal kernels (the source's ``he_normal``; layer ``i`` seeded
+    ``seed + i``) and zero biases. The zero output kernel and bias make every softmax
+    output equal at the start (each action equally likely), a Gaussian mean start at the
+    centre of the action box, a value start at 0.
     """
 
     def __init__(
         self, in_dim: int, out_dim: int, hidden_sizes: Sequence[int], seed: int, name: str
     ) -> None:
-        self.hidden = [
-            keras.layers.Dense(
-                units,
-                activation="relu",
-                kernel_initializer=keras.initializers.HeNormal(seed=seed + i),
-                bias_initializer="zeros",
-                name=f"{name}_hidden{i}",
-            )
-            for i, units in enumerate(hidden_sizes)
-        ]
-        self.head = keras.layers.Dense(
-            out_dim, kernel_initializer="zeros", bias_initializer="zeros", name=f"{name}_out"
-        )
+        self.hidden = mlp_layers(hidden_sizes, seed, name, init="he_normal")
+        self.head = dense(out_dim, None, seed, f"{name}_out", init="zeros")
         inputs = keras.Input((in_dim,), name=f"{name}_obs")
-        x = inputs
-        for layer in self.hidden:
-            x = layer(x)
-        self.model = keras.Model(inputs, self.head(x), name=name)
+        self.model = keras.Model(inputs, self.head(apply_layers(inputs, self.hidden)), name=name)
 
     @property
     def variables(self) -> list:
@@ -132,17 +70,16 @@ class PolicyMLP:
 
     def layer_weights(self) -> list:
         """``[kernel_0, bias_0, ..., kernel_out, bias_out]``, the order :meth:`to_numpy` takes."""
-        return [w for layer in (*self.hidden, self.head) for w in (layer.kernel, layer.bias)]
+        return layer_weights([*self.hidden, self.head])
 
     @staticmethod
     def to_numpy(arrays: Sequence[np.ndarray]) -> NumpyMLP:
         """A :class:`NumpyMLP` from the arrays of :meth:`layer_weights`, in that order."""
-        pairs = [(arrays[i], arrays[i + 1]) for i in range(0, len(arrays), 2)]
-        return NumpyMLP(pairs[:-1], pairs[-1:])
+        return NumpyMLP.from_arrays(arrays)
 
     def numpy_snapshot(self) -> NumpyMLP:
         """A numpy copy of the current weights computing the same outputs."""
-        return self.to_numpy([w.numpy() for w in self.layer_weights()])
+        return NumpyMLP.from_layers(self.hidden, [self.head])
 
 
 def _softmax(logits: np.ndarray) -> np.ndarray:
@@ -169,7 +106,8 @@ class Reinforce(Agent):
     def __init__(self, observation_space, action_space, config=None, seed: int = 0, **overrides):
         super().__init__(observation_space, action_space, config, seed, **overrides)
         self.config = cfg = resolve_preset(self.config, observation_space)
-        self.encode, obs_dim = observation_encoder(observation_space, "reinforce")
+        self.obs_format = observation_format(observation_space, "reinforce")
+        self.encode, obs_dim = self.obs_format.encode, self.obs_format.size
         self.discrete = isinstance(action_space, spaces.Discrete)
         if self.discrete:
             self.num_actions = int(action_space.n)
@@ -184,7 +122,9 @@ class Reinforce(Agent):
             self._center, self._half_range = (high + low) / 2, (high - low) / 2
             out_dim, action_shape, action_dtype = self.action_dim, (self.action_dim,), np.float32
             action_spec = tf.TensorSpec([None, self.action_dim], tf.float32)
-        self.policy = PolicyMLP(obs_dim, out_dim, cfg.hidden_sizes, seed * 1000, "policy")
+        self.policy = PolicyMLP(
+            obs_dim, out_dim, cfg.hidden_sizes, seeding.network_seed(seed, "policy"), "policy"
+        )
         policy_variables = list(self.policy.variables)
         self.log_std = None
         if not self.discrete:
@@ -198,14 +138,16 @@ class Reinforce(Agent):
         )
         self.value = self.value_pipeline = None
         if cfg.baseline:
-            self.value = PolicyMLP(obs_dim, 1, cfg.value_hidden_sizes, seed * 1000 + 500, "value")
+            self.value = PolicyMLP(
+                obs_dim, 1, cfg.value_hidden_sizes, seeding.network_seed(seed, "value"), "value"
+            )
             self.value_pipeline = UpdatePipeline(
                 self.value.variables, make_optimizer(cfg.optimizer, cfg.value_learning_rate), clip
             )
         self.memory = ReplayMemory(
             cfg.buffer_size, (obs_dim,), np.float32, action_shape, action_dtype, seed
         )
-        self.rng = np.random.default_rng([seed, 2])  # action sampling
+        self.rng = seeding.generator(seed, "sample")  # action sampling
         self.num_updates = 0
         self.num_episodes = 0  # finished episodes observed
         self.episodes_in_memory = 0  # finished episodes waiting for the next update
@@ -413,25 +355,31 @@ class Reinforce(Agent):
         return "\n".join(lines)
 
     # -- persistence -------------------------------------------------------------------------
-    counter_names = ("num_steps", "num_updates", "num_episodes", "episodes_in_memory")
-
     def checkpoint_variables(self) -> dict[str, list]:
         groups = {"policy": list(self.policy_pipeline.variables)}
         if self.value is not None:
             groups["value"] = list(self.value.variables)
         return groups
 
-    def optimizers(self) -> dict:
-        opts = {"policy": self.policy_pipeline.optimizer}
+    def state(self) -> dict:
+        tree = super().state()
+        tree["counters"].update(
+            num_updates=self.num_updates,
+            num_episodes=self.num_episodes,
+            episodes_in_memory=self.episodes_in_memory,
+        )
+        tree["rngs"]["explore"] = self.rng
+        tree["optimizer"]["policy"] = self.policy_pipeline.optimizer
         if self.value_pipeline is not None:
-            opts["value"] = self.value_pipeline.optimizer
-        return opts
+            tree["optimizer"]["value"] = self.value_pipeline.optimizer
+        tree["memory"]["episodes"] = self.memory
+        return tree
 
-    def rngs(self) -> dict[str, np.random.Generator]:
-        return {"explore": self.rng}
-
-    def memories(self) -> dict[str, ReplayMemory]:
-        return {"episodes": self.memory}
+    def load_scalars(self, counters: dict, extra: dict) -> None:
+        super().load_scalars(counters, extra)
+        self.num_updates = int(counters["num_updates"])
+        self.num_episodes = int(counters["num_episodes"])
+        self.episodes_in_memory = int(counters["episodes_in_memory"])
 
     def after_restore(self) -> None:
         self._refresh_numpy()

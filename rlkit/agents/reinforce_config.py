@@ -92,7 +92,7 @@ def check_spaces(observation_space, action_space, env_id: str = "the environment
     from gymnasium import spaces
 
     from rlkit.errors import UsageError
-    from rlkit.spaces import observation_encoder, require_box_actions
+    from rlkit.spaces import observation_format, require_box_actions
 
     if not isinstance(action_space, spaces.Discrete):
         if not isinstance(action_space, spaces.Box):
@@ -100,7 +100,7 @@ def check_spaces(observation_space, action_space, env_id: str = "the environment
                 f"reinforce needs a Discrete or Box action space, but {env_id} has {action_space}"
             )
         require_box_actions(action_space, "reinforce", env_id)
-    observation_encoder(observation_space, "reinforce")
+    observation_format(observation_space, "reinforce")
 
 
 def is_constant_observation(observation_space) -> bool:

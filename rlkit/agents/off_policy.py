@@ -1,0 +1,181 @@
+"""The off-policy half of DQN and DDPG, written once.
+
+An off-policy agent stores every transition in a :class:`~rlkit.replay.ReplayMemory`
+and, as the step count passes multiples of ``train_freq`` (from ``learning_starts``
+on), runs blocks of ``gradient_steps`` updates on minibatches sampled from it. What
+differs between agents is small, and it is all a subclass writes:
+
+- ``build(seed)``: its networks, pipelines and compiled learner step;
+- ``act(obs, explore)``: its acting rule;
+- ``learn(batch)``: one block of updates on a ``[K, B]`` batch, returning its metrics;
+- ``refresh_policy()``: renew the acting copy after the blocks of one ``update()``;
+- optionally ``after_blocks(before, now)`` (e.g. DQN's target copies),
+  ``stored_action(action)`` / ``stored_actions(actions)``, ``episodes_ended(indices)``
+  and ``learner_state()``.
+
+Everything else (replay construction from the observation format, observe and
+observe_batch, reward clipping, update timing, counters and their persistence) is here.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+from rlkit import seeding
+from rlkit.agents.base import Agent
+from rlkit.replay import Batch, ReplayMemory
+from rlkit.schedules import blocks_due
+from rlkit.spaces import observation_format
+
+
+class OffPolicyAgent(Agent):
+    """Base of agents that learn from a replay memory (DQN, DDPG).
+
+    The config must have ``buffer_size``, ``batch_size``, ``learning_starts``,
+    ``train_freq``, ``gradient_steps`` and ``reward_clip``.
+
+    Attributes:
+        obs_format: how observations are stored and fed to the networks.
+        encode: ``obs_format.encode``.
+        replay: the :class:`~rlkit.replay.ReplayMemory` (sampling stream ``"replay"``).
+        rng: the ``"explore"`` generator (exploration, random actions, TD3's smoothing).
+        num_updates: gradient updates run so far.
+    """
+
+    #: the action as the replay stores it: (shape, dtype); set by build()
+    action_spec: tuple[tuple[int, ...], Any]
+    #: whether image observations are accepted (an agent with a convolutional torso)
+    accepts_images: ClassVar[bool] = False
+
+    def __init__(self, observation_space, action_space, config=None, seed: int = 0, **overrides):
+        super().__init__(observation_space, action_space, config, seed, **overrides)
+        cfg = self.config
+        self.obs_format = observation_format(observation_space, self.name, self.accepts_images)
+        self.encode = self.obs_format.encode
+        self.num_updates = 0
+        self._last_update_step = 0  # num_steps when update() last ran
+        self.build(self.seed)
+        self.replay = ReplayMemory(
+            cfg.buffer_size,
+            self.obs_format.shape,
+            self.obs_format.dtype,
+            *self.action_spec,
+            seeding.stream_seed(self.seed, "replay"),
+        )
+        self.rng = seeding.generator(self.seed, "explore")
+        self.refresh_policy()
+
+    # -- what a subclass supplies ------------------------------------------------------------
+    def build(self, seed: int) -> None:
+        """Create the networks, pipelines and compiled learner; set :attr:`action_spec`."""
+        raise NotImplementedError
+
+    def learn(self, batch: Batch) -> dict[str, float]:
+        """One block of ``K`` updates on ``batch`` (leading shape ``[K, B]``); its metrics."""
+        raise NotImplementedError
+
+    def refresh_policy(self) -> None:
+        """Renew what acting reads (e.g. the numpy copy of the network) after updates."""
+        raise NotImplementedError
+
+    def after_blocks(self, before: int, now: int) -> None:
+        """Called by every :meth:`update` after its blocks, with the step counts it spans."""
+
+    def stored_action(self, action) -> Any:
+        """One action as the environment took it -> as the replay stores it."""
+        return action
+
+    def stored_actions(self, actions) -> np.ndarray:
+        """``[N, ...]`` actions as the environments took them -> as the replay stores them."""
+        return np.asarray(actions)
+
+    def episodes_ended(self, indices: np.ndarray | None) -> None:
+        """Sub-environments ``indices`` (None: the one environment) finished an episode."""
+
+    def learner_state(self) -> dict[str, dict[str, Any]]:
+        """The subclass's part of :meth:`state` (its optimizers, generators, counters...)."""
+        return {}
+
+    # -- experience --------------------------------------------------------------------------
+    def _clip(self, rewards):
+        clip = self.config.reward_clip
+        return np.clip(rewards, -clip, clip) if clip > 0 else rewards
+
+    def observe(self, obs, action, reward, next_obs, terminated, truncated) -> None:
+        """Store one transition (rewards clipped to ``+-reward_clip`` when set)."""
+        if self.config.reward_clip > 0:
+            reward = float(self._clip(reward))
+        self.replay.add(
+            self.encode(obs),
+            self.stored_action(action),
+            reward,
+            self.encode(next_obs),
+            terminated,
+            truncated,
+        )
+        self.num_steps += 1
+        if terminated or truncated:
+            self.episodes_ended(None)
+
+    def observe_batch(self, obs, actions, rewards, next_obs, terminated, truncated) -> None:
+        """Store ``N`` transitions (leading axis ``N``, e.g. from a vector env)."""
+        rewards = self._clip(np.asarray(rewards, dtype=np.float32))
+        self.replay.add_batch(
+            self.encode(obs),
+            self.stored_actions(actions),
+            rewards,
+            self.encode(next_obs),
+            terminated,
+            truncated,
+        )
+        self.num_steps += len(rewards)
+        ended = np.flatnonzero(np.logical_or(terminated, truncated))
+        if len(ended):
+            self.episodes_ended(ended)
+
+    # -- learning ----------------------------------------------------------------------------
+    def update(self) -> dict[str, float] | None:
+        """Run the blocks of ``gradient_steps`` updates due since the last call.
+
+        A block runs each time the step count passes a multiple of ``train_freq`` (from
+        ``learning_starts`` on, once a minibatch is stored); with one environment and
+        ``update()`` after every step that is DQN3.0's ``step % train_freq == 0``. Returns
+        the metrics of the last block, or None when no update ran.
+        """
+        cfg = self.config
+        before, now = self._last_update_step, self.num_steps
+        self._last_update_step = now
+        blocks = 0
+        if len(self.replay) >= cfg.batch_size:
+            start = max(cfg.learning_starts, cfg.batch_size)
+            blocks = blocks_due(before, now, cfg.train_freq, start)
+        metrics = None
+        for _ in range(blocks):
+            metrics = self.learn(self.replay.sample(cfg.batch_size, cfg.gradient_steps))
+        if blocks:
+            self.refresh_policy()
+        self.after_blocks(before, now)
+        return metrics
+
+    # -- persistence -------------------------------------------------------------------------
+    def state(self) -> dict[str, dict[str, Any]]:
+        tree = super().state()
+        tree["counters"]["num_updates"] = self.num_updates
+        tree["rngs"]["explore"] = self.rng
+        tree["memory"]["replay"] = self.replay
+        tree["extra"]["last_update_step"] = self._last_update_step
+        for key, values in self.learner_state().items():
+            tree[key].update(values)
+        return tree
+
+    def load_scalars(self, counters: dict[str, int], extra: dict[str, Any]) -> None:
+        super().load_scalars(counters, extra)
+        self.num_updates = int(counters["num_updates"])
+        self._last_update_step = int(extra.get("last_update_step", self.num_steps))
+
+    def after_restore(self) -> None:
+        self.refresh_policy()
+        if self._last_update_step == 0:  # a loaded model: nothing is owed before num_steps
+            self._last_update_step = self.num_steps
