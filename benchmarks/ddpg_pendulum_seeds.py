@@ -1,10 +1,10 @@
 """Does `rlkit train ddpg --env Pendulum-v1` learn the swing-up for most seeds?
 
-Trains DDPG with the built-in defaults (plus any --set overrides) for 20,000 steps
-on each seed, evaluates the greedy policy for 10 episodes (mean >= -200 counts as
-solved; the same episodes as the CLI's final evaluation, reset seed + 2,000,000) and
-prints a table and the number of seeds solved. The target: at least 4 of 5 seeds.
-"50-ep mean" is the same policy on 50 other random starts: Pendulum's returns depend
+Runs what the CLI runs (rlkit.experiment): DDPG with the built-in defaults (plus any
+--set overrides) for 20,000 steps on each seed, evaluates the greedy policy for 10
+episodes (mean >= -200 counts as solved; the CLI's final evaluation, reset seed +
+2,000,000) and prints a table and the number of seeds solved. The target: at least 4 of
+5 seeds. "50-ep mean" is the same policy on 50 other random starts: Pendulum's returns depend
 strongly on the start, so it tells policy quality apart from the luck of 10 starts.
 
     python benchmarks/ddpg_pendulum_seeds.py                       # seeds 0-4, 1 process
@@ -15,11 +15,9 @@ strongly on the start, so it tells policy quality apart from the luck of 10 star
 from __future__ import annotations
 
 import argparse
-import os
-import time
 from concurrent.futures import ProcessPoolExecutor
 
-from common import parse_seeds
+from common import parse_seeds, run_as_cli
 
 SOLVED = -200.0
 
@@ -27,34 +25,14 @@ SOLVED = -200.0
 def run_seed(
     seed: int, env_id: str, steps: int, overrides: dict[str, str], eval_every: int
 ) -> dict:
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    import gymnasium as gym
-
-    import rlkit
-
-    env = gym.make(env_id)
-    eval_env = gym.make(env_id)
-    agent = rlkit.agents.DDPG.from_env(env, seed=seed, **overrides)
-    curve = []
-
-    def callback(step, info, history):
-        if eval_every and step % eval_every == 0:
-            curve.append(rlkit.evaluate(agent, eval_env, episodes=5, seed=10_000 + step)[0])
-
-    start = time.perf_counter()
-    history = rlkit.train(agent, env, steps=steps, callback=callback)
-    mean, std = rlkit.evaluate(agent, eval_env, episodes=10, seed=seed + 2_000_000)
-    # the same policy on 50 other random starts: its quality, apart from the luck of 10 starts
-    wide, _ = rlkit.evaluate(agent, eval_env, episodes=50, seed=3_000_000 + seed)
-    return {
-        "seed": seed,
-        "mean": mean,
-        "std": std,
-        "wide": wide,
-        "sps": history.steps_per_second,
-        "seconds": time.perf_counter() - start,
-        "curve": curve,
-    }
+    result = run_as_cli(
+        "ddpg", env_id, seed, overrides, steps=steps, eval_every=eval_every, eval_episodes=10,
+        wide_episodes=50,
+    )  # fmt: skip
+    result["mean"], result["std"] = result["final"]
+    result["wide"] = result["wide"][0]
+    result["curve"] = [mean for _, mean, _ in result["evaluations"]]
+    return result
 
 
 def main() -> None:
@@ -66,7 +44,9 @@ def main() -> None:
     parser.add_argument(
         "--workers", type=int, default=1, help="processes (each uses the cores TF finds)"
     )
-    parser.add_argument("--eval-every", type=int, default=0, help="print a learning curve too")
+    parser.add_argument(
+        "--eval-every", type=int, default=0, help="the CLI's --eval-every: a learning curve too"
+    )
     parser.add_argument("--solved", type=float, default=SOLVED, help="greedy mean that counts")
     args = parser.parse_args()
     overrides = dict(pair.split("=", 1) for pair in args.set)

@@ -1,6 +1,6 @@
 """Does `rlkit train dqn --env CartPole-v1` solve CartPole for most seeds?
 
-Runs what the CLI runs by default, on each seed: DQN with the built-in defaults
+Runs what the CLI runs by default (rlkit.experiment), on each seed: DQN with the defaults
 (plus any --set overrides) for 50,000 steps, a 10-episode greedy evaluation every
 2,500 steps that keeps the best model (ties go to the later one). Then both the
 final model and the best model are evaluated on 10 fresh greedy episodes (seeds
@@ -14,54 +14,21 @@ never used during training); mean >= 475 counts as solved. The target: at least
 from __future__ import annotations
 
 import argparse
-import os
-import tempfile
-import time
 from concurrent.futures import ProcessPoolExecutor
 
-from common import parse_seeds
+from common import parse_seeds, run_as_cli
 
 SOLVED = 475.0
 
 
 def run_seed(seed: int, steps: int, overrides: dict[str, str], eval_every: int) -> dict:
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    import gymnasium as gym
-
-    import rlkit
-    from rlkit.training import Trainer
-
-    env = gym.make("CartPole-v1")
-    agent = rlkit.agents.DQN.from_env(env, seed=seed, **overrides)
-    start = time.perf_counter()
-    with tempfile.TemporaryDirectory() as run_dir:
-        trainer = Trainer(
-            agent,
-            env,
-            run_dir=run_dir,
-            eval_env=gym.make("CartPole-v1"),
-            eval_every=eval_every,
-            eval_episodes=10,
-            checkpoint_every=0,
-            tensorboard=False,
-        )
-        history = trainer.run(steps)
-        trainer.close()
-        seconds = time.perf_counter() - start
-        test_env, test_seed = gym.make("CartPole-v1"), seed + 2_000_000  # as the CLI does
-        final = rlkit.evaluate(agent, test_env, episodes=10, seed=test_seed)
-        best = final
-        if trainer.state.best_step is not None:
-            best = rlkit.evaluate(rlkit.load(f"{run_dir}/best"), test_env, 10, seed=test_seed)
-    return {
-        "seed": seed,
-        "final": final,
-        "best": best,
-        "best_step": trainer.state.best_step,
-        "sps": history.steps / seconds,
-        "seconds": seconds,
-        "curve": [mean for _, mean, _ in history.evaluations],
-    }
+    result = run_as_cli(
+        "dqn", "CartPole-v1", seed, overrides, steps=steps, eval_every=eval_every,
+        eval_episodes=10,
+    )  # fmt: skip
+    result["best"] = result["best"] or result["final"]
+    result["curve"] = [mean for _, mean, _ in result["evaluations"]]
+    return result
 
 
 def main() -> None:

@@ -1,12 +1,12 @@
 """Does `rlkit train reinforce --env CartPole-v1` solve CartPole within 1,000 episodes?
 
-Runs what the CLI runs, on each seed: REINFORCE with the built-in defaults (plus
-any --set overrides) for 1,000 training episodes, then evaluates the final model on
-10 fresh greedy episodes seeded as the CLI's final evaluation is (seed + 2,000,000,
-never used in training); mean >= 475 counts as solved. The target: at least 4 of 5
-seeds. ``--curve-every N`` also prints a greedy learning curve (5 episodes every N
-training episodes, on their own seeds: it does not change training) and the first
-episode where that curve reached 475.
+Runs what the CLI runs (rlkit.experiment), on each seed: REINFORCE with the built-in
+defaults (plus any --set overrides) for 1,000 training episodes, then evaluates the final
+model on 10 fresh greedy episodes seeded as the CLI's final evaluation is (seed +
+2,000,000, never used in training); mean >= 475 counts as solved. The target: at least 4
+of 5 seeds. ``--curve-every N`` also prints the CLI's greedy evaluations (10 episodes
+every N steps, as ``--eval-every N``; they do not change training) and the first step
+where they reached 475.
 
     python benchmarks/reinforce_cartpole_seeds.py                  # seeds 0-4, 1 process
     python benchmarks/reinforce_cartpole_seeds.py --seeds 0-9 --set baseline=false
@@ -15,11 +15,9 @@ episode where that curve reached 475.
 from __future__ import annotations
 
 import argparse
-import os
-import time
 from concurrent.futures import ProcessPoolExecutor
 
-from common import parse_seeds
+from common import parse_seeds, run_as_cli
 
 SOLVED = 475.0
 
@@ -27,38 +25,13 @@ SOLVED = 475.0
 def run_seed(
     seed: int, episodes: int, steps: int, overrides: dict[str, str], curve_every: int
 ) -> dict:
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    import gymnasium as gym
-
-    import rlkit
-    from rlkit.training import Trainer
-
-    env = gym.make("CartPole-v1")
-    curve_env = gym.make("CartPole-v1")
-    agent = rlkit.agents.Reinforce.from_env(env, seed=seed, **overrides)
-    curve: list[tuple[int, float]] = []
-
-    def callback(step, info, history):
-        n = len(history.episode_returns)
-        if curve_every and "episode_return" in info and n % curve_every == 0:
-            curve.append((n, rlkit.evaluate(agent, curve_env, episodes=5, seed=10_000 + n)[0]))
-
-    start = time.perf_counter()
-    trainer = Trainer(agent, env, seed=seed, callbacks=[callback], tensorboard=False)
-    history = trainer.run(steps, max_episodes=episodes)
-    trainer.close()
-    seconds = time.perf_counter() - start
-    final = rlkit.evaluate(agent, gym.make("CartPole-v1"), episodes=10, seed=seed + 2_000_000)
-    return {
-        "seed": seed,
-        "final": final,
-        "episodes": len(history.episode_returns),
-        "steps": history.steps,
-        "sps": history.steps / seconds,
-        "seconds": seconds,
-        "curve": curve,
-        "first": next((n for n, r in curve if r >= SOLVED), None),
-    }
+    result = run_as_cli(
+        "reinforce", "CartPole-v1", seed, overrides, steps=steps, episodes=episodes,
+        eval_every=curve_every, eval_episodes=10,
+    )  # fmt: skip
+    result["curve"] = [(step, mean) for step, mean, _ in result["evaluations"]]
+    result["first"] = next((step for step, r in result["curve"] if r >= SOLVED), None)
+    return result
 
 
 def main() -> None:
@@ -68,7 +41,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=1_000_000, help="cap on environment steps")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--workers", type=int, default=1)
-    parser.add_argument("--curve-every", type=int, default=100, help="episodes per curve point")
+    parser.add_argument("--curve-every", type=int, default=10_000, help="steps per curve point")
     args = parser.parse_args()
     overrides = dict(pair.split("=", 1) for pair in args.set)
     seeds = parse_seeds(args.seeds)
@@ -83,7 +56,7 @@ def main() -> None:
         ]
         results = [f.result() for f in futures]
     print(f"{'seed':>4} {'final model':>12} {'episodes':>8} {'steps':>8} {'steps/s':>8} "
-          f"{'seconds':>8} {'first 475':>9}  greedy curve")  # fmt: skip
+          f"{'seconds':>8} {'475 at':>9}  greedy curve")  # fmt: skip
     for r in results:
         curve = " ".join(f"{c:.0f}" for _, c in r["curve"])
         final = f"{r['final'][0]:.1f}±{r['final'][1]:.1f}"

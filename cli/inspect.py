@@ -10,8 +10,7 @@ import click
 
 from rlkit.agents.registry import agent_spec
 from rlkit.errors import UsageError
-
-from .quiet import import_tensorflow_quietly
+from rlkit.quiet import import_tensorflow_quietly
 
 
 def _model_and_env(path: Path, env_id: str | None, best: bool) -> tuple[Path, str]:
