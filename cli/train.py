@@ -130,8 +130,7 @@ def resume(run_dir, steps, episodes, quiet) -> None:
 
     trainer, run = experiment.resume(run_dir, steps, episodes)
     click.echo(
-        f"resuming {run.agent} on {run.env} at step {trainer.state.step} of {run.steps} "
-        f"-> {run_dir}",
+        f"resuming {run.agent} on {run.env} at step {trainer.step} of {run.steps} -> {run_dir}",
         err=True,
     )
     _drive(trainer, run, quiet)
@@ -149,7 +148,7 @@ def _drive(trainer, run, quiet: bool) -> None:
     progress = None
     if not quiet:
         label = f"{trainer.agent.name} {run.env}"
-        progress = TrainingProgress(run.steps, label, start=trainer.state.step)
+        progress = TrainingProgress(run.steps, label, start=trainer.step)
     result = experiment.drive(trainer, run, progress)
     if result.status == experiment.DIVERGED:
         click.echo(f"rlkit: {result.message}", err=True)

@@ -142,7 +142,8 @@ class ReplayMemory:
     def add(self, obs, action, reward, next_obs, terminated, truncated) -> None:
         """Store one transition (stream 0), overwriting the oldest when full."""
         i = self._next
-        self._release(i)
+        if i < self._size:
+            self._release(i)
         self.obs[i] = obs
         self.actions[i] = action
         self.rewards[i] = reward
@@ -159,7 +160,8 @@ class ReplayMemory:
             raise ValueError(f"cannot add {n} transitions to a memory of capacity {self.capacity}")
         idx = (self._next + np.arange(n)) % self.capacity
         for i in idx:
-            self._release(int(i))
+            if i < self._size:
+                self._release(int(i))
         self.obs[idx] = obs
         self.actions[idx] = actions
         self.rewards[idx] = rewards
@@ -172,8 +174,6 @@ class ReplayMemory:
 
     def _release(self, i: int) -> None:
         """Slot ``i`` is about to be overwritten: free what its transition held apart."""
-        if i >= self._size:
-            return
         if self.next_kind[i] == STORED:
             self._free.append(int(self.next_ref[i]))
         stream = self._stream_of.pop(i, None)
@@ -188,23 +188,26 @@ class ReplayMemory:
         if previous is not None:
             del self._stream_of[previous]
             ref = int(self.next_ref[previous])
-            if np.array_equal(self._side[ref], self.obs[i]):
+            # bit for bit (np.array_equal would take -0.0 for 0.0)
+            if self._side[ref].tobytes() == self.obs[i].tobytes():
                 self._free.append(ref)
-                self.next_kind[previous], self.next_ref[previous] = LINKED, i
-        ref = self._allocate()
+                self.next_kind[previous] = LINKED
+                self.next_ref[previous] = i
+        ref = self._free.pop() if self._free else self._grow()
         self._side[ref] = next_obs
-        self.next_kind[i], self.next_ref[i] = STORED, ref
-        self._open[stream], self._stream_of[i] = i, stream
+        self.next_kind[i] = STORED
+        self.next_ref[i] = ref
+        self._open[stream] = i
+        self._stream_of[i] = stream
 
-    def _allocate(self) -> int:
-        if not self._free:
-            old = len(self._side)
-            # never more than capacity: each stored transition holds at most one side slot
-            size = min(2 * old, self.capacity)
-            grown = np.zeros((size, *self._side.shape[1:]), self._side.dtype)
-            grown[:old] = self._side
-            self._side = grown
-            self._free = list(range(len(grown) - 1, old - 1, -1))
+    def _grow(self) -> int:
+        """Double the side store (up to capacity); returns a free slot of it."""
+        old = len(self._side)
+        # never more than capacity: each stored transition holds at most one side slot
+        grown = np.zeros((min(2 * old, self.capacity), *self._side.shape[1:]), self._side.dtype)
+        grown[:old] = self._side
+        self._side = grown
+        self._free = list(range(len(grown) - 1, old - 1, -1))
         return self._free.pop()
 
     # -- reading -----------------------------------------------------------------------------

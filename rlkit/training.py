@@ -42,7 +42,8 @@ class TrainHistory:
     episode_end_steps: the loop step at which each episode ended;
     evaluations: ``(step, mean, std)`` per evaluation;
     updates: ``(step, metrics)`` for every update that ran (not kept across resume);
-    steps: loop steps done; seconds: wall-clock time of this process's part;
+    steps: the agent's step count (``agent.num_steps``) at the end;
+    seconds: wall-clock time of this process's part;
     interrupted: True when a stop was requested (Ctrl-C, SIGTERM).
     """
 
@@ -72,9 +73,12 @@ Callback = Callable[[int, dict[str, Any], TrainHistory], "bool | None"]
 
 @dataclass
 class LoopState:
-    """The loop's own state, saved in checkpoints (JSON-serialisable)."""
+    """The loop's own state, saved in checkpoints (JSON-serialisable).
 
-    step: int = 0
+    The step count is not here: it is the agent's ``num_steps`` (one counter; the
+    checkpoint file repeats it as ``step`` for readers that do not load the agent).
+    """
+
     episodes: int = 0
     episode_return: float | list[float] = 0.0  # a list with one entry per vector sub-env
     episode_length: int | list[int] = 0
@@ -143,13 +147,19 @@ class Trainer:
             self.state.episode_return = [0.0] * self.num_envs
             self.state.episode_length = [0] * self.num_envs
 
+    @property
+    def step(self) -> int:
+        """Environment steps taken: the agent's ``num_steps`` (vector envs count each)."""
+        return self.agent.num_steps
+
     # -- control -----------------------------------------------------------------------------
     def request_stop(self) -> None:
         """Ask the loop to stop after the current step (safe from a signal handler)."""
         self._stop.set()
 
     def run(self, total_steps: int, max_episodes: int | None = None) -> TrainHistory:
-        """Train until loop step ``total_steps`` (or ``max_episodes`` episodes), then checkpoint.
+        """Train until the agent's step count (``agent.num_steps``) reaches ``total_steps``
+        (or ``max_episodes`` episodes of this trainer end), then checkpoint.
 
         Returns the history. With a run folder a checkpoint is written at the end and
         when a stop was requested (``history.interrupted``).
@@ -162,41 +172,42 @@ class Trainer:
         if self._obs is None:
             env.action_space.seed(self.seed)
             self._obs, _ = env.reset(seed=self.seed)
-        start, start_step = time.perf_counter(), state.step
-        last_rate_step, last_rate_time = state.step, start
+        start, start_step = time.perf_counter(), agent.num_steps
+        last_rate_step, last_rate_time = agent.num_steps, start
         try:
-            while state.step < total_steps:
+            while agent.num_steps < total_steps:
                 if self._stop.is_set():
                     history.interrupted = True
                     break
                 if max_episodes is not None and state.episodes >= max_episodes:
                     break
-                before = state.step
+                before = agent.num_steps
                 info = self._vector_step() if self.num_envs else self._step()
-                if state.step - last_rate_step >= 1000:
+                step = agent.num_steps
+                if step - last_rate_step >= 1000:
                     now = time.perf_counter()
-                    rate = (state.step - last_rate_step) / (now - last_rate_time)
+                    rate = (step - last_rate_step) / (now - last_rate_time)
                     self.logger.scalars(
-                        state.step,
+                        step,
                         {"perf/steps_per_second": rate}
                         | {f"train/{k}": v for k, v in agent.diagnostics().items()},
                     )
-                    last_rate_step, last_rate_time = state.step, now
-                if self.eval_every and crossed(before, state.step, self.eval_every):
+                    last_rate_step, last_rate_time = step, now
+                if self.eval_every and crossed(before, step, self.eval_every):
                     info["eval"] = self.evaluate_now()
-                if self.checkpoint_every and crossed(before, state.step, self.checkpoint_every):
+                if self.checkpoint_every and crossed(before, step, self.checkpoint_every):
                     self.checkpoint()
-                history.steps = state.step
+                history.steps = step
                 history.seconds = time.perf_counter() - start
-                history.steps_this_session = state.step - start_step
+                history.steps_this_session = step - start_step
                 info["logger"] = self.logger
-                if any(cb(state.step, info, history) is False for cb in self.callbacks):
+                if any(cb(step, info, history) is False for cb in self.callbacks):
                     break
         finally:
-            history.steps = state.step
+            history.steps = agent.num_steps
             history.seconds = time.perf_counter() - start
-            history.steps_this_session = state.step - start_step
-        if self.run_dir is not None and self._last_checkpoint_step != state.step:
+            history.steps_this_session = agent.num_steps - start_step
+        if self.run_dir is not None and self._last_checkpoint_step != agent.num_steps:
             self.checkpoint()  # (unless a periodic checkpoint was just written at this step)
         return history
 
@@ -208,7 +219,6 @@ class Trainer:
         next_obs, reward, terminated, truncated, _ = env.step(action)
         agent.observe(obs, action, reward, next_obs, terminated, truncated)
         metrics = agent.update()
-        state.step += 1
         state.episode_return += float(reward)
         state.episode_length += 1
         info: dict[str, Any] = {}
@@ -236,7 +246,6 @@ class Trainer:
                 stored_next[i] = final[i]
         agent.observe_batch(obs, actions, rewards, stored_next, terminated, truncated)
         metrics = agent.update()
-        state.step += self.num_envs
         info: dict[str, Any] = {}
         self._record_update(metrics, info)
         for i in range(self.num_envs):
@@ -254,11 +263,11 @@ class Trainer:
         bad = [k for k, v in metrics.items() if not math.isfinite(v)]
         if bad:
             raise TrainingDiverged(
-                f"{bad[0]} became {metrics[bad[0]]} at step {self.state.step}; "
+                f"{bad[0]} became {metrics[bad[0]]} at step {self.step}; "
                 "try a lower learning_rate or a gradient clip (max_grad_norm)"
             )
-        self.history.updates.append((self.state.step, metrics))
-        self.logger.scalars(self.state.step, {f"train/{k}": v for k, v in metrics.items()})
+        self.history.updates.append((self.step, metrics))
+        self.logger.scalars(self.step, {f"train/{k}": v for k, v in metrics.items()})
         info["metrics"] = metrics
 
     def _record_episode(self, ret: float, length: int, info: dict[str, Any]) -> None:
@@ -266,9 +275,9 @@ class Trainer:
         state.episodes += 1
         history.episode_returns.append(ret)
         history.episode_lengths.append(length)
-        history.episode_end_steps.append(state.step)
-        self.logger.row("episode", state.step, state.episodes, ret, length)
-        self.logger.scalars(state.step, {"episode/return": ret, "episode/length": length})
+        history.episode_end_steps.append(self.step)
+        self.logger.row("episode", self.step, state.episodes, ret, length)
+        self.logger.scalars(self.step, {"episode/return": ret, "episode/length": length})
         info["episode_return"], info["episode_length"] = ret, length
 
     # -- evaluation --------------------------------------------------------------------------
@@ -279,12 +288,12 @@ class Trainer:
         returns = episode_returns(self.agent, self.eval_env, self.eval_episodes, seed=seed)
         mean, std = float(np.mean(returns)), float(np.std(returns))
         state.evaluations += 1
-        self.history.evaluations.append((state.step, mean, std))
-        self.logger.row("eval", state.step, state.episodes, mean, self.eval_episodes, std)
-        self.logger.scalars(state.step, {"eval/return_mean": mean, "eval/return_std": std})
+        self.history.evaluations.append((self.step, mean, std))
+        self.logger.row("eval", self.step, state.episodes, mean, self.eval_episodes, std)
+        self.logger.scalars(self.step, {"eval/return_mean": mean, "eval/return_std": std})
         # ties go to the later, more trained model (its learning rate has annealed further)
         if state.best_eval is None or mean >= state.best_eval:
-            state.best_eval, state.best_step = mean, state.step
+            state.best_eval, state.best_step = mean, self.step
             if self.run_dir is not None:
                 save_model(self.agent, self.run_dir / BEST_DIR)
         return mean, std
@@ -299,11 +308,12 @@ class Trainer:
         _check_finite(self.agent)
         self.state.metrics_rows = self.logger.rows_written
         self.state.obs = np.asarray(self._obs).tolist()
-        loop = {"state": asdict(self.state), "history": _history_to_dict(self.history)}
+        state = {"step": self.step, **asdict(self.state)}
+        loop = {"state": state, "history": _history_to_dict(self.history)}
         path = save_checkpoint(
             self.run_dir / CHECKPOINT_DIR, self.agent, loop, self.env, self.keep_checkpoints
         )
-        self._last_checkpoint_step = self.state.step
+        self._last_checkpoint_step = self.step
         return path
 
     @classmethod
@@ -327,7 +337,10 @@ class Trainer:
         checkpoint = latest_checkpoint(run_dir / CHECKPOINT_DIR)
         agent, loop, env = load_checkpoint(checkpoint)
         try:
-            state = LoopState(**loop["state"])
+            saved = dict(loop["state"])
+            if int(saved.pop("step")) != agent.num_steps:
+                raise ValueError(f"step {loop['state']['step']} != agent step {agent.num_steps}")
+            state = LoopState(**saved)
             history = _history_from_dict(loop["history"])
         except (KeyError, TypeError, ValueError) as exc:
             raise UsageError(f"corrupt checkpoint {checkpoint}: loop state: {exc!r}") from None
@@ -340,12 +353,12 @@ class Trainer:
             restored_env = True
         trainer = cls(agent, env, run_dir=run_dir, **kwargs)
         trainer.state, trainer.history = state, history
-        trainer._last_checkpoint_step = state.step
+        trainer._last_checkpoint_step = agent.num_steps
         trainer.logger.truncate(trainer.state.metrics_rows)
         if restored_env and trainer.state.obs is not None:
             trainer._obs = np.asarray(trainer.state.obs, dtype=env.observation_space.dtype)
         else:  # no pickled env: start a fresh episode
-            restart = seeding.restart_seed(trainer.seed, trainer.state.step)
+            restart = seeding.restart_seed(trainer.seed, trainer.step)
             trainer.env.action_space.seed(restart)
             trainer._obs, _ = trainer.env.reset(seed=restart)
             n = trainer.num_envs
@@ -437,7 +450,7 @@ def train(
     callback: Callback | None = None,
     max_episodes: int | None = None,
 ) -> TrainHistory:
-    """Run ``agent`` in ``env`` for ``steps`` environment steps, learning as it goes.
+    """Run ``agent`` in ``env`` for ``steps`` more environment steps, learning as it goes.
 
     Each step: ``agent.act(obs)``, ``env.step``, ``agent.observe(...)``, ``agent.update()``.
     ``seed`` (default: the agent's seed) seeds the first ``env.reset``. Training also
@@ -447,7 +460,7 @@ def train(
     """
     trainer = Trainer(agent, env, seed=seed, callbacks=[callback] if callback else ())
     try:
-        return trainer.run(steps, max_episodes=max_episodes)
+        return trainer.run(agent.num_steps + steps, max_episodes=max_episodes)
     finally:
         trainer.close()
 

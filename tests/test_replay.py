@@ -1,3 +1,5 @@
+from dataclasses import astuple
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -14,7 +16,7 @@ def test_sized_from_spaces_with_their_dtypes():
     env = gym.make("CartPole-v1")
     memory = ReplayMemory.from_spaces(10, env.observation_space, env.action_space)
     assert memory.obs.shape == (10, 4) and memory.obs.dtype == np.float32
-    assert memory.next_obs.shape == (10, 4)
+    assert memory.next_obs.shape == (10, 4)  # rebuilt for inspection, not a second array
     assert memory.actions.shape == (10,) and memory.actions.dtype == np.int64
     assert memory.rewards.dtype == np.float32
     assert memory.terminated.dtype == bool and memory.truncated.dtype == bool
@@ -95,3 +97,131 @@ def test_clear_and_state_round_trip():
 def test_one_million_cartpole_transitions_fit_in_100_mb():
     memory = ReplayMemory(1_000_000, obs_shape=(4,))
     assert memory.nbytes < 100 * 2**20
+
+
+# -- observations of any shape, each stored once ------------------------------------------------
+IMAGE = (84, 84, 4)
+
+
+class NaiveReplay:
+    """The reference: both observations of every transition, copied as given."""
+
+    def __init__(self, capacity):
+        self.capacity, self.rows, self.next = capacity, [None] * capacity, 0
+
+    def add(self, *row):
+        self.rows[self.next] = tuple(np.copy(x) for x in row)
+        self.next = (self.next + 1) % self.capacity
+
+    def at(self, slots):
+        return [np.stack([self.rows[s][k] for s in slots]) for k in range(6)]
+
+
+def image_stream(n, seed=0, episode=7, frames_equal_reset=False):
+    """``n`` transitions of one environment: episodes of ``episode`` steps, each ending
+    (alternately terminated / truncated) with a final frame never seen again; the next
+    episode starts from a fresh reset frame."""
+    rng = np.random.default_rng(seed)
+    frame = lambda: rng.integers(0, 256, IMAGE, dtype=np.uint8)  # noqa: E731
+    obs, t = frame(), 0
+    for i in range(n):
+        t += 1
+        next_obs = frame()
+        end = t == episode
+        yield obs, i % 4, float(i), next_obs, end and i % 2 == 0, end and i % 2 == 1
+        if end:
+            obs, t = (next_obs.copy() if frames_equal_reset else frame()), 0
+        else:
+            obs = next_obs
+
+
+def test_uint8_images_round_trip_exactly_through_wrap_around_and_episode_ends():
+    memory = ReplayMemory(50, IMAGE, np.uint8, seed=0)
+    naive = NaiveReplay(50)
+    for row in image_stream(133):  # wraps 2.66 times; 19 episode ends
+        memory.add(*row)
+        naive.add(*row)
+    assert memory.obs.dtype == np.uint8 and len(memory) == 50
+    slots = np.arange(50)
+    batch = memory._gather(slots)
+    for got, want in zip(astuple(batch), naive.at(slots), strict=True):
+        np.testing.assert_array_equal(got, want)
+    # the final observation of every terminated or truncated episode is the one given
+    ends = np.flatnonzero(batch.terminated | batch.truncated)
+    assert len(ends) >= 6
+    # most next observations are not stored again: one side slot per episode end (+1)
+    assert np.count_nonzero(memory.next_kind == 1) <= len(ends) + 1
+    # a sampled [K, B] batch keeps its rows together
+    sample = memory.sample(8, num_batches=3)
+    for k in range(3):
+        for b in range(8):
+            (slot,) = np.flatnonzero(memory.rewards == sample.rewards[k, b])
+            ref = naive.at([slot])
+            np.testing.assert_array_equal(sample.obs[k, b], ref[0][0])
+            np.testing.assert_array_equal(sample.next_obs[k, b], ref[3][0])
+
+
+def test_vector_env_streams_link_within_each_stream():
+    n, memory = 3, ReplayMemory(40, IMAGE, np.uint8)
+    streams = [list(image_stream(12, seed=s, episode=5)) for s in range(n)]
+    naive = NaiveReplay(40)
+    for t in range(12):
+        rows = [streams[j][t] for j in range(n)]
+        memory.add_batch(*(np.stack([r[k] for r in rows]) for k in range(6)))
+        for r in rows:
+            naive.add(*r)
+    slots = np.arange(36)
+    for got, want in zip(astuple(memory._gather(slots)), naive.at(slots), strict=True):
+        np.testing.assert_array_equal(got, want)
+    assert np.count_nonzero(memory.next_kind == 1) < 36 // 2
+
+
+def test_transitions_that_do_not_chain_keep_their_own_next_observation():
+    memory = ReplayMemory(8, obs_shape=(2,))
+    memory.add([0, 0], 0, 0.0, [5, 5], False, False)
+    memory.add([1, 1], 0, 1.0, [2, 2], False, False)  # does not start at [5, 5]
+    memory.add([2, 2], 0, 2.0, [3, 3], False, False)  # starts where the last one ended
+    np.testing.assert_array_equal(memory.ordered().next_obs, [[5, 5], [2, 2], [3, 3]])
+    np.testing.assert_array_equal(memory.next_kind[:3], [1, 0, 1])
+    # linking is bit for bit: -0.0 == 0.0 as numbers, but a next observation of 0.0 stays 0.0
+    memory.add([-0.0, 1], 0, 3.0, [7, 7], False, False)
+    memory.add([7, 7], 0, 4.0, [0.0, 1], False, False)
+    memory.add([-0.0, 1], 0, 5.0, [8, 8], False, False)
+    assert np.signbit(memory.ordered().next_obs[4, 0]) == np.False_
+
+
+def test_state_round_trip_with_side_store_and_from_the_old_two_copy_format():
+    memory = ReplayMemory(30, IMAGE, np.uint8, seed=3)
+    for row in image_stream(47, seed=2, episode=4):
+        memory.add(*row)
+    state = {k: np.copy(v) for k, v in memory.state_dict().items()}
+    restored = ReplayMemory(30, IMAGE, np.uint8, seed=0)
+    restored.load_state_dict(state)
+    for a, b in zip(astuple(memory.sample(5, 2)), astuple(restored.sample(5, 2)), strict=True):
+        np.testing.assert_array_equal(a, b)
+    # both go on linking the same way
+    extra = list(image_stream(3, seed=9))
+    for m in (memory, restored):
+        for row in extra:
+            m.add(*row)
+    np.testing.assert_array_equal(memory.next_obs, restored.next_obs)
+    # a checkpoint of the code before the side store held next_obs as a second array
+    old = {k: v for k, v in state.items() if k not in ("next_kind", "next_ref", "side_obs")}
+    legacy = ReplayMemory(30, IMAGE, np.uint8)
+    legacy.load_state_dict(state)
+    old["next_obs"] = legacy.next_obs[: len(legacy)]
+    from_old = ReplayMemory(30, IMAGE, np.uint8)
+    from_old.load_state_dict(old)
+    np.testing.assert_array_equal(from_old.next_obs, legacy.next_obs)
+    np.testing.assert_array_equal(from_old.obs, legacy.obs)
+
+
+def test_atari_sized_memory_holds_one_copy_of_each_observation():
+    space = gym.spaces.Box(0, 255, IMAGE, np.uint8)
+    memory = ReplayMemory.from_spaces(4096, space, gym.spaces.Discrete(4))
+    per_transition = memory.nbytes / memory.capacity
+    assert np.prod(IMAGE) <= per_transition <= 30_000  # one uint8 copy is 28,224 bytes
+    assert memory.nbytes == ReplayMemory.bytes_needed(4096, IMAGE, np.uint8)
+    million = ReplayMemory.bytes_needed(1_000_000, IMAGE, np.uint8)
+    print(f"1M 84x84x4 uint8 transitions: {million / 1e9:.2f} GB")
+    assert million <= 30_000 * 1_000_000

@@ -61,6 +61,11 @@ class Agent:
     def update(self) -> dict[str, float] | None:
         raise NotImplementedError
 
+    def _store(self, memory, obs, action, reward, next_obs, terminated, truncated) -> None:
+        """Write one encoded transition to ``memory`` and count the step."""
+        memory.add(self.encode(obs), action, reward, self.encode(next_obs), terminated, truncated)
+        self.num_steps += 1
+
     def checkpoint_variables(self) -> dict[str, list]:
         """``{group: [variables]}`` saved and restored by :meth:`save` / :meth:`load`.
 

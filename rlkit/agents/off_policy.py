@@ -107,15 +107,8 @@ class OffPolicyAgent(Agent):
         """Store one transition (rewards clipped to ``+-reward_clip`` when set)."""
         if self.config.reward_clip > 0:
             reward = float(self._clip(reward))
-        self.replay.add(
-            self.encode(obs),
-            self.stored_action(action),
-            reward,
-            self.encode(next_obs),
-            terminated,
-            truncated,
-        )
-        self.num_steps += 1
+        action = self.stored_action(action)
+        self._store(self.replay, obs, action, reward, next_obs, terminated, truncated)
         if terminated or truncated:
             self.episodes_ended(None)
 

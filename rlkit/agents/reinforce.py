@@ -238,15 +238,8 @@ class Reinforce(Agent):
                 "the episode memory is full: call update() after each observe() "
                 "(rlkit.train does), or raise buffer_size"
             )
-        self.memory.add(
-            self.encode(obs),
-            self._stored_action(action),
-            reward,
-            self.encode(next_obs),
-            terminated,
-            truncated,
-        )
-        self.num_steps += 1
+        action = self._stored_action(action)
+        self._store(self.memory, obs, action, reward, next_obs, terminated, truncated)
         if terminated or truncated:
             self.num_episodes += 1
             self.episodes_in_memory += 1
