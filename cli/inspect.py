@@ -12,6 +12,8 @@ from rlkit.agents.registry import agent_spec
 from rlkit.errors import UsageError
 from rlkit.quiet import import_tensorflow_quietly
 
+from .options import non_empty
+
 
 def _model_and_env(path: Path, env_id: str | None, best: bool) -> tuple[Path, str]:
     """The model folder to load and the env id, from a run folder or a model folder."""
@@ -32,7 +34,13 @@ def _model_and_env(path: Path, env_id: str | None, best: bool) -> tuple[Path, st
         return path / MODEL_DIR, env_id or run.env
     from rlkit.checkpoint import latest_checkpoint
 
-    return latest_checkpoint(path / "checkpoints") / "model", env_id or run.env
+    try:
+        return latest_checkpoint(path / "checkpoints") / "model", env_id or run.env
+    except UsageError:
+        raise UsageError(
+            f"{path} has no model to evaluate yet: no model/ folder and no checkpoint "
+            "(the run stopped before saving one)"
+        ) from None
 
 
 @click.command()
@@ -41,12 +49,14 @@ def _model_and_env(path: Path, env_id: str | None, best: bool) -> tuple[Path, st
 @click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True,
               help="seed of the first episode")  # fmt: skip
 @click.option("--best", is_flag=True, help="the best evaluated model instead of the final one")
-@click.option("--env", "env_id", metavar="ID", help="environment [default: the run's]")
+@click.option("--env", "env_id", metavar="ID", callback=non_empty,
+              help="environment [default: the run's]")  # fmt: skip
 @click.option(
     "--video",
     type=click.Path(dir_okay=False, path_type=Path),
     metavar="FILE",
-    help="also record the episodes to FILE (e.g. out.mp4; needs rlkit[video])",
+    callback=non_empty,
+    help="also record the episodes to FILE (e.g. out.mp4; from a clone: pip install '.[video]')",
 )
 @click.option("--render", is_flag=True, help="show the episodes in a window (needs a display)")
 def evaluate(path, episodes, seed, best, env_id, video, render) -> None:  # fmt: skip
@@ -110,6 +120,7 @@ def evaluate(path, episodes, seed, best, env_id, video, render) -> None:  # fmt:
     type=click.Path(dir_okay=False, path_type=Path),
     default="curves.png",
     show_default=True,
+    callback=non_empty,
     help="PNG file to write",
 )
 @click.option(

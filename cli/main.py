@@ -19,9 +19,10 @@ USAGE_ERROR = 2
 INTERRUPTED = 130
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(context_settings={"help_option_names": ["-h", "--help"]}, invoke_without_command=True)
 @click.version_option(package_name="rlkit", prog_name="rlkit")
-def cli() -> None:
+@click.pass_context
+def cli(ctx: click.Context) -> None:
     """Train reinforcement-learning agents on gymnasium environments.
 
     \b
@@ -31,6 +32,8 @@ def cli() -> None:
       rlkit evaluate runs/dqn-CartPole-v1-0-20261122-101500 --episodes 20
       rlkit plot runs/dqn-CartPole-v1-* -o curves.png
     """
+    if ctx.invoked_subcommand is None:  # bare `rlkit`: the help, as --help shows it
+        click.echo(ctx.get_help())
 
 
 cli.add_command(train_commands.train)

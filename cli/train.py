@@ -9,6 +9,8 @@ import click
 from rlkit.agents.registry import AGENTS
 from rlkit.errors import UsageError
 
+from .options import non_empty
+
 INTERRUPTED = 130
 FAILED = 1
 
@@ -25,7 +27,11 @@ def _agent_list() -> str:
 @click.command(epilog="\b\nAgents:\n" + _agent_list())
 @click.argument("agent", metavar="AGENT", required=False)
 @click.option(
-    "--env", "env_id", metavar="ID", help="gymnasium environment id [default: the agent's own]"
+    "--env",
+    "env_id",
+    metavar="ID",
+    callback=non_empty,
+    help="gymnasium environment id [default: the agent's own]",
 )
 @click.option("--steps", type=int, help="environment steps to train for [default: the agent's own]")
 @click.option(
@@ -45,6 +51,7 @@ def _agent_list() -> str:
     "config_file",
     type=click.Path(dir_okay=False),
     metavar="FILE",
+    callback=non_empty,
     help="TOML or YAML file with [run] and [agent] tables (e.g. a run's config.toml)",
 )
 @click.option(
@@ -52,6 +59,7 @@ def _agent_list() -> str:
     default="runs",
     show_default=True,
     type=click.Path(file_okay=False),
+    callback=non_empty,
     help="folder the run folder is created in",
 )
 @click.option("--num-envs", type=int, metavar="N",
@@ -73,7 +81,7 @@ def _agent_list() -> str:
 )
 @click.option("--quiet", is_flag=True, help="no progress bar")
 def train(agent, env_id, steps, seed, overrides, config_file, out, num_envs, episodes, eval_every,
-          eval_episodes, checkpoint_every, quiet) -> None:  # fmt: skip
+          eval_episodes, checkpoint_every, quiet) -> int:  # fmt: skip
     """Train AGENT on an environment and save the run.
 
     Creates OUT/<agent>-<env>-<seed>-<time>/ with config.toml (pass it back with
@@ -105,7 +113,7 @@ def train(agent, env_id, steps, seed, overrides, config_file, out, num_envs, epi
         + f" (seed {run.seed}) -> {trainer.run_dir}",
         err=True,
     )
-    _drive(trainer, run, quiet)
+    return _drive(trainer, run, quiet)
 
 
 @click.command()
@@ -119,7 +127,7 @@ def train(agent, env_id, steps, seed, overrides, config_file, out, num_envs, epi
     help="train until this total episode count (0: no limit) [default: the run's own]",
 )
 @click.option("--quiet", is_flag=True, help="no progress bar")
-def resume(run_dir, steps, episodes, quiet) -> None:
+def resume(run_dir, steps, episodes, quiet) -> int:
     """Continue the run in RUN_DIR from its last checkpoint.
 
     Network, target networks, optimizer state, replay memory, random-number
@@ -129,18 +137,28 @@ def resume(run_dir, steps, episodes, quiet) -> None:
     from rlkit import experiment
 
     trainer, run = experiment.resume(run_dir, steps, episodes)
+    for line in trainer.skipped_checkpoints:
+        click.echo(f"rlkit: {line}", err=True)
     click.echo(
-        f"resuming {run.agent} on {run.env} at step {trainer.step} of {run.steps} -> {run_dir}",
+        f"resuming {run.agent} on {run.env} at step {trainer.step} of {run.steps} "
+        f"({trainer.resumed_from.name}) -> {run_dir}",
         err=True,
     )
-    _drive(trainer, run, quiet)
+    return _drive(trainer, run, quiet)
 
 
-def _drive(trainer, run, quiet: bool) -> None:
-    """Drive the run to its end with a progress bar; print how it ended; exit non-zero
-    when it did not finish."""
-    import sys
+def _say_stopping(signum: int) -> None:
+    """Said at once on Ctrl-C / SIGTERM, even while an update block is compiling."""
+    click.echo(
+        "\nstopping: the step in progress finishes first (the first update block compiles "
+        "for up to ~10 s), then a checkpoint is saved; Ctrl-C again to quit at once",
+        err=True,
+    )
 
+
+def _drive(trainer, run, quiet: bool) -> int:
+    """Drive the run to its end with a progress bar; print how it ended; return the exit
+    status (0 finished, 1 diverged, 130 interrupted)."""
     from rlkit import experiment
 
     from .progress import TrainingProgress
@@ -148,14 +166,21 @@ def _drive(trainer, run, quiet: bool) -> None:
     progress = None
     if not quiet:
         label = f"{trainer.agent.name} {run.env}"
-        progress = TrainingProgress(run.steps, label, start=trainer.step)
-    result = experiment.drive(trainer, run, progress)
+        progress = TrainingProgress(
+            run.steps,
+            label,
+            start=trainer.step,
+            total_episodes=run.episodes,
+            start_episodes=trainer.state.episodes,
+        )
+    result = experiment.drive(trainer, run, progress, on_stop=_say_stopping)
     if result.status == experiment.DIVERGED:
         click.echo(f"rlkit: {result.message}", err=True)
-        sys.exit(FAILED)
+        return FAILED
     if result.status == experiment.INTERRUPTED:
         click.echo(f"\n{result.message}", err=True)
-        sys.exit(INTERRUPTED)
+        return INTERRUPTED
     if result.report:
         click.echo(result.report)
     click.echo(result.message)
+    return 0

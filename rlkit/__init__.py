@@ -50,10 +50,12 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY))
 
 
-def _register_envs() -> None:
+def _hooks() -> None:
+    from rlkit.quiet import quiet_tensorflow_when_it_loads
     from rlkit.registration import register_envs_when_gymnasium_loads
 
     register_envs_when_gymnasium_loads()
+    quiet_tensorflow_when_it_loads()
 
 
-_register_envs()
+_hooks()

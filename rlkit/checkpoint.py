@@ -130,21 +130,44 @@ def _prune(root: Path, keep: int) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def latest_checkpoint(root: Path) -> Path:
-    """The newest complete checkpoint under ``root``; UsageError when there is none."""
+def checkpoints_newest_first(root: Path) -> list[Path]:
+    """Complete checkpoints under ``root``, the one ``latest`` names first, then the others
+    newest first; UsageError when there is none."""
     root = Path(root)
+    done = sorted((p for p in root.glob("step-*") if (p / STATE_FILE).is_file()), reverse=True)
     pointer = root / LATEST
     if pointer.is_file():
         try:
-            candidate = root / pointer.read_text().strip()
+            named = root / pointer.read_text().strip()
         except (OSError, UnicodeDecodeError, ValueError):
-            candidate = None  # a damaged pointer: fall back to the newest folder
-        if candidate is not None and (candidate / STATE_FILE).is_file():
-            return candidate
-    done = sorted(p for p in root.glob("step-*") if (p / STATE_FILE).is_file())
+            named = None  # a damaged pointer: fall back to the newest folder
+        if named in done:
+            done = [named, *(p for p in done if p != named)]
     if not done:
         raise UsageError(f"no checkpoint in {root}; nothing to resume")
-    return done[-1]
+    return done
+
+
+def latest_checkpoint(root: Path) -> Path:
+    """The newest complete checkpoint under ``root``; UsageError when there is none."""
+    return checkpoints_newest_first(root)[0]
+
+
+def load_newest_usable(root: Path) -> tuple[Path, tuple[Agent, dict[str, Any], Any], list[str]]:
+    """Load the newest checkpoint under ``root`` that loads, falling back to older ones.
+
+    Returns ``(folder, (agent, loop_state, env), skipped)`` where ``skipped`` says, one line
+    each, which newer checkpoints were corrupt and why. UsageError when none loads.
+    """
+    skipped: list[str] = []
+    first_error = None
+    for path in checkpoints_newest_first(root):
+        try:
+            return path, load_checkpoint(path), skipped
+        except UsageError as exc:
+            first_error = first_error or exc
+            skipped.append(f"{exc}; trying an older checkpoint")
+    raise first_error
 
 
 def read_checkpoint_summary(path: Path) -> dict[str, Any]:

@@ -127,9 +127,18 @@ def _coerce(value: Any, annotation: Any, key: str) -> Any:
 def make_config(config_class: type, overrides: Mapping[str, Any] | None = None, base: Any = None):
     """Build a validated config from defaults (or ``base``) plus ``overrides``.
 
-    Overrides may be typed values or the strings of ``--set key=value``. Unknown
-    keys and invalid values raise :class:`UsageError` naming the valid choices.
+    Overrides may be typed values or the strings of ``--set key=value``. ``base`` may be
+    a config of ``config_class`` or a mapping of its keys. Unknown keys, invalid values
+    and a ``base`` of another kind raise :class:`UsageError` naming what is valid.
     """
+    if isinstance(base, Mapping):
+        overrides = {**base, **(overrides or {})}
+        base = None
+    if base is not None and not isinstance(base, config_class):
+        raise UsageError(
+            f"config must be a {config_class.__name__} or a mapping of its keys, "
+            f"got {type(base).__name__}"
+        )
     base = base if base is not None else config_class()
     overrides = dict(overrides or {})
     types_by_key = _field_types(config_class)

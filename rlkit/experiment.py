@@ -194,15 +194,21 @@ def resume(run_dir: str | Path, steps: int | None = None, episodes: int | None =
     UsageError when the folder is no run, has no usable checkpoint, or already reached
     the limits.
     """
-    from rlkit.checkpoint import latest_checkpoint, read_checkpoint_summary
+    from rlkit.checkpoint import checkpoints_newest_first, read_checkpoint_summary
     from rlkit.runs import read_run_config
 
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise UsageError(f"no run folder at {run_dir}")
     run, _ = read_run_config(run_dir)
-    checkpoint = latest_checkpoint(run_dir / "checkpoints")
-    saved = read_checkpoint_summary(checkpoint)
+    candidates = checkpoints_newest_first(run_dir / "checkpoints")
+    for checkpoint in candidates:  # the newest readable one (corrupt ones are passed over)
+        try:
+            saved = read_checkpoint_summary(checkpoint)
+            break
+        except UsageError:
+            if checkpoint == candidates[-1]:
+                raise
     if saved["agent"] != run.agent:
         raise UsageError(
             f"{checkpoint} holds a {saved['agent']} agent but {run_dir} is a {run.agent} run"
@@ -242,12 +248,15 @@ def resume(run_dir: str | Path, steps: int | None = None, episodes: int | None =
     return trainer, run
 
 
-def drive(trainer, run: RunConfig, progress=None, handle_signals: bool = True) -> RunResult:
+def drive(
+    trainer, run: RunConfig, progress=None, handle_signals: bool = True, on_stop=None
+) -> RunResult:
     """Train ``trainer`` to ``run``'s limits, then :func:`finish` it.
 
     ``progress``: an optional training callback that is also a context manager (e.g. the
     CLI's progress bar). With ``handle_signals`` (main thread only) SIGINT/SIGTERM stop
-    the run cleanly with a checkpoint: status ``"interrupted"``.
+    the run cleanly with a checkpoint: status ``"interrupted"``; ``on_stop(signum)`` is
+    called as soon as the signal arrives (from a helper thread), e.g. to say so.
     """
     import contextlib
 
@@ -256,13 +265,17 @@ def drive(trainer, run: RunConfig, progress=None, handle_signals: bool = True) -
     run_dir = trainer.run_dir
     if progress is not None:
         trainer.callbacks.append(progress)
-    signals = stop_on_signals(trainer) if handle_signals else contextlib.nullcontext()
+    signals = stop_on_signals(trainer, on_stop) if handle_signals else contextlib.nullcontext()
     try:
         with signals, progress if progress is not None else contextlib.nullcontext():
             history = trainer.run(run.steps, max_episodes=run.episodes or None)
     except TrainingDiverged as exc:
         trainer.close()
-        message = f"training stopped: {exc}; checkpoints in {run_dir / 'checkpoints'}"
+        checkpoints = run_dir / "checkpoints"
+        if any(checkpoints.glob("step-*")):
+            message = f"training stopped: {exc}; checkpoints in {checkpoints}"
+        else:
+            message = f"training stopped: {exc}; it diverged before the first checkpoint"
         return RunResult(run_dir, DIVERGED, trainer.history, message)
     finally:
         if progress is not None:
@@ -293,8 +306,7 @@ def finish(trainer, run: RunConfig) -> RunResult:
     summary = {
         "agent": agent.name, "env": run.env, "seed": run.seed, "steps": history.steps,
         "episodes": len(history.episode_returns),
-        "seconds": round(history.seconds, 3),
-        "steps_per_second": round(history.steps_per_second, 1),
+        **_timing(history),
         "eval_episodes": run.eval_episodes,
         "final_model": {"eval_return_mean": mean, "eval_return_std": std},
     }  # fmt: skip
@@ -320,9 +332,35 @@ def finish(trainer, run: RunConfig) -> RunResult:
         plot_runs([run_dir], run_dir / "curves.png")
     message = (
         f"{agent.name} {run.env}: {headline} after {history.steps} steps "
-        f"({history.steps_per_second:.0f} steps/s); saved to {run_dir}"
+        f"({summary['steps_per_second']:.0f} steps/s); saved to {run_dir}"
     )
     return RunResult(run_dir, FINISHED, history, message, summary, agent.report(trainer.env))
+
+
+def _timing(history) -> dict[str, Any]:
+    """Seconds and steps/s over the whole run; after a resume also this session's part.
+
+    A run resumed from a checkpoint of an older rlkit (which did not record its training
+    time) reports this session only, and says so.
+    """
+    total = history.total_seconds
+    if total is None:
+        return {
+            "seconds": round(history.seconds, 3),
+            "steps_per_second": round(history.steps_per_second, 1),
+            "timing_covers": "the last session only (earlier sessions were not timed)",
+        }
+    timing = {
+        "seconds": round(total, 3),
+        "steps_per_second": round(history.steps / total, 1) if total > 0 else 0.0,
+    }
+    if history.earlier_seconds:
+        timing["this_session"] = {
+            "steps": history.steps_this_session,
+            "seconds": round(history.seconds, 3),
+            "steps_per_second": round(history.steps_per_second, 1),
+        }
+    return timing
 
 
 def run(

@@ -117,13 +117,35 @@ class UpdatePipeline:
     def __init__(self, variables, optimizer, process: GradientTransform = identity) -> None:
         self.variables = list(variables)
         self.optimizer = optimizer
-        self.process = process
+        self._process = process
+        self._used = False
         optimizer.build(self.variables)
+
+    @property
+    def process(self) -> GradientTransform:
+        """The gradient transform. An agent's pipeline may be given another one after the
+        agent is built and before its first update (e.g. ``agent.pipeline.process =
+        chain(clip_by_value(1.0), scale(0.5))``); later it is compiled into the agent's
+        update and a change would be silently ignored, so it is refused."""
+        return self._process
+
+    @process.setter
+    def process(self, transform: GradientTransform) -> None:
+        if self._used:
+            raise RuntimeError(
+                "this pipeline has already computed gradients (its process is compiled into "
+                "the update): set process before the first update, e.g. right after building "
+                "the agent"
+            )
+        if not callable(transform):
+            raise TypeError(f"process must be a callable on a list of gradients, got {transform!r}")
+        self._process = transform
 
     def gradients(self, tape, target, output_gradients=None) -> Gradients:
         """Compute and process the gradients without applying them."""
+        self._used = True
         grads = compute_gradients(tape, target, self.variables, output_gradients)
-        return self.process(grads)
+        return self._process(grads)
 
     def apply(self, grads: Gradients) -> None:
         """Apply already processed gradients (one per variable, ``None`` skipped)."""

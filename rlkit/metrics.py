@@ -2,7 +2,8 @@
 
 ``metrics.csv`` has one row per finished episode (``kind=episode``) and one per
 evaluation (``kind=eval``); it holds no wall-clock figures, so two runs with the
-same seed on the same machine write identical files. Timing (steps/s) and
+same seed on the same machine write identical files. Lines end in ``\n`` (LF), before and
+after a resume. Timing (steps/s) and
 per-update scalars go to TensorBoard (``tensorboard --logdir runs``).
 """
 
@@ -38,7 +39,7 @@ class MetricsLogger:
         path = self.run_dir / METRICS_FILE
         new = not path.exists()
         self._file = open(path, "a", newline="")  # noqa: SIM115 - closed in close()
-        self._csv = csv.writer(self._file)
+        self._csv = csv.writer(self._file, lineterminator="\n")
         if new:
             self._csv.writerow(COLUMNS)
             self._file.flush()
@@ -55,10 +56,10 @@ class MetricsLogger:
             return
         self._file.close()
         path = self.run_dir / METRICS_FILE
-        lines = path.read_text().splitlines(keepends=True)
-        atomic_write_bytes(path, "".join(lines[: rows + 1]).encode())
+        lines = path.read_text().splitlines()  # LF or CRLF (files of older rlkit versions)
+        atomic_write_bytes(path, "".join(line + "\n" for line in lines[: rows + 1]).encode())
         self._file = open(path, "a", newline="")  # noqa: SIM115
-        self._csv = csv.writer(self._file)
+        self._csv = csv.writer(self._file, lineterminator="\n")
         self.rows_written = rows
 
     def row(self, kind: str, step: int, episode: int, ret: float, length: float, std=None):

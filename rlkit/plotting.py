@@ -48,11 +48,25 @@ def _label(run_dir: Path) -> str:
     return "-".join(parts[:-3]) if len(parts) > 3 else run_dir.name
 
 
+def _env_of(run_dir: Path) -> str:
+    """The environment id of a run (its ``config.toml``), else its folder's label."""
+    from rlkit.runs import CONFIG_FILE, read_run_config
+
+    if (run_dir / CONFIG_FILE).is_file():
+        try:
+            return read_run_config(run_dir)[0].env
+        except UsageError:
+            pass
+    return _label(run_dir)
+
+
 def plot_runs(run_dirs: list[Path], output: Path, window: int = 20, points: int = 200) -> Path:
-    """Episode return vs environment steps, smoothed; runs of one agent/env are grouped.
+    """Episode return vs environment steps, smoothed; one panel per environment, in which
+    runs of one agent are grouped.
 
     Each run is drawn thin; each group with two or more runs also gets its mean and a
-    band from the lowest to the highest run, interpolated on a common step grid.
+    band from the lowest to the highest run, interpolated on a common step grid. Greedy
+    evaluations are drawn as points.
     """
     output = Path(output)
     if output.suffix.lower() != ".png":
@@ -62,15 +76,39 @@ def plot_runs(run_dirs: list[Path], output: Path, window: int = 20, points: int 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    groups: dict[str, list[tuple[np.ndarray, np.ndarray]]] = defaultdict(list)
+    panels: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(list))
     evaluations: dict[str, list[tuple[np.ndarray, np.ndarray]]] = defaultdict(list)
-    for run_dir in run_dirs:
-        steps, returns = read_episodes(Path(run_dir))
+    for run_dir in map(Path, run_dirs):
+        steps, returns = read_episodes(run_dir)
         if len(steps) == 0:
             raise UsageError(f"{run_dir} has no finished episodes to plot yet")
-        groups[_label(Path(run_dir))].append((steps, smooth(returns, window)))
-        evaluations[_label(Path(run_dir))].append(read_episodes(Path(run_dir), "eval"))
-    fig, ax = plt.subplots(figsize=(8, 5), dpi=100)
+        label = _label(run_dir)
+        panels[_env_of(run_dir)][label].append((steps, smooth(returns, window)))
+        evaluations[label].append(read_episodes(run_dir, "eval"))
+    cols = min(len(panels), 3)
+    rows = -(-len(panels) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(8 * cols, 5 * rows), dpi=100, squeeze=False)
+    for ax in axes.flat[len(panels) :]:
+        ax.set_visible(False)
+    for ax, (env_id, groups) in zip(axes.flat, sorted(panels.items()), strict=False):
+        _draw_panel(ax, groups, evaluations, points)
+        if len(panels) > 1:
+            ax.set_title(env_id)
+        ax.set_xlabel("environment steps")
+        ax.set_ylabel(f"episode return (moving average of {window})")
+        ax.grid(alpha=0.3)
+        ax.legend(loc="best")
+    fig.tight_layout()
+    try:
+        fig.savefig(output)
+    except OSError as exc:
+        raise UsageError(f"cannot write {output}: {exc.strerror}") from None
+    finally:
+        plt.close(fig)
+    return output
+
+
+def _draw_panel(ax, groups: dict[str, list], evaluations: dict[str, list], points: int) -> None:
     for i, (label, curves) in enumerate(sorted(groups.items())):
         color = f"C{i}"
         for j, (steps, means) in enumerate(evaluations[label]):
@@ -90,15 +128,3 @@ def plot_runs(run_dirs: list[Path], output: Path, window: int = 20, points: int 
             ax.fill_between(grid, stacked.min(0), stacked.max(0), color=color, alpha=0.15)
         else:
             ax.lines[-1].set_label(label)
-    ax.set_xlabel("environment steps")
-    ax.set_ylabel(f"episode return (moving average of {window})")
-    ax.grid(alpha=0.3)
-    ax.legend(loc="best")
-    fig.tight_layout()
-    try:
-        fig.savefig(output)
-    except OSError as exc:
-        raise UsageError(f"cannot write {output}: {exc.strerror}") from None
-    finally:
-        plt.close(fig)
-    return output

@@ -9,8 +9,9 @@ register the moment gymnasium finishes loading (a one-shot import hook).
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import sys
+
+from rlkit.import_hooks import around_import
 
 
 def _register() -> None:
@@ -20,35 +21,5 @@ def _register() -> None:
     importlib.import_module("rlkit.bandit").register_envs()
 
 
-class _AfterGymnasium:
-    """A meta-path finder that wraps gymnasium's loader; it removes itself once gymnasium
-    has really been imported (a mere ``find_spec`` probe leaves it in place)."""
-
-    def find_spec(self, name, path=None, target=None):
-        if name != "gymnasium":
-            return None
-        sys.meta_path.remove(self)  # let the real finders answer
-        try:
-            spec = importlib.util.find_spec(name)
-        finally:
-            sys.meta_path.insert(0, self)
-        if spec is None or spec.loader is None:
-            return spec
-        exec_module = spec.loader.exec_module
-        finder = self
-
-        def exec_and_register(module) -> None:
-            if finder in sys.meta_path:
-                sys.meta_path.remove(finder)
-            exec_module(module)
-            _register()
-
-        spec.loader.exec_module = exec_and_register
-        return spec
-
-
 def register_envs_when_gymnasium_loads() -> None:
-    if "gymnasium" in sys.modules:
-        _register()
-    elif not any(isinstance(f, _AfterGymnasium) for f in sys.meta_path):
-        sys.meta_path.insert(0, _AfterGymnasium())
+    around_import("gymnasium", after=_register)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 import shutil
 import signal
 import tempfile
@@ -43,7 +44,9 @@ class TrainHistory:
     evaluations: ``(step, mean, std)`` per evaluation;
     updates: ``(step, metrics)`` for every update that ran (not kept across resume);
     steps: the agent's step count (``agent.num_steps``) at the end;
-    seconds: wall-clock time of this process's part;
+    seconds: wall-clock time of this process's part; earlier_seconds: training time of the
+    run's earlier sessions (before a resume; None when a checkpoint of an older rlkit did
+    not record it);
     interrupted: True when a stop was requested (Ctrl-C, SIGTERM).
     """
 
@@ -54,12 +57,18 @@ class TrainHistory:
     updates: list[tuple[int, dict[str, float]]] = field(default_factory=list)
     steps: int = 0
     seconds: float = 0.0
+    earlier_seconds: float | None = 0.0
     steps_this_session: int = 0
     interrupted: bool = False
 
     @property
     def steps_per_second(self) -> float:
         return self.steps_this_session / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def total_seconds(self) -> float | None:
+        """Training time of all sessions of the run (None when an earlier one is unknown)."""
+        return None if self.earlier_seconds is None else self.earlier_seconds + self.seconds
 
     def recent_return(self, window: int = 20) -> float | None:
         """Mean return of the last ``window`` episodes (None before the first ends)."""
@@ -87,6 +96,7 @@ class LoopState:
     best_eval: float | None = None
     best_step: int | None = None
     metrics_rows: int = 0
+    seconds: float | None = None  # training time up to the checkpoint (None: not recorded)
 
 
 class Trainer:
@@ -127,6 +137,11 @@ class Trainer:
         self.env = env
         self.seed = agent.seed if seed is None else int(seed)
         self.run_dir = Path(run_dir) if run_dir is not None else None
+        if self.run_dir is not None:
+            try:
+                self.run_dir.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise UsageError(f"cannot make run folder {run_dir}: {exc.strerror}") from None
         self.eval_env = eval_env
         self.eval_every = int(eval_every)
         self.eval_episodes = int(eval_episodes)
@@ -139,6 +154,8 @@ class Trainer:
         self._obs = None
         self._last_checkpoint_step: int | None = None
         self._stop = threading.Event()
+        self.resumed_from: Path | None = None  # the checkpoint folder (Trainer.resume)
+        self.skipped_checkpoints: list[str] = []  # newer checkpoints that did not load
         # a gymnasium VectorEnv: N environments stepped together, batched acting
         self.num_envs = int(getattr(env, "num_envs", 0))
         if self.num_envs:
@@ -169,6 +186,7 @@ class Trainer:
         if max_episodes is not None and max_episodes <= 0:
             raise ValueError(f"max_episodes must be > 0, got {max_episodes}")
         agent, env, state, history = self.agent, self.env, self.state, self.history
+        self._describe_run(total_steps, max_episodes)
         if self._obs is None:
             env.action_space.seed(self.seed)
             self._obs, _ = env.reset(seed=self.seed)
@@ -210,6 +228,28 @@ class Trainer:
         if self.run_dir is not None and self._last_checkpoint_step != agent.num_steps:
             self.checkpoint()  # (unless a periodic checkpoint was just written at this step)
         return history
+
+    def _describe_run(self, total_steps: int, max_episodes: int | None) -> None:
+        """Give a run folder made by a Trainer its ``config.toml`` (if it has none), so that
+        ``rlkit resume`` and ``rlkit evaluate`` work on it as on a CLI run. Skipped for an
+        agent or environment rlkit cannot rebuild by name (an unregistered env)."""
+        from rlkit import runs
+        from rlkit.agents.registry import AGENTS
+
+        if self.run_dir is None or (self.run_dir / runs.CONFIG_FILE).exists():
+            return
+        spec = getattr(self.env, "spec", None) or getattr(
+            getattr(self.env, "envs", [None])[0], "spec", None
+        )
+        if spec is None or self.agent.name not in AGENTS:
+            return
+        run = runs.RunConfig(
+            agent=self.agent.name, env=spec.id, steps=total_steps, seed=self.seed,
+            num_envs=max(1, self.num_envs), episodes=max_episodes or 0,
+            eval_every=self.eval_every, eval_episodes=self.eval_episodes,
+            checkpoint_every=self.checkpoint_every,
+        )  # fmt: skip
+        runs.write_config(self.run_dir, run, self.agent.config)
 
     def _step(self) -> dict[str, Any]:
         """One step of a single environment."""
@@ -307,6 +347,7 @@ class Trainer:
             raise ValueError("checkpoints need a run_dir")
         _check_finite(self.agent)
         self.state.metrics_rows = self.logger.rows_written
+        self.state.seconds = self.history.total_seconds
         self.state.obs = np.asarray(self._obs).tolist()
         state = {"step": self.step, **asdict(self.state)}
         loop = {"state": state, "history": _history_to_dict(self.history)}
@@ -326,16 +367,19 @@ class Trainer:
     ) -> Trainer:
         """A trainer that continues the run in ``run_dir`` from its newest checkpoint.
 
+        A newest checkpoint that does not load (corrupt) is passed over for the next older
+        one: ``trainer.skipped_checkpoints`` says which and why, ``trainer.resumed_from``
+        is the folder used.
+
         ``env_factory()`` makes the evaluation env, and the training env when the
         checkpoint could not keep it (``train_env_factory()`` instead, if given: e.g. a
         vector env). Keyword arguments are as for the constructor (eval_every,
         eval_episodes, checkpoint_every, callbacks ...).
         """
-        from rlkit.checkpoint import latest_checkpoint, load_checkpoint
+        from rlkit.checkpoint import load_newest_usable
 
         run_dir = Path(run_dir)
-        checkpoint = latest_checkpoint(run_dir / CHECKPOINT_DIR)
-        agent, loop, env = load_checkpoint(checkpoint)
+        checkpoint, (agent, loop, env), skipped = load_newest_usable(run_dir / CHECKPOINT_DIR)
         try:
             saved = dict(loop["state"])
             if int(saved.pop("step")) != agent.num_steps:
@@ -352,7 +396,9 @@ class Trainer:
         else:
             restored_env = True
         trainer = cls(agent, env, run_dir=run_dir, **kwargs)
+        history.earlier_seconds = state.seconds
         trainer.state, trainer.history = state, history
+        trainer.resumed_from, trainer.skipped_checkpoints = checkpoint, skipped
         trainer._last_checkpoint_step = agent.num_steps
         trainer.logger.truncate(trainer.state.metrics_rows)
         if restored_env and trainer.state.obs is not None:
@@ -418,28 +464,62 @@ def save_model(agent, path: Path) -> Path:
 
 
 @contextlib.contextmanager
-def stop_on_signals(trainer: Trainer):
+def stop_on_signals(trainer: Trainer, on_stop: Callable[[int], None] | None = None):
     """While inside, SIGINT and SIGTERM ask ``trainer`` to stop cleanly (checkpoint, return).
 
-    A second Ctrl-C raises KeyboardInterrupt at once.
+    ``on_stop(signum)`` runs as soon as the first signal arrives, from a helper thread:
+    Python runs signal handlers only between bytecodes, so while a long TensorFlow call
+    (the first update block compiles for seconds) holds the main thread, the handler
+    waits; the helper thread hears the signal at once through ``signal.set_wakeup_fd``.
+    A second Ctrl-C raises KeyboardInterrupt (when the main thread next runs Python).
     """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    watched = (signal.SIGINT, signal.SIGTERM)
+    previous = {s: signal.getsignal(s) for s in watched}
+
+    received = []  # signals the Python-level handler has run for
 
     def handler(signum, frame):
-        if trainer._stop.is_set() and signum == signal.SIGINT:
+        received.append(signum)
+        if signum == signal.SIGINT and received.count(signal.SIGINT) > 1:
             raise KeyboardInterrupt
         trainer.request_stop()
 
-    for s in previous:
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(write_fd, False)
+    old_wakeup = signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
+
+    def watch() -> None:
+        told = False
+        while True:
+            try:
+                data = os.read(read_fd, 64)
+            except OSError:
+                return
+            if not data:  # the pipe was closed: the context is over
+                return
+            signums = [b for b in data if b in watched]
+            if signums and not told:
+                told = True
+                trainer.request_stop()
+                if on_stop is not None:
+                    on_stop(signums[0])
+
+    watcher = threading.Thread(target=watch, name="rlkit-signal-watch", daemon=True)
+    for s in watched:
         signal.signal(s, handler)
+    watcher.start()
     try:
         yield
     finally:
         for s, h in previous.items():
             signal.signal(s, h)
+        signal.set_wakeup_fd(old_wakeup)
+        os.close(write_fd)
+        watcher.join(timeout=1.0)
+        os.close(read_fd)
 
 
 def train(

@@ -15,10 +15,14 @@ def record_video(agent, env_id: str, path: Path, episodes: int = 1, seed: int = 
     """Play ``episodes`` greedy episodes and write them to one video (e.g. ``out.mp4``).
 
     Needs ``moviepy`` (and ``pygame`` for gymnasium's classic-control renderers):
-    ``pip install "rlkit[video]"``. Returns the episode returns.
+    ``pip install ".[video]"`` from a clone of rlkit. Returns the episode returns. The
+    file's folder is created when missing.
     """
     if importlib.util.find_spec("moviepy") is None:
-        raise UsageError('recording video needs moviepy: pip install "rlkit[video]" (or moviepy)')
+        raise UsageError(
+            "recording video needs moviepy and pygame: from a clone of rlkit, "
+            "pip install '.[video]' (or pip install moviepy pygame)"
+        )
     import gymnasium as gym
 
     # off-screen rendering: no window, no sound device (pygame/SDL would complain)
@@ -49,6 +53,7 @@ def record_video(agent, env_id: str, path: Path, episodes: int = 1, seed: int = 
 
     clip = ImageSequenceClip([np.asarray(f) for f in frames], fps=fps)
     try:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
         clip.write_videofile(str(path), logger=None)
     except Exception as exc:  # a missing ffmpeg codec surfaces here
         raise UsageError(f"cannot write video {path}: {exc}".splitlines()[0]) from None

@@ -318,7 +318,7 @@ def test_on_policy_agent_rejects_num_envs(capsys, tmp_path):
 
 
 @pytest.mark.skipif(
-    __import__("importlib").util.find_spec("moviepy") is None, reason="needs rlkit[video]"
+    __import__("importlib").util.find_spec("moviepy") is None, reason="needs the video extra"
 )
 def test_video_is_recorded(capsys, tmp_path):
     run_dir = train_run(capsys, tmp_path, "--steps", "200")

@@ -24,6 +24,10 @@ class Agent:
     Subclasses set ``name`` and ``config_class``, check their spaces in
     ``check_spaces`` and implement ``act``, ``observe``, ``update`` and
     ``checkpoint_variables``.
+
+    ``config`` is the agent's config dataclass (e.g. :class:`~rlkit.agents.dqn_config.
+    DQNConfig`) or a mapping of its keys (``{"gamma": 0.9}``); keyword arguments override
+    single keys. Anything else, an unknown key or a bad value raises ``UsageError``.
     """
 
     name: ClassVar[str] = "agent"
