@@ -322,10 +322,10 @@ def test_on_policy_agent_rejects_num_envs(capsys, tmp_path):
 )
 def test_video_is_recorded(capsys, tmp_path):
     run_dir = train_run(capsys, tmp_path, "--steps", "200")
-    status, out, err = cli(capsys, "evaluate", run_dir, "--episodes", "1",
-                           "--video", tmp_path / "out.mp4")  # fmt: skip
+    video = tmp_path / "new" / "sub" / "out.mp4"  # folders that do not exist yet
+    status, out, err = cli(capsys, "evaluate", run_dir, "--episodes", "1", "--video", video)
     assert status == 0, err
-    assert (tmp_path / "out.mp4").stat().st_size > 1000
+    assert video.stat().st_size > 1000
 
 
 def test_evaluate_command_in_a_fresh_process(tmp_path, capsys):
