@@ -149,9 +149,17 @@ def plot(run_dirs, output, window) -> None:  # fmt: skip
 
 @click.command("config")
 @click.argument("agent", metavar="AGENT")
-def show_config(agent) -> None:
+@click.option("--preset", metavar="NAME", callback=non_empty,
+              help="print this shipped preset's file ('rlkit presets' lists them)")  # fmt: skip
+def show_config(agent, preset) -> None:
     """Print AGENT's config keys with their defaults and meaning (valid TOML)."""
     import dataclasses
+
+    if preset is not None:
+        from rlkit import presets
+
+        click.echo(presets.lookup(agent_spec(agent).name, preset).text, nl=False)
+        return
 
     from rlkit.config import field_help
     from rlkit.runs import _toml_value
@@ -162,3 +170,25 @@ def show_config(agent) -> None:
     click.echo("[agent]")
     for f in dataclasses.fields(config_class):
         click.echo(f"# {helps[f.name]}\n{f.name} = {_toml_value(getattr(defaults, f.name))}")
+
+
+@click.command("presets")
+@click.argument("agent", metavar="[AGENT]", required=False)
+def list_presets(agent) -> None:
+    """List the shipped presets (of AGENT): name, environment, source and measured result.
+
+    'rlkit train AGENT --env ID' uses the preset named after ID by itself; others are
+    picked with --preset NAME. 'rlkit config AGENT --preset NAME' prints one.
+    """
+    import textwrap
+
+    from rlkit import presets
+
+    if agent is not None:
+        agent = agent_spec(agent).name
+    for p in presets.presets(agent):
+        click.echo(f"{p.name}  (env {p.env or 'any'})")
+        for key, text in (("source", p.source), ("result", p.result)):
+            lines = textwrap.wrap(text, 96, initial_indent=f"  {key}: ",
+                                  subsequent_indent=" " * (len(key) + 4))  # fmt: skip
+            click.echo("\n".join(lines))

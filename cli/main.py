@@ -41,6 +41,7 @@ cli.add_command(train_commands.resume)
 cli.add_command(inspect_commands.evaluate)
 cli.add_command(inspect_commands.plot)
 cli.add_command(inspect_commands.show_config)
+cli.add_command(inspect_commands.list_presets)
 
 
 def main(argv: list[str] | None = None) -> int:

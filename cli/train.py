@@ -79,9 +79,16 @@ def _agent_list() -> str:
 @click.option(
     "--checkpoint-every", type=int, metavar="N", help="steps between checkpoints [default: 10000]"
 )
+@click.option(
+    "--preset",
+    metavar="NAME",
+    callback=non_empty,
+    help="a shipped preset ('rlkit presets' lists them), or 'none' for the generic "
+    "defaults [default: the preset for --env, if there is one]",
+)
 @click.option("--quiet", is_flag=True, help="no progress bar")
 def train(agent, env_id, steps, seed, overrides, config_file, out, num_envs, episodes, eval_every,
-          eval_episodes, checkpoint_every, quiet) -> int:  # fmt: skip
+          eval_episodes, checkpoint_every, preset, quiet) -> int:  # fmt: skip
     """Train AGENT on an environment and save the run.
 
     Creates OUT/<agent>-<env>-<seed>-<time>/ with config.toml (pass it back with
@@ -103,9 +110,12 @@ def train(agent, env_id, steps, seed, overrides, config_file, out, num_envs, epi
     plan = experiment.plan(
         agent, env_id, steps=steps, seed=seed, num_envs=num_envs, episodes=episodes,
         eval_every=eval_every, eval_episodes=eval_episodes, checkpoint_every=checkpoint_every,
-        config_file=config_file, overrides=overrides,
+        config_file=config_file, overrides=overrides, preset=preset,
     )  # fmt: skip
-    trainer = experiment.start(plan, out)
+    trainer = experiment.start(plan, out)  # checks the env and agent: errors come first
+    if plan.preset is not None:
+        how = "; --preset none for the generic defaults" if plan.preset_picked else ""
+        click.echo(f"using preset {plan.preset.name}{how}", err=True)
     run = plan.run
     click.echo(
         f"training {run.agent} on {run.env} for {run.steps} steps"

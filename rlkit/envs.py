@@ -25,10 +25,42 @@ def make_vector_env(env_id: str, num_envs: int, **kwargs):
     )
 
 
+#: environment families that need one of rlkit's extras: id prefix -> extra
+EXTRAS = {
+    "ALE/": "atari",
+    "MinAtar/": "atari",
+    "LunarLander": "box2d",
+    "BipedalWalker": "box2d",
+    "CarRacing": "box2d",
+}
+
+
+def extra_for(env_id: str) -> str | None:
+    """The rlkit extra that installs ``env_id``'s environment family, if any."""
+    return next((extra for prefix, extra in EXTRAS.items() if env_id.startswith(prefix)), None)
+
+
+def _needs_extra(env_id: str, detail: str = "") -> UsageError:
+    extra = extra_for(env_id)
+    hint = f"from a clone of rlkit: pip install '.[{extra}]'" if extra else detail
+    return UsageError(f"environment {env_id!r} needs an extra package: {hint}")
+
+
 def make_env(env_id: str, **kwargs):
-    """``gymnasium.make(env_id)``; an unknown id raises UsageError with close matches."""
+    """``gymnasium.make(env_id)``; an unknown id raises UsageError with close matches, an id
+    whose package is missing names the rlkit extra that installs it."""
     import gymnasium as gym
 
+    if (
+        env_id not in gym.registry
+        and extra_for(env_id)
+        and env_id.split("/")[0]
+        in (
+            "ALE",
+            "MinAtar",
+        )
+    ):
+        raise _needs_extra(env_id)
     if env_id not in gym.registry:
         known = list(gym.registry)
         close = difflib.get_close_matches(env_id, known, n=3, cutoff=0.5)
@@ -42,4 +74,4 @@ def make_env(env_id: str, **kwargs):
     try:
         return gym.make(env_id, **kwargs)
     except gym.error.DependencyNotInstalled as exc:
-        raise UsageError(f"environment {env_id!r} needs an extra package: {exc}") from None
+        raise _needs_extra(env_id, str(exc)) from None

@@ -31,6 +31,7 @@ from typing import Any
 from rlkit import seeding
 from rlkit.agents.registry import AgentSpec, agent_spec
 from rlkit.errors import UsageError
+from rlkit.presets import Preset
 from rlkit.runs import RunConfig
 
 FINISHED, INTERRUPTED, DIVERGED = "finished", "interrupted", "diverged"
@@ -38,10 +39,17 @@ FINISHED, INTERRUPTED, DIVERGED = "finished", "interrupted", "diverged"
 
 @dataclass(frozen=True)
 class RunPlan:
-    """A resolved, validated run: the ``[run]`` settings and the agent config."""
+    """A resolved, validated run: the ``[run]`` settings and the agent config.
+
+    ``preset``: the shipped preset under the config file and options (None: the agent's
+    generic defaults); ``preset_picked``: True when it was chosen by the environment
+    rather than named with ``preset=``.
+    """
 
     run: RunConfig
     agent_config: Any
+    preset: Preset | None = None
+    preset_picked: bool = False
 
     @property
     def spec(self) -> AgentSpec:
@@ -90,16 +98,36 @@ def plan(
     checkpoint_every: int | None = None,
     config_file: str | Path | None = None,
     overrides: Mapping[str, Any] | Iterable[str] = (),
+    preset: str | None = None,
 ) -> RunPlan:
     """Resolve a run as ``rlkit train`` would; raises UsageError naming what is wrong.
 
+    Precedence: the agent's defaults < the preset < the config file < arguments <
+    ``overrides``. ``preset``: a shipped preset's name (``"dqn3"``, ``"dqn/dqn3"``),
+    ``"none"`` for the generic defaults, or None: the config file's ``[run] preset``,
+    else the preset shipped for this agent and environment, if any (``rlkit presets``).
     ``overrides`` are agent config keys: a mapping or ``"key=value"`` strings (``--set``).
-    Arguments left None take the config file's value, else the agent's default.
+    Arguments left None take the config file's value, else the preset's, else the
+    agent's default.
     """
+    from rlkit import presets
     from rlkit.config import make_config, parse_overrides
     from rlkit.runs import load_config_file, resolve_run_config
 
     file_run, file_agent = load_config_file(config_file) if config_file else ({}, {})
+    agent_name = agent if agent is not None else file_run.get("agent")
+    chosen = preset if preset is not None else (file_run.get("preset") or None)
+    picked = None
+    if agent_name is not None and chosen != presets.NONE:
+        spec = agent_spec(str(agent_name))
+        if chosen:
+            picked = presets.lookup(spec.name, str(chosen))
+        else:
+            picked = presets.for_env(spec.name, env or file_run.get("env") or spec.default_env)
+    if picked is not None:  # under the config file: a run's own config.toml wins
+        file_run = {**{k: v for k, v in picked.run.items() if k != "agent"}, **file_run}
+        file_agent = {**picked.agent_config, **file_agent}
+    file_run["preset"] = picked.name if picked is not None else presets.NONE
     given = {
         "agent": agent, "env": env, "steps": steps, "seed": seed, "episodes": episodes,
         "num_envs": num_envs, "eval_every": eval_every, "eval_episodes": eval_episodes,
@@ -123,7 +151,7 @@ def plan(
     if not isinstance(overrides, Mapping):
         overrides = parse_overrides(overrides)
     agent_config = make_config(spec.config_class(), {**file_agent, **overrides})
-    return RunPlan(run, agent_config)
+    return RunPlan(run, agent_config, picked, picked is not None and not chosen)
 
 
 def make_envs(run: RunConfig, spec: AgentSpec):

@@ -48,6 +48,9 @@ class RunConfig:
     checkpoint_every: int = option(
         10_000, "steps between checkpoints (0: only at stop and end)", non_negative
     )
+    preset: str = option(
+        "", "the shipped preset under this config (rlkit presets; none: generic defaults)"
+    )
 
 
 def load_config_file(path: str | os.PathLike) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -74,12 +74,12 @@ class DDPG(OffPolicyAgent):
         ]
         self.actor_pipeline = UpdatePipeline(
             self.actor.variables,
-            make_optimizer(cfg.actor_optimizer, cfg.actor_learning_rate),
+            make_optimizer(cfg.actor_optimizer, cfg.actor_learning_rate, cfg.adam_epsilon),
             transforms_from_config(cfg.actor_max_grad_norm),
         )
         self.critic_pipeline = UpdatePipeline(
             [v for critic in self.critics for v in critic.variables],
-            make_optimizer(cfg.critic_optimizer, cfg.critic_learning_rate),
+            make_optimizer(cfg.critic_optimizer, cfg.critic_learning_rate, cfg.adam_epsilon),
             transforms_from_config(cfg.critic_max_grad_norm),
         )
         # The target networks: EMA shadows of the online variables. Keras 3 variables

@@ -41,6 +41,9 @@ class DDPGConfig:
     critic_optimizer: str = option(
         "adam", "critic optimizer: " + " | ".join(OPTIMIZERS), one_of(*OPTIMIZERS)
     )
+    adam_epsilon: float = option(
+        1e-7, "Adam's epsilon (Keras' default; PyTorch and SB3 use 1e-8)", positive
+    )
     actor_max_grad_norm: float = option(
         0.0, "clip the actor gradients by global norm (0 disables)", non_negative
     )

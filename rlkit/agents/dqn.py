@@ -55,7 +55,7 @@ class DQN(OffPolicyAgent):
         )  # fmt: skip
         self.pipeline = UpdatePipeline(
             self.q.variables,
-            make_optimizer(cfg.optimizer, cfg.learning_rate),
+            make_optimizer(cfg.optimizer, cfg.learning_rate, cfg.adam_epsilon),
             transforms_from_config(cfg.max_grad_norm),
         )
         self._target_stale = False
@@ -71,7 +71,7 @@ class DQN(OffPolicyAgent):
         """Exploration rate at the current step (DQN3.0's linear schedule)."""
         cfg = self.config
         return dqn3_epsilon(
-            self.num_steps, cfg.eps_start, cfg.eps_end, cfg.eps_anneal_steps, cfg.learning_starts
+            self.num_steps, cfg.eps_start, cfg.eps_end, cfg.eps_anneal_steps, self._anneal_start
         )
 
     @property
@@ -85,8 +85,13 @@ class DQN(OffPolicyAgent):
             cfg.learning_rate,
             cfg.learning_rate_end,
             cfg.lr_anneal_steps,
-            cfg.learning_starts,
+            self._anneal_start,
         )
+
+    @property
+    def _anneal_start(self) -> int:
+        """Where the linear schedules start: learning_starts (DQN3.0) or step 0 (SB3)."""
+        return 0 if self.config.exploration_from_start else self.config.learning_starts
 
     def diagnostics(self) -> dict[str, float]:
         return {"epsilon": self.epsilon, "learning_rate": self.learning_rate}

@@ -104,7 +104,15 @@ class DQNConfig:
     eps_anneal_steps: int = option(
         8_000, "steps after learning_starts over which epsilon falls linearly", non_negative
     )
+    exploration_from_start: bool = option(
+        False,
+        "anneal epsilon and the learning rate from step 0 (SB3, rl-zoo) instead of from "
+        "learning_starts (DQN3.0)",
+    )
     max_grad_norm: float = option(0.0, "clip gradients by global norm (0 disables)", non_negative)
+    adam_epsilon: float = option(
+        1e-7, "Adam's epsilon (Keras' default; PyTorch and SB3 use 1e-8)", positive
+    )
     jit_compile: bool = option(True, "compile the fused update block with XLA")
 
 

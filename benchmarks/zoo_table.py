@@ -1,0 +1,154 @@
+"""rlkit's shipped presets against rl-zoo's published table (DLR-RM/rl-baselines3-zoo,
+benchmark.md), and docs/benchmarks.md written from what finished.
+
+Each (preset, seed) is one whole run as ``rlkit train AGENT --preset NAME --seed S``
+does it (rlkit.experiment), for the zoo's n_timesteps (``--budget zoo``, the default) or
+the preset's own steps (``--budget preset``). Its final and best models are then each
+evaluated on 100 greedy episodes (``--episodes``; reset seed + 2,000,000, never used in
+training). A result file per run lands in ``--out`` (default ``zoo-runs/``), so the
+table can be written from whatever finished (``--report``), e.g. while long runs go on:
+
+    nohup python benchmarks/zoo_table.py --presets dqn/Acrobot-v1,dqn/LunarLander-v3 &
+    python benchmarks/zoo_table.py --report
+
+"Seeds at zoo level" counts seeds whose final model is within one zoo std of the zoo's
+mean or above it (the issue's target is 2 of 3).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from pathlib import Path
+
+from common import parse_seeds
+
+ROOT = Path(__file__).resolve().parent.parent
+# preset -> (zoo algo, zoo mean, zoo std, zoo n_timesteps), from rl-zoo's benchmark.md
+ZOO = {
+    "dqn/CartPole-v1": ("dqn", 500.0, 0.0, 50_000),
+    "dqn/Acrobot-v1": ("dqn", -76.639, 11.752, 100_000),
+    "dqn/MountainCar-v0": ("dqn", -100.849, 9.925, 120_000),
+    "dqn/LunarLander-v3": ("dqn", 154.382, 79.241, 100_000),  # zoo: LunarLander-v2
+    "ddpg/Pendulum-v1": ("ddpg", -152.099, 94.282, 20_000),
+    "ddpg/Pendulum-v1-td3": ("td3", -151.855, 90.227, 20_000),
+    "ddpg/MountainCarContinuous-v0": ("ddpg", 93.512, 0.048, 300_000),
+    "ddpg/MountainCarContinuous-v0-td3": ("td3", 93.483, 0.075, 300_000),
+    "ddpg/LunarLanderContinuous-v3": ("ddpg", 230.217, 92.372, 300_000),
+    "ddpg/LunarLanderContinuous-v3-td3": ("td3", 207.451, 67.562, 300_000),
+    "ddpg/BipedalWalker-v3": ("ddpg", 197.486, 141.580, 1_000_000),
+    "ddpg/BipedalWalker-v3-td3": ("td3", 305.990, 56.886, 1_000_000),
+}
+
+
+def run_one(preset: str, seed: int, budget: str, episodes: int, out: Path) -> dict:
+    """Train one seed of ``preset`` and evaluate its final and best models."""
+    import os
+
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    import rlkit
+    from rlkit import experiment, seeding
+    from rlkit.envs import make_env
+
+    agent = preset.split("/")[0]
+    steps = ZOO[preset][3] if budget == "zoo" else None
+    plan = experiment.plan(agent, preset=preset, seed=seed, steps=steps)
+    start = time.perf_counter()
+    result = experiment.run(plan, out / "runs", handle_signals=False)
+    if result.status != experiment.FINISHED:
+        raise RuntimeError(result.message)
+    row = {"preset": preset, "seed": seed, "budget": budget, "steps": result.history.steps,
+           "seconds": time.perf_counter() - start, "run_dir": str(result.run_dir),
+           "steps_per_second": result.summary["steps_per_second"]}  # fmt: skip
+    env = make_env(plan.run.env)
+    for kind in ("model", "best"):
+        if (result.run_dir / kind).is_dir():
+            model = rlkit.load(result.run_dir / kind)
+            mean, std = rlkit.evaluate(model, env, episodes, seed=seeding.final_eval_seed(seed))
+            row[kind] = {"mean": mean, "std": std, "episodes": episodes}
+    return row
+
+
+def result_path(out: Path, preset: str, seed: int, budget: str) -> Path:
+    return out / f"{preset.replace('/', '__')}-{budget}-seed{seed}.json"
+
+
+def report(out: Path, docs: Path) -> str:
+    """docs/benchmarks.md (and a learning-curve figure per environment) from ``out``."""
+    from rlkit.plotting import plot_runs
+
+    rows = [json.loads(p.read_text()) for p in sorted(out.glob("*.json"))]
+    lines = [
+        "# rlkit's presets against rl-zoo",
+        "",
+        "Written by `python benchmarks/zoo_table.py --report` from the runs that finished "
+        "(each a whole `rlkit train AGENT --preset NAME --seed S`; final and best model each "
+        "evaluated on 100 fresh greedy episodes). rl-zoo's row is its published benchmark.md "
+        "(one run each). *At zoo level*: seeds whose final model scores at least the zoo's "
+        "mean minus one zoo std.",
+        "",
+        "| preset | zoo (algo, steps) | zoo mean ± std | rlkit final, mean over seeds (each) "
+        "| at zoo level | rlkit best model | steps | wall-clock / run | steps/s |",
+        "|---|---|---:|---|---:|---|---:|---:|---:|",
+    ]
+    figures = {}
+    for preset in ZOO:
+        for budget in ("zoo", "preset"):
+            mine = [r for r in rows if r["preset"] == preset and r["budget"] == budget]
+            if not mine:
+                continue
+            algo, zoo_mean, zoo_std, zoo_steps = ZOO[preset]
+            finals = [r["model"]["mean"] for r in mine]
+            bests = [r["best"]["mean"] for r in mine if "best" in r]
+            level = sum(f >= zoo_mean - zoo_std for f in finals)
+            each = ", ".join(f"{f:.1f}" for f in finals)
+            best = f"{statistics.mean(bests):.1f}" if bests else "-"
+            lines.append(
+                f"| {preset} | {algo}, {zoo_steps:,} | {zoo_mean:.1f} ± {zoo_std:.1f} | "
+                f"{statistics.mean(finals):.1f} ({each}) | {level}/{len(mine)} | {best} | "
+                f"{mine[0]['steps']:,} | {statistics.median(r['seconds'] for r in mine):.0f} s | "
+                f"{statistics.median(r['steps_per_second'] for r in mine):.0f} |"
+            )
+            env = preset.split("/")[1].removesuffix("-td3")
+            figures.setdefault(env, []).extend(Path(r["run_dir"]) for r in mine)
+    (docs / "benchmarks").mkdir(parents=True, exist_ok=True)
+    lines += ["", "## Learning curves", ""]
+    for env, run_dirs in sorted(figures.items()):
+        existing = [d for d in run_dirs if d.is_dir()]
+        if existing:
+            plot_runs(existing, docs / "benchmarks" / f"{env}.png")
+            lines.append(f"![{env}](benchmarks/{env}.png)")
+    text = "\n".join(lines) + "\n"
+    (docs / "benchmarks.md").write_text(text)
+    return text
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--presets", default=",".join(ZOO), help="comma-separated names")
+    parser.add_argument("--seeds", default="0-2", help="e.g. 0-2 or 0,3,7")
+    parser.add_argument("--budget", choices=("zoo", "preset"), default="zoo")
+    parser.add_argument("--episodes", type=int, default=100)
+    parser.add_argument("--out", type=Path, default=ROOT / "zoo-runs")
+    parser.add_argument("--report", action="store_true", help="only write docs/benchmarks.md")
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    if not args.report:
+        for preset in args.presets.split(","):
+            if preset not in ZOO:
+                parser.error(f"unknown preset {preset}; choose from {', '.join(ZOO)}")
+            for seed in parse_seeds(args.seeds):
+                path = result_path(args.out, preset, seed, args.budget)
+                if path.exists():
+                    continue
+                row = run_one(preset, seed, args.budget, args.episodes, args.out)
+                path.write_text(json.dumps(row, indent=2))
+                print(f"{preset} seed {seed}: final {row['model']['mean']:.1f}, "
+                      f"{row['seconds']:.0f} s", flush=True)  # fmt: skip
+    print(report(args.out, ROOT / "docs"))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,100 @@
+"""Shipped presets: readable run configs per agent and environment, or by name.
+
+A preset is a file ``rlkit/presets/<agent>/<name>.toml`` in the format of a run's
+``config.toml`` (a ``[run]`` and an ``[agent]`` table), opened and copied like one. Its
+first comment lines say where its values come from and what it measured::
+
+    # source: rl-zoo hyperparams/dqn.yml LunarLander (translated key by key) ...
+    # result: final model 231 ± 42 over 100 episodes, 3 of 3 seeds >= 200 ...
+
+``<name>`` is an environment id (``/`` written as ``_``) for the preset ``rlkit train
+AGENT --env ID`` picks by itself, or any other name (``dqn3``, ``Pendulum-v1-td3``) for
+one picked with ``--preset``. Nothing here imports TensorFlow.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rlkit.errors import UsageError
+
+PRESETS_DIR = Path(__file__).parent
+NONE = "none"  # --preset none: the agent's generic defaults
+
+
+@dataclass(frozen=True)
+class Preset:
+    """One shipped preset file."""
+
+    name: str  # "<agent>/<stem>", e.g. "dqn/LunarLander-v3"
+    agent: str
+    path: Path
+    run: dict[str, Any]
+    agent_config: dict[str, Any]
+    source: str
+    result: str
+
+    @property
+    def env(self) -> str | None:
+        """The environment the preset was made for (None for a named preset such as dqn3)."""
+        return self.run.get("env") or None
+
+    @property
+    def text(self) -> str:
+        return self.path.read_text()
+
+
+def file_stem(env_id: str) -> str:
+    """The file name of ``env_id``'s preset: ``ALE/Pong-v5`` -> ``ALE_Pong-v5``."""
+    return env_id.replace("/", "_")
+
+
+def _comment(text: str, key: str) -> str:
+    lines = [
+        line[len(f"# {key}:") :].strip()
+        for line in text.splitlines()
+        if line.startswith(f"# {key}:")
+    ]
+    return " ".join(lines)
+
+
+def load(path: Path) -> Preset:
+    from rlkit.runs import load_config_file
+
+    run, agent_config = load_config_file(path)
+    text = path.read_text()
+    agent = path.parent.name
+    return Preset(
+        f"{agent}/{path.stem}",
+        agent,
+        path,
+        run,
+        agent_config,
+        _comment(text, "source"),
+        _comment(text, "result"),
+    )
+
+
+def presets(agent: str | None = None) -> list[Preset]:
+    """Every shipped preset (of ``agent``), sorted by name."""
+    folders = [PRESETS_DIR / agent] if agent else sorted(p for p in PRESETS_DIR.iterdir())
+    return [load(p) for folder in folders if folder.is_dir() for p in sorted(folder.glob("*.toml"))]
+
+
+def lookup(agent: str, name: str) -> Preset:
+    """The preset ``name`` (``"dqn3"`` or ``"dqn/dqn3"``) of ``agent``; UsageError listing
+    the valid names when there is none."""
+    stem = name.split("/", 1)[1] if name.startswith(f"{agent}/") else name
+    path = PRESETS_DIR / agent / f"{file_stem(stem)}.toml"
+    if path.is_file():
+        return load(path)
+    valid = ", ".join(p.name for p in presets(agent)) or "(none)"
+    raise UsageError(f"unknown preset {name!r} for {agent}; valid: {valid}, or none")
+
+
+def for_env(agent: str, env_id: str) -> Preset | None:
+    """The preset ``rlkit train AGENT --env ENV_ID`` uses by itself, if one is shipped."""
+    path = PRESETS_DIR / agent / f"{file_stem(env_id)}.toml"
+    return load(path) if path.is_file() else None
