@@ -86,7 +86,7 @@ def save_checkpoint(
         np.savez(tmp / ARRAYS_FILE, **arrays)
         state = {"agent": agent.name, **scalars, "loop": loop_state}
         (tmp / STATE_FILE).write_text(json.dumps(state))
-        if env is not None:
+        if env is not None and state_survives_pickling(env):
             try:
                 (tmp / ENV_FILE).write_bytes(pickle.dumps(_picklable_env(env)))
             except Exception:  # an env that cannot be pickled restarts its episode on resume
@@ -116,6 +116,26 @@ class _VectorEnvState:
             [lambda e=e: e for e in self.envs],
             autoreset_mode=gym.vector.AutoresetMode.SAME_STEP,
         )
+
+
+def state_survives_pickling(env) -> bool:
+    """Does a pickle of ``env`` (a vector env: of each sub-environment) keep its state?
+
+    Not for envs pickled through gymnasium's ``EzPickle`` (Box2D's LunarLander and
+    BipedalWalker, MuJoCo): their pickle holds only the constructor's arguments, and
+    unpickled they are envs that were never reset. Such an env is not saved with the
+    checkpoint; on resume the episode in progress restarts (from a seeded reset), every
+    other piece of state is still restored exactly.
+    """
+    from gymnasium.utils import EzPickle
+
+    envs = list(env.envs) if hasattr(env, "num_envs") and hasattr(env, "envs") else [env]
+    for layer in envs:
+        while layer is not None:  # the wrappers, then the base env
+            if isinstance(layer, EzPickle):
+                return False
+            layer = getattr(layer, "env", None)
+    return True
 
 
 def _picklable_env(env):
@@ -211,6 +231,8 @@ def load_checkpoint(path: Path) -> tuple[Agent, dict[str, Any], Any]:
             env = pickle.loads((path / ENV_FILE).read_bytes())
             if isinstance(env, _VectorEnvState):
                 env = env.rebuild()
+            if not state_survives_pickling(env):  # written by an older rlkit: unusable
+                env = None
     except UsageError:
         raise
     except Exception as exc:
