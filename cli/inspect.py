@@ -135,16 +135,27 @@ def plot(run_dirs, output, window) -> None:  # fmt: skip
     """Draw learning curves (episode return vs steps) of one or more runs to a PNG.
 
     Runs of the same agent and environment (e.g. several seeds) are overlaid with
-    their mean and a min–max band.
+    their mean and a min–max band, one panel per environment. A sweep folder stands for
+    all its trials, grouped by configuration.
     """
     if window <= 0:
         raise UsageError(f"--smooth must be a positive number of episodes, got {window}")
     for run_dir in run_dirs:
         if not run_dir.is_dir():
             raise UsageError(f"no run folder at {run_dir}")
-    from rlkit.plotting import plot_runs
+    from rlkit.plotting import plot_runs, sweep_runs
 
-    click.echo(f"wrote {plot_runs(list(run_dirs), output, window)}")
+    runs, labels = [], {}
+    for run_dir in run_dirs:
+        if (run_dir / "sweep.json").is_file():
+            trials = sweep_runs(run_dir)
+            if not trials:
+                raise UsageError(f"no trial of the sweep in {run_dir} has started yet")
+            runs.extend(trials)
+            labels.update(trials)
+        else:
+            runs.append(run_dir)
+    click.echo(f"wrote {plot_runs(runs, output, window, labels=labels)}")
 
 
 @click.command("config")

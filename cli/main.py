@@ -13,6 +13,7 @@ import click
 from rlkit.errors import UsageError
 
 from . import inspect as inspect_commands
+from . import sweep as sweep_commands
 from . import train as train_commands
 
 USAGE_ERROR = 2
@@ -42,6 +43,7 @@ cli.add_command(inspect_commands.evaluate)
 cli.add_command(inspect_commands.plot)
 cli.add_command(inspect_commands.show_config)
 cli.add_command(inspect_commands.list_presets)
+cli.add_command(sweep_commands.sweep)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -24,35 +24,57 @@ def _agent_list() -> str:
     )
 
 
+def run_options(command):
+    """The options that describe a run: ``rlkit train``'s, shared by ``rlkit sweep``."""
+    options = [
+        click.option("--env", "env_id", metavar="ID", callback=non_empty,
+                     help="gymnasium environment id [default: the agent's own]"),
+        click.option("--steps", type=int,
+                     help="environment steps to train for [default: the agent's own]"),
+        click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+                     help="override an agent config key (repeatable); 'rlkit config AGENT' "
+                     "lists them"),
+        click.option("--config", "config_file", type=click.Path(dir_okay=False),
+                     metavar="FILE", callback=non_empty,
+                     help="TOML or YAML file with [run] and [agent] tables (e.g. a run's "
+                     "config.toml)"),
+        click.option("--num-envs", type=int, metavar="N",
+                     help="step N environments together with batched acting (off-policy "
+                     "agents) [default: 1]"),
+        click.option("--episodes", type=int, help="also stop after this many training episodes"),
+        click.option("--eval-every", type=int, metavar="N",
+                     help="evaluate greedily every N steps, keeping the best model in best/ "
+                     "(0: only at the end) [default: the agent's own]"),
+        click.option("--eval-episodes", type=int, metavar="K",
+                     help="episodes per evaluation [default: 10]"),
+        click.option("--checkpoint-every", type=int, metavar="N",
+                     help="steps between checkpoints (0: only at the end and on stop) "
+                     "[default: 10000]"),
+        click.option("--preset", metavar="NAME", callback=non_empty,
+                     help="a shipped preset ('rlkit presets' lists them), or 'none' for the "
+                     "generic defaults [default: the preset for --env, if there is one]"),
+    ]  # fmt: skip
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def check_counts(**counts) -> None:
+    """Refuse negative counts (and zero where a run needs at least one)."""
+    for name, value in counts.items():
+        positive_only = name in ("steps", "eval_episodes", "num_envs")
+        if value is not None and (value < 0 or (value == 0 and positive_only)):
+            flag = "--" + name.replace("_", "-")
+            raise UsageError(f"{flag} must be a positive number, got {value}")
+
+
 @click.command(epilog="\b\nAgents:\n" + _agent_list())
-@click.argument("agent", metavar="AGENT", required=False)
-@click.option(
-    "--env",
-    "env_id",
-    metavar="ID",
-    callback=non_empty,
-    help="gymnasium environment id [default: the agent's own]",
-)
-@click.option("--steps", type=int, help="environment steps to train for [default: the agent's own]")
+@click.argument("agent", metavar="[AGENT]", required=False)
+@run_options
 @click.option(
     "--seed",
     type=click.IntRange(0, 2**32 - 1),
     help="seeds weights, sampling, exploration and the env [default: 0]",
-)
-@click.option(
-    "--set",
-    "overrides",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="override an agent config key (repeatable); 'rlkit config AGENT' lists them",
-)
-@click.option(
-    "--config",
-    "config_file",
-    type=click.Path(dir_okay=False),
-    metavar="FILE",
-    callback=non_empty,
-    help="TOML or YAML file with [run] and [agent] tables (e.g. a run's config.toml)",
 )
 @click.option(
     "--out",
@@ -62,33 +84,9 @@ def _agent_list() -> str:
     callback=non_empty,
     help="folder the run folder is created in",
 )
-@click.option("--num-envs", type=int, metavar="N",
-              help="step N environments together with batched acting (off-policy agents) "
-                   "[default: 1]")  # fmt: skip
-@click.option("--episodes", type=int, help="also stop after this many training episodes")
-@click.option(
-    "--eval-every",
-    type=int,
-    metavar="N",
-    help="evaluate greedily every N steps, keeping the best model in best/ "
-    "(0: only at the end) [default: the agent's own]",
-)
-@click.option(
-    "--eval-episodes", type=int, metavar="K", help="episodes per evaluation [default: 10]"
-)
-@click.option(
-    "--checkpoint-every", type=int, metavar="N", help="steps between checkpoints [default: 10000]"
-)
-@click.option(
-    "--preset",
-    metavar="NAME",
-    callback=non_empty,
-    help="a shipped preset ('rlkit presets' lists them), or 'none' for the generic "
-    "defaults [default: the preset for --env, if there is one]",
-)
 @click.option("--quiet", is_flag=True, help="no progress bar")
-def train(agent, env_id, steps, seed, overrides, config_file, out, num_envs, episodes, eval_every,
-          eval_episodes, checkpoint_every, preset, quiet) -> int:  # fmt: skip
+def train(agent, env_id, steps, overrides, config_file, num_envs, episodes, eval_every,
+          eval_episodes, checkpoint_every, preset, seed, out, quiet) -> int:  # fmt: skip
     """Train AGENT on an environment and save the run.
 
     Creates OUT/<agent>-<env>-<seed>-<time>/ with config.toml (pass it back with
@@ -98,15 +96,8 @@ def train(agent, env_id, steps, seed, overrides, config_file, out, num_envs, epi
     """
     from rlkit import experiment
 
-    for name, value in (
-        ("steps", steps), ("num_envs", num_envs), ("episodes", episodes),
-        ("eval_every", eval_every), ("eval_episodes", eval_episodes),
-        ("checkpoint_every", checkpoint_every),
-    ):  # fmt: skip
-        positive_only = name in ("steps", "eval_episodes", "num_envs")
-        if value is not None and (value < 0 or (value == 0 and positive_only)):
-            flag = "--" + name.replace("_", "-")
-            raise UsageError(f"{flag} must be a positive number, got {value}")
+    check_counts(steps=steps, num_envs=num_envs, episodes=episodes, eval_every=eval_every,
+                 eval_episodes=eval_episodes, checkpoint_every=checkpoint_every)  # fmt: skip
     plan = experiment.plan(
         agent, env_id, steps=steps, seed=seed, num_envs=num_envs, episodes=episodes,
         eval_every=eval_every, eval_episodes=eval_episodes, checkpoint_every=checkpoint_every,

@@ -169,8 +169,14 @@ def make_envs(run: RunConfig, spec: AgentSpec):
     return make_vector_env(run.env, run.num_envs)
 
 
-def start(run_plan: RunPlan, out: str | Path = "runs", tensorboard: bool = True):
-    """Create the run folder (``out/<agent>-<env>-<seed>-<time>``), the agent and its
+def start(
+    run_plan: RunPlan,
+    out: str | Path = "runs",
+    tensorboard: bool = True,
+    run_dir: str | Path | None = None,
+):
+    """Create the run folder (``out/<agent>-<env>-<seed>-<time>``, or exactly ``run_dir``,
+    which must not hold anything yet), the agent and its
     :class:`~rlkit.training.Trainer`; write ``config.toml``. Returns the trainer
     (``trainer.run_dir`` is the folder)."""
     from rlkit import runs
@@ -182,7 +188,13 @@ def start(run_plan: RunPlan, out: str | Path = "runs", tensorboard: bool = True)
             f"buffer_size ({config.buffer_size}) must hold one step of all "
             f"{run.num_envs} environments"
         )
-    run_dir = runs.create_run_dir(out, spec.name, run.env, run.seed)
+    if run_dir is None:
+        run_dir = runs.create_run_dir(out, spec.name, run.env, run.seed)
+    else:
+        run_dir = Path(run_dir)
+        if run_dir.exists() and any(run_dir.iterdir()):
+            raise UsageError(f"{run_dir} already holds files; choose an empty or new folder")
+        run_dir.mkdir(parents=True, exist_ok=True)
     try:
         from rlkit.quiet import import_tensorflow_quietly
 

@@ -60,13 +60,20 @@ def _env_of(run_dir: Path) -> str:
     return _label(run_dir)
 
 
-def plot_runs(run_dirs: list[Path], output: Path, window: int = 20, points: int = 200) -> Path:
+def plot_runs(
+    run_dirs: list[Path],
+    output: Path,
+    window: int = 20,
+    points: int = 200,
+    labels: dict[Path, str] | None = None,
+) -> Path:
     """Episode return vs environment steps, smoothed; one panel per environment, in which
     runs of one agent are grouped.
 
     Each run is drawn thin; each group with two or more runs also gets its mean and a
     band from the lowest to the highest run, interpolated on a common step grid. Greedy
-    evaluations are drawn as points.
+    evaluations are drawn as points. ``labels`` names groups other than by agent and env
+    (e.g. a sweep's configurations): runs with the same label form one group.
     """
     output = Path(output)
     if output.suffix.lower() != ".png":
@@ -82,7 +89,7 @@ def plot_runs(run_dirs: list[Path], output: Path, window: int = 20, points: int 
         steps, returns = read_episodes(run_dir)
         if len(steps) == 0:
             raise UsageError(f"{run_dir} has no finished episodes to plot yet")
-        label = _label(run_dir)
+        label = (labels or {}).get(run_dir) or _label(run_dir)
         panels[_env_of(run_dir)][label].append((steps, smooth(returns, window)))
         evaluations[label].append(read_episodes(run_dir, "eval"))
     cols = min(len(panels), 3)
@@ -128,3 +135,12 @@ def _draw_panel(ax, groups: dict[str, list], evaluations: dict[str, list], point
             ax.fill_between(grid, stacked.min(0), stacked.max(0), color=color, alpha=0.15)
         else:
             ax.lines[-1].set_label(label)
+
+
+def sweep_runs(sweep_dir: Path) -> dict[Path, str]:
+    """The finished-or-not trial run folders of a sweep, each labelled by its configuration."""
+    from rlkit.sweep import SweepSpec, trial_dir
+
+    spec = SweepSpec.load(sweep_dir)
+    runs = {trial_dir(sweep_dir, t["config"], t["seed"]): t["config"] for t in spec.trials()}
+    return {d: label for d, label in runs.items() if (d / "metrics.csv").is_file()}

@@ -1,0 +1,252 @@
+"""Running a sweep's trials as Ray Tune trials, on this machine or a Ray cluster.
+
+Each trial is a function trainable that runs one ordinary rlkit run (``rlkit.experiment``)
+into ``OUT/runs/<config>/seed-<S>/``, with TensorFlow's thread pools sized to the CPUs Ray
+gave it (Ray's ``OMP_NUM_THREADS`` does not reach TensorFlow). Whenever rlkit writes a
+checkpoint the trial reports to Tune with a small Tune checkpoint naming it; a retried
+(``FailureConfig``) or restored (``Tuner.restore``) trial finds rlkit's own newest
+checkpoint in its run folder and continues from it exactly; a finished trial (its
+``summary.json`` exists) is never run again. On a cluster, ``OUT`` must be on storage
+every node sees (docs/sweeps.md).
+
+Ray is imported only here, only when a sweep runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from rlkit.errors import UsageError
+from rlkit.sweep import SweepSpec, format_row, summarise, trial_dir, write_results
+
+RAY_DIR = "ray"
+EXPERIMENT = "sweep"
+REPORT_EVERY = 5_000  # steps between progress reports without a checkpoint
+
+
+def import_ray():
+    """Ray, or a UsageError saying how to install it."""
+    try:
+        import ray
+        from ray import tune
+    except ImportError:
+        raise UsageError(
+            "rlkit sweep needs Ray: from a clone of rlkit, pip install '.[ray]'"
+        ) from None
+    return ray, tune
+
+
+def run_trial(tune_config: dict[str, Any], spec: SweepSpec, out: str) -> None:
+    """Tune's function trainable: one rlkit run, started fresh or resumed exactly.
+
+    ``tune_config["trial"]`` is one of :meth:`SweepSpec.trials`.
+    """
+    config = tune_config["trial"]
+    threads = max(1, int(spec.cpus_per_trial))
+    os.environ["TF_NUM_INTRAOP_THREADS"] = str(threads)  # before TensorFlow starts
+    os.environ["TF_NUM_INTEROP_THREADS"] = "1"
+    from ray import tune
+
+    from rlkit import experiment
+    from rlkit.quiet import import_tensorflow_quietly
+
+    import_tensorflow_quietly()
+    import tensorflow as tf
+
+    try:
+        tf.config.threading.set_intra_op_parallelism_threads(threads)
+        tf.config.threading.set_inter_op_parallelism_threads(1)
+    except RuntimeError:  # already initialised in this process: the env vars did it
+        pass
+    run_dir = trial_dir(Path(out), config["config"], config["seed"])
+    summary = run_dir / "summary.json"
+    if summary.is_file():  # finished before (a restored sweep): nothing to do
+        tune.report(_final_metrics(json.loads(summary.read_text())))
+        return
+    if any((run_dir / "checkpoints").glob("step-*")):
+        trainer, run = experiment.resume(run_dir)
+    else:
+        shutil.rmtree(run_dir, ignore_errors=True)  # a start that wrote no checkpoint
+        plan = spec.plan(config["values"], config["seed"])
+        trainer, run = experiment.start(plan, run_dir=run_dir), plan.run
+    trainer.callbacks.append(_Reporter(trainer))
+    result = experiment.drive(trainer, run, handle_signals=False)
+    if result.status != experiment.FINISHED:
+        raise RuntimeError(result.message)
+    tune.report(_final_metrics(result.summary))
+
+
+def _final_metrics(summary: dict[str, Any]) -> dict[str, Any]:
+    best = summary.get("best_model", {}).get("eval_return_mean")
+    final = summary["final_model"]["eval_return_mean"]
+    return {"step": summary["steps"], "final_return": final,
+            "best_return": final if best is None else best, "done": 1}  # fmt: skip
+
+
+class _Reporter:
+    """A training callback: progress to Tune, with a Tune checkpoint naming rlkit's newest
+    checkpoint each time one is written."""
+
+    def __init__(self, trainer) -> None:
+        self.trainer = trainer
+        self.last_report = trainer.step
+
+    def __call__(self, step: int, info: dict, history) -> None:
+        from ray import tune
+
+        checkpointed = self.trainer._last_checkpoint_step == step and step > self.last_report
+        if not checkpointed and step - self.last_report < REPORT_EVERY:
+            return
+        self.last_report = step
+        metrics = {"step": step, "recent_return": history.recent_return() or 0.0, "done": 0}
+        if not checkpointed:
+            tune.report(metrics)
+            return
+        with tempfile.TemporaryDirectory() as pointer:
+            Path(pointer, "rlkit_checkpoint.json").write_text(
+                json.dumps({"run_dir": str(self.trainer.run_dir), "step": step})
+            )
+            tune.report(metrics, checkpoint=tune.Checkpoint.from_directory(pointer))
+
+
+def _progress_callback(interval: float):
+    """A Tune callback printing one line per configuration (done/running/failed, best) to
+    stderr. (Tune pickles its callbacks with the experiment: it holds no stream itself.)"""
+    from ray import tune
+
+    class Progress(tune.Callback):
+        def __init__(self) -> None:
+            self.last = 0.0
+
+        def on_trial_result(self, iteration, trials, trial, result, **info):
+            self._maybe_print(trials)
+
+        def on_trial_complete(self, iteration, trials, trial, **info):
+            self._maybe_print(trials, force=True)
+
+        def on_trial_error(self, iteration, trials, trial, **info):
+            self._maybe_print(trials, force=True)
+
+        def _maybe_print(self, trials, force=False) -> None:
+            now = time.monotonic()
+            if not force and now - self.last < interval:
+                return
+            self.last = now
+            import sys
+
+            sys.stderr.write(progress_lines(trials) + "\n")
+            sys.stderr.flush()
+
+    return Progress()
+
+
+def progress_lines(trials) -> str:
+    """``config: 3 done, 2 running, 0 failed; best final 500.0`` for each configuration."""
+    by_config: dict[str, list] = {}
+    for trial in trials:
+        by_config.setdefault(trial.config["trial"]["config"], []).append(trial)
+    lines = []
+    for label, group in by_config.items():
+        counts = {s: sum(t.status == s for t in group) for s in ("TERMINATED", "RUNNING", "ERROR")}
+        finals = [t.last_result.get("final_return") for t in group if t.last_result]
+        finals = [f for f in finals if f is not None]
+        best = f"; best final {max(finals):.1f}" if finals else ""
+        lines.append(f"  {label}: {counts['TERMINATED']}/{len(group)} done, "
+                     f"{counts['RUNNING']} running, {counts['ERROR']} failed{best}")  # fmt: skip
+    return "\n".join(lines)
+
+
+def check_address(address: str | None, timeout: float = 3.0) -> None:
+    """UsageError at once when ``address`` (``host:port`` of a Ray head node) does not
+    answer: ``ray.init`` itself would retry for minutes. ``auto`` is left to Ray (it reads
+    the address of the cluster started on this machine, and fails fast without one)."""
+    import socket
+
+    if not address or address == "auto" or address.startswith("ray://"):
+        return
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        raise UsageError(f"bad --address {address!r}: expected HOST:PORT (e.g. 127.0.0.1:6379) "
+                         "or auto")  # fmt: skip
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout).close()
+    except OSError as exc:
+        raise UsageError(
+            f"no Ray cluster answers at {address} ({exc.strerror or exc}); start one with "
+            "'ray start --head' or drop --address for a local one"
+        ) from None
+
+
+def _init_ray(ray, address: str | None) -> None:
+    kwargs = dict(log_to_driver=False, include_dashboard=False, configure_logging=True,
+                  logging_level="ERROR")  # fmt: skip
+    try:
+        if address:
+            ray.init(address=address, **kwargs)
+        else:
+            ray.init(**kwargs)
+    except (ConnectionError, RuntimeError, ValueError) as exc:
+        where = f"at {address}" if address else "on this machine"
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise UsageError(f"cannot connect to a Ray cluster {where}: {first}") from None
+
+
+def run_sweep(
+    spec: SweepSpec,
+    out: Path,
+    address: str | None = None,
+    resume: bool = False,
+    max_failures: int = 3,
+    stream=None,
+    interval: float = 10.0,
+) -> list[dict[str, Any]]:
+    """Run (or with ``resume`` continue) the sweep in ``out``; returns the per-configuration
+    rows also written to ``sweep.csv``. A new sweep's ``sweep.json`` is written once Ray
+    is up (a cluster that does not answer leaves nothing behind)."""
+    import sys
+
+    ray, tune = import_ray()
+    stream = stream if stream is not None else sys.stderr
+    out = Path(out).resolve()
+    os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")
+    os.environ.setdefault("TUNE_DISABLE_AUTO_CALLBACK_LOGGERS", "1")
+    _init_ray(ray, address)
+    if not resume:
+        spec.save(out)
+    try:
+        trainable = tune.with_resources(
+            tune.with_parameters(run_trial, spec=spec, out=str(out)),
+            {"cpu": spec.cpus_per_trial},
+        )
+        path = out / RAY_DIR / EXPERIMENT
+        if resume and tune.Tuner.can_restore(str(path)):
+            tuner = tune.Tuner.restore(str(path), trainable, resume_unfinished=True,
+                                       resume_errored=True)  # fmt: skip
+        else:
+            tuner = tune.Tuner(
+                trainable,
+                param_space={"trial": tune.grid_search(spec.trials())},
+                tune_config=tune.TuneConfig(max_concurrent_trials=spec.max_concurrent or None),
+                run_config=tune.RunConfig(
+                    name=EXPERIMENT,
+                    storage_path=str(out / RAY_DIR),
+                    failure_config=tune.FailureConfig(max_failures=max_failures),
+                    checkpoint_config=tune.CheckpointConfig(num_to_keep=1),
+                    verbose=0,
+                    callbacks=[_progress_callback(interval)],
+                ),
+            )
+        tuner.fit()
+    finally:
+        ray.shutdown()
+    rows = summarise(out, spec)
+    write_results(out, rows)
+    for row in rows:
+        stream.write(format_row(row) + "\n")
+    return rows

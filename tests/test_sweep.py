@@ -1,0 +1,212 @@
+"""rlkit sweep: grid and seed expansion, aggregation by hand, bad input, and (with Ray) real
+trials equal to 'rlkit train' runs, resume after an interruption."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from rlkit.cli.main import main
+from rlkit.errors import UsageError
+from rlkit.sweep import (
+    SweepSpec,
+    bootstrap_ci,
+    config_label,
+    iqm,
+    parse_grid,
+    parse_seeds,
+    summarise,
+    trial_dir,
+)
+
+HAS_RAY = importlib.util.find_spec("ray") is not None
+TINY = ["--set", "hidden_sizes=16,16", "--set", "jit_compile=false", "--set", "train_freq=50",
+        "--set", "gradient_steps=4", "--set", "learning_starts=100", "--eval-every", "500",
+        "--eval-episodes", "2"]  # fmt: skip
+
+
+def cli(capsys, *args):
+    status = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+# -- expansion, validation ----------------------------------------------------------------------
+def test_grid_and_seed_expansion():
+    assert parse_seeds("0-3") == [0, 1, 2, 3] and parse_seeds("5,1") == [5, 1]
+    grid = parse_grid(["learning_rate=1e-3,3e-4", "double_dqn=true,false"])
+    assert grid == {"learning_rate": ["1e-3", "3e-4"], "double_dqn": ["true", "false"]}
+    spec = SweepSpec("dqn", {"env": "CartPole-v1"}, [0, 1, 2], grid)
+    trials = spec.trials()
+    assert len(trials) == 2 * 2 * 3
+    values = {"learning_rate": "1e-3", "double_dqn": "true"}
+    assert trials[0] == {"config": "learning_rate=1e-3,double_dqn=true", "values": values,
+                         "seed": 0}  # fmt: skip
+    assert {t["config"] for t in trials} == {
+        "learning_rate=1e-3,double_dqn=true", "learning_rate=1e-3,double_dqn=false",
+        "learning_rate=3e-4,double_dqn=true", "learning_rate=3e-4,double_dqn=false",
+    }  # fmt: skip
+    assert config_label({}) == "default"
+    plan = spec.plan(trials[-1]["values"], 2)
+    assert plan.agent_config.learning_rate == 3e-4 and plan.agent_config.double_dqn is False
+    assert plan.run.seed == 2
+
+
+@pytest.mark.parametrize("bad", ["learning_rate", "learning_rate=", "=1,2", "lr=1,,2"])
+def test_malformed_grid(bad):
+    with pytest.raises(UsageError, match="malformed --grid"):
+        parse_grid([bad])
+
+
+@pytest.mark.parametrize("bad", ["", "a-b", "3-1", "1,1", "-1"])
+def test_bad_seeds(bad):
+    with pytest.raises(UsageError, match="bad --seeds"):
+        parse_seeds(bad)
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--grid", "learning_rate"], "malformed --grid"),
+        (["--grid", "gama=0.9,0.99"], "unknown config key 'gama'"),
+        (["--grid", "learning_rate=1e-3,fast"], "bad value 'fast' for learning_rate"),
+        (["--seeds", "x"], "bad --seeds"),
+        (["--env", "NoSuchEnv-v0"], "unknown environment"),
+    ],
+)
+def test_bad_sweep_input_is_one_line_before_any_trial(capsys, tmp_path, args, message):
+    status, _, err = cli(capsys, "sweep", "dqn", "--out", tmp_path / "s", *args)
+    assert status == 2 and message in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "s").exists()
+
+
+def test_resume_of_something_that_is_not_a_sweep(capsys, tmp_path):
+    status, _, err = cli(capsys, "sweep", "--resume", tmp_path)
+    assert status == 2 and "is not an rlkit sweep folder" in err
+
+
+def test_sweep_without_ray_says_how_to_install_it(capsys, tmp_path, monkeypatch):
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "ray" else real(name, *a))  # fmt: skip
+    status, _, err = cli(capsys, "sweep", "dqn", "--out", tmp_path / "s")
+    assert status == 2 and "pip install '.[ray]'" in err
+
+
+def test_import_rlkit_and_train_never_import_ray():
+    code = "import rlkit, rlkit.experiment, rlkit.cli.main, sys; print('ray' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.stdout.strip() == "False"
+
+
+# -- aggregation --------------------------------------------------------------------------------
+def test_interquartile_mean_and_bootstrap_interval_by_hand():
+    assert iqm([8, 1, 7, 2, 6, 3, 5, 4]) == 4.5  # middle four: 3, 4, 5, 6
+    assert iqm([1, 2, 3]) == 2.0  # int(0.75) = 0 cut: the plain mean
+    assert iqm([1, 100, 2, 3, 4]) == 3.0  # one cut from each end
+    assert bootstrap_ci([7.0, 7.0, 7.0, 7.0]) == (7.0, 7.0)
+    sample = [10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0]
+    low, high = bootstrap_ci(sample, resamples=4000, seed=1)
+    rng = np.random.default_rng(1)
+    stats = []
+    for _ in range(4000):
+        x = np.sort(np.asarray(sample)[rng.integers(0, 8, 8)])
+        stats.append(x[2:6].mean())
+    assert (low, high) == tuple(np.percentile(stats, [2.5, 97.5]))
+    assert low < 45.0 < high
+
+
+def test_summary_rows_from_trial_folders(tmp_path):
+    spec = SweepSpec("dqn", {}, [0, 1, 2, 3], {"gamma": ["0.9"]}, target=100.0)
+    finals = [50.0, 150.0, 100.0]  # seed 3 did not finish
+    for seed, final in enumerate(finals):
+        run_dir = trial_dir(tmp_path, "gamma=0.9", seed)
+        run_dir.mkdir(parents=True)
+        summary = {"final_model": {"eval_return_mean": final},
+                   "best_model": {"eval_return_mean": final + 10}}  # fmt: skip
+        (run_dir / "summary.json").write_text(json.dumps(summary))
+    (row,) = summarise(tmp_path, spec)
+    assert row["seeds_done"] == 3 and row["seeds"] == 4
+    assert row["final_mean"] == pytest.approx(100.0)
+    assert row["final_std"] == pytest.approx(np.std(finals))
+    assert row["best_mean"] == pytest.approx(110.0)
+    assert row["reached_target"] == pytest.approx(2 / 3)
+    assert row["final_iqm"] == pytest.approx(100.0)
+
+
+# -- with Ray -------------------------------------------------------------------------------------
+@pytest.mark.slow
+@pytest.mark.skipif(not HAS_RAY, reason="needs the ray extra")
+def test_trial_writes_what_rlkit_train_writes_and_aggregates(capsys, tmp_path):
+    common = ["--env", "CartPole-v1", "--steps", "1500", *TINY]
+    grid = ["--grid", "gamma=0.9,0.99", "--target", "15"]
+    status, _, sweep_err = cli(capsys, "sweep", "dqn", *common, "--seeds", "3", *grid,
+                               "--out", tmp_path / "s")  # fmt: skip
+    assert status == 0, sweep_err
+    status, _, err = cli(capsys, "train", "dqn", *common, "--seed", "3", "--set", "gamma=0.9",
+                         "--quiet", "--out", tmp_path / "t")  # fmt: skip
+    assert status == 0, err
+    (run_dir,) = (tmp_path / "t").iterdir()
+    trial = trial_dir(tmp_path / "s", "gamma=0.9", 3)
+    assert (trial / "metrics.csv").read_text() == (run_dir / "metrics.csv").read_text()
+    rows = (tmp_path / "s" / "sweep.csv").read_text().splitlines()
+    assert rows[0].startswith("config,seeds_done,seeds,final_mean") and len(rows) == 3
+    assert rows[1].startswith("gamma=0.9,1,1,") and "gamma=0.9: final" in sweep_err
+    assert cli(capsys, "plot", tmp_path / "s", "-o", tmp_path / "s.png")[0] == 0
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not HAS_RAY, reason="needs the ray extra")
+def test_interrupted_sweep_resumes_without_rerunning_finished_trials(tmp_path):
+    out = tmp_path / "s"
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    command = [sys.executable, "-m", "rlkit.cli.main", "sweep", "dqn", "--env", "CartPole-v1",
+               "--steps", "4000", "--checkpoint-every", "1000", "--seeds", "0-2",
+               "--max-concurrent", "1", "--out", str(out), *TINY]  # fmt: skip
+    proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.time() + 240
+    # stop once the first trial finished and the second has a checkpoint
+    while time.time() < deadline:
+        first = (trial_dir(out, "default", 0) / "summary.json").is_file()
+        second = list((trial_dir(out, "default", 1) / "checkpoints").glob("step-*"))
+        if first and second:
+            break
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    proc.wait(timeout=120)
+    assert (trial_dir(out, "default", 0) / "summary.json").is_file()
+    assert not (trial_dir(out, "default", 2) / "summary.json").is_file()
+    finished = (trial_dir(out, "default", 0) / "metrics.csv").stat().st_mtime_ns
+    resume = [sys.executable, "-m", "rlkit.cli.main", "sweep", "--resume", str(out)]
+    result = subprocess.run(resume, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert (trial_dir(out, "default", 0) / "metrics.csv").stat().st_mtime_ns == finished
+    for seed in (1, 2):
+        reference = tmp_path / f"train-{seed}"
+        argv = [sys.executable, "-m", "rlkit.cli.main", "train", "dqn", "--env", "CartPole-v1",
+                "--steps", "4000", "--seed", str(seed), "--quiet", "--out", str(reference),
+                *TINY]  # fmt: skip
+        subprocess.run(argv, check=True, capture_output=True, env=env)
+        (run_dir,) = reference.iterdir()
+        assert (trial_dir(out, "default", seed) / "metrics.csv").read_text() == (
+            run_dir / "metrics.csv"
+        ).read_text()
+    assert "3/3 seeds" in result.stderr
+
+
+@pytest.mark.skipif(not HAS_RAY, reason="needs the ray extra")
+def test_address_with_no_cluster_there_is_one_line_and_leaves_nothing(capsys, tmp_path):
+    status, _, err = cli(capsys, "sweep", "dqn", "--address", "127.0.0.1:9", "--out",
+                         tmp_path / "s")  # fmt: skip
+    assert status == 2 and "no Ray cluster answers at 127.0.0.1:9" in err
+    assert not (tmp_path / "s").exists()
+    status, _, err = cli(capsys, "sweep", "dqn", "--address", "nonsense", "--out", tmp_path)
+    assert status == 2 and "bad --address" in err
