@@ -65,6 +65,7 @@ def run_trial(tune_config: dict[str, Any], spec: SweepSpec, out: str) -> None:
     except RuntimeError:  # already initialised in this process: the env vars did it
         pass
     run_dir = trial_dir(Path(out), config["config"], config["seed"])
+    _log_attempt(run_dir)
     summary = run_dir / "summary.json"
     if summary.is_file():  # finished before (a restored sweep): nothing to do
         tune.report(_final_metrics(json.loads(summary.read_text())))
@@ -80,6 +81,17 @@ def run_trial(tune_config: dict[str, Any], spec: SweepSpec, out: str) -> None:
     if result.status != experiment.FINISHED:
         raise RuntimeError(result.message)
     tune.report(_final_metrics(result.summary))
+
+
+def _log_attempt(run_dir: Path) -> None:
+    """Append which Ray node runs this attempt of the trial to ``seed-<S>.attempts`` beside
+    its run folder (a retried trial shows one line per attempt)."""
+    import ray
+
+    run_dir.parent.mkdir(parents=True, exist_ok=True)
+    node = ray.get_runtime_context().get_node_id()
+    with open(run_dir.parent / f"{run_dir.name}.attempts", "a") as f:
+        f.write(f"{time.strftime('%H:%M:%S')} node {node}\n")
 
 
 def _final_metrics(summary: dict[str, Any]) -> dict[str, Any]:
@@ -186,6 +198,10 @@ def check_address(address: str | None, timeout: float = 3.0) -> None:
 def _init_ray(ray, address: str | None) -> None:
     kwargs = dict(log_to_driver=False, include_dashboard=False, configure_logging=True,
                   logging_level="ERROR")  # fmt: skip
+    host = (address or "").removeprefix("ray://").rpartition(":")[0]
+    if not address or host in ("127.0.0.1", "localhost"):
+        # a cluster on this machine talks over the loopback interface only
+        kwargs["_node_ip_address"] = "127.0.0.1"
     try:
         if address:
             ray.init(address=address, **kwargs)
