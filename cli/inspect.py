@@ -76,7 +76,7 @@ def evaluate(path, episodes, seed, best, env_id, video, render) -> None:  # fmt:
     from rlkit.spaces import space_to_dict
     from rlkit.training import episode_returns
 
-    probe = make_env(env_id)  # a clear error for an unknown id before loading
+    probe = make_env(env_id, training=False)  # a clear error for an unknown id before loading
     agent = rlkit.load(model_dir)
     for kind in ("observation_space", "action_space"):
         if space_to_dict(getattr(probe, kind)) != space_to_dict(getattr(agent, kind)):
@@ -96,7 +96,7 @@ def evaluate(path, episodes, seed, best, env_id, video, render) -> None:  # fmt:
             and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
         ):
             raise UsageError("--render needs a display; use --video FILE on a headless machine")
-        env = make_env(env_id, render_mode="human") if render else make_env(env_id)
+        env = make_env(env_id, training=False, **({"render_mode": "human"} if render else {}))
         returns = episode_returns(agent, env, episodes, seed=seed)
     import numpy as np
 

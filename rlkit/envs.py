@@ -8,7 +8,8 @@ from rlkit.errors import UsageError
 
 
 def make_vector_env(env_id: str, num_envs: int, **kwargs):
-    """``num_envs`` copies of ``env_id`` stepped together (gymnasium ``SyncVectorEnv``).
+    """``num_envs`` copies of ``env_id`` stepped together (gymnasium ``SyncVectorEnv``),
+    for training.
 
     Sub-environments reset in the same step their episode ends (``SAME_STEP``); the
     last observation of an ended episode is in ``infos["final_obs"]``.
@@ -16,6 +17,11 @@ def make_vector_env(env_id: str, num_envs: int, **kwargs):
     import gymnasium as gym
 
     make_env(env_id, **kwargs).close()  # the same clear errors as for one env
+    if env_id.startswith("ALE/"):  # rlkit's own wrappers: one thunk per sub-environment
+        return gym.vector.SyncVectorEnv(
+            [lambda: make_env(env_id, **kwargs) for _ in range(num_envs)],
+            autoreset_mode=gym.vector.AutoresetMode.SAME_STEP,
+        )
     return gym.make_vec(
         env_id,
         num_envs=num_envs,
@@ -46,21 +52,26 @@ def _needs_extra(env_id: str, detail: str = "") -> UsageError:
     return UsageError(f"environment {env_id!r} needs an extra package: {hint}")
 
 
-def make_env(env_id: str, **kwargs):
+def make_env(env_id: str, training: bool = True, **kwargs):
     """``gymnasium.make(env_id)``; an unknown id raises UsageError with close matches, an id
-    whose package is missing names the rlkit extra that installs it."""
+    whose package is missing names the rlkit extra that installs it.
+
+    ``ALE/...`` ids get DQN3.0's Atari pipeline (:mod:`rlkit.atari`); with ``training``
+    False (evaluation) a lost life does not end the episode. ``MinAtar/...`` ids are
+    registered on first use.
+    """
     import gymnasium as gym
 
-    if (
-        env_id not in gym.registry
-        and extra_for(env_id)
-        and env_id.split("/")[0]
-        in (
-            "ALE",
-            "MinAtar",
-        )
-    ):
-        raise _needs_extra(env_id)
+    family = env_id.split("/")[0]
+    if family in ("ALE", "MinAtar"):
+        try:
+            from rlkit import atari
+
+            atari.register(env_id)
+        except ImportError:
+            raise _needs_extra(env_id) from None
+        if family == "ALE" and env_id in gym.registry:
+            return atari.make_atari(env_id, training, **kwargs)
     if env_id not in gym.registry:
         known = list(gym.registry)
         close = difflib.get_close_matches(env_id, known, n=3, cutoff=0.5)

@@ -219,7 +219,7 @@ def _trainer(agent, env, run: RunConfig, run_dir: Path, tensorboard: bool):
         env,
         seed=run.seed,
         run_dir=run_dir,
-        eval_env=make_env(run.env) if run.eval_every else None,
+        eval_env=make_env(run.env, training=False) if run.eval_every else None,
         eval_every=run.eval_every,
         eval_episodes=run.eval_episodes,
         checkpoint_every=run.checkpoint_every,
@@ -277,10 +277,10 @@ def resume(run_dir: str | Path, steps: int | None = None, episodes: int | None =
     import_tensorflow_quietly()
     trainer = Trainer.resume(
         run_dir,
-        lambda: make_env(run.env),
+        lambda: make_env(run.env, training=False),
         train_env_factory=(lambda: make_vector_env(run.env, run.num_envs))
         if run.num_envs > 1
-        else None,
+        else (lambda: make_env(run.env)),
         eval_every=run.eval_every,
         eval_episodes=run.eval_episodes,
         checkpoint_every=run.checkpoint_every,
@@ -340,7 +340,7 @@ def finish(trainer, run: RunConfig) -> RunResult:
 
     agent, history, run_dir = trainer.agent, trainer.history, trainer.run_dir
     save_model(agent, run_dir / runs.MODEL_DIR)
-    final_env = make_env(run.env)
+    final_env = make_env(run.env, training=False)
     eval_seed = seeding.final_eval_seed(run.seed)
     mean, std = evaluate(agent, final_env, episodes=run.eval_episodes, seed=eval_seed)
     summary = {

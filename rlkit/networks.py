@@ -31,6 +31,22 @@ INITS = ("glorot", "torch", "he_normal", "zeros")
 
 #: the Nature DQN's convolutions (Mnih et al. 2015): (filters, kernel, stride), ReLU each
 NATURE_CNN = ((32, 8, 4), (64, 4, 2), (64, 3, 1))
+#: MinAtar's DQN (Young & Tian 2019): one convolution, 16 filters 3x3, stride 1
+MINATAR_CNN = ((16, 3, 1),)
+TORSOS = {"nature": NATURE_CNN, "minatar": MINATAR_CNN}
+
+
+def torso_for(obs_format: ObservationFormat, kind: str = "auto") -> tuple:
+    """The convolutions for images of ``obs_format``: ``kind`` "nature" or "minatar", or
+    "auto": the Nature CNN for images of 36 pixels a side or more (its three convolutions
+    need that much), MinAtar's for smaller ones (10x10)."""
+    if obs_format.kind != IMAGE:
+        return ()
+    if kind == "auto":
+        kind = "nature" if min(obs_format.shape[:2]) >= 36 else "minatar"
+    return TORSOS[kind]
+
+
 #: seed offset of the convolution layers inside a network's block of seeds
 CONV_SEED_OFFSET = 100
 
@@ -127,14 +143,17 @@ def apply_layers(x, layers: Sequence[keras.layers.Layer]):
     return x
 
 
-def torso(obs_format: ObservationFormat, seed: int, name: str, init: str = "torch"):
+def torso(
+    obs_format: ObservationFormat, seed: int, name: str, init: str = "torch", kind: str = "auto"
+):
     """The input layer and features of a network on observations of ``obs_format``.
 
     Returns ``(inputs, features, width, conv_layers)``: the ``keras.Input`` (the stored
-    shape and dtype: ``[B, D]`` float32 or ``[B, H, W, C]`` e.g. uint8), the features above
-    it (the input itself for vectors; for images ``x / 255`` through the Nature CNN and
-    flattened: ``[B, 3136]`` for 84x84), their width, and the convolution layers (empty for
-    vectors). Convolutions are seeded from ``seed + CONV_SEED_OFFSET``.
+    shape and dtype: ``[B, D]`` float32 or ``[B, H, W, C]`` e.g. uint8 or bool), the features
+    above it (the input itself for vectors; for images the input as float32, ``/ 255`` for
+    uint8, through the convolutions of :func:`torso_for` and flattened: ``[B, 3136]`` for
+    84x84 and the Nature CNN), their width, and the convolution layers (empty for vectors).
+    Convolutions are seeded from ``seed + CONV_SEED_OFFSET``.
     """
     inputs = keras.Input(obs_format.shape, dtype=obs_format.dtype, name=f"{name}_obs")
     if obs_format.kind != IMAGE:
@@ -144,7 +163,7 @@ def torso(obs_format: ObservationFormat, seed: int, name: str, init: str = "torc
         x = x / obs_format.scale
     channels = obs_format.shape[-1]
     convs = []
-    for i, (filters, size, stride) in enumerate(NATURE_CNN):
+    for i, (filters, size, stride) in enumerate(torso_for(obs_format, kind)):
         convs.append(
             conv2d(filters, size, stride, seed + CONV_SEED_OFFSET + i, f"{name}_conv{i}", init,
                    fan_in=size * size * channels)
@@ -177,6 +196,7 @@ class QNetwork:
         seed: int = 0,
         name: str = "q",
         init: str = "glorot",
+        torso_kind: str = "auto",
     ) -> None:
         if isinstance(obs_format, int):
             from rlkit.spaces import vector_format
@@ -184,7 +204,7 @@ class QNetwork:
             obs_format = vector_format(obs_format)
         self.dueling = dueling
         base = seed * 1000
-        inputs, x, width, self.convs = torso(obs_format, base, name, init)
+        inputs, x, width, self.convs = torso(obs_format, base, name, init, torso_kind)
         self.hidden = mlp_layers(hidden_sizes, base, name, init, fan_in=width)
         x = apply_layers(x, self.hidden)
         last = hidden_sizes[-1] if hidden_sizes else width

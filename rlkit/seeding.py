@@ -22,8 +22,8 @@ import numpy as np
 #: numpy generator streams: name -> the second word of ``default_rng([seed, word])``.
 #: "explore": epsilon-greedy and random actions, TD3's target smoothing; "noise": DDPG's
 #: exploration noise; "sample": REINFORCE's action sampling (the same word as "noise":
-#: no agent has both); "replay": minibatch sampling.
-STREAMS = {"explore": 1, "noise": 2, "sample": 2, "replay": 3}
+#: no agent has both); "replay": minibatch sampling; "evaluate": DQN's eval_epsilon.
+STREAMS = {"explore": 1, "noise": 2, "sample": 2, "replay": 3, "evaluate": 4}
 
 #: network -> offset of its initialiser seeds within ``seed * 1000 + [0, 1000)``
 NETWORKS = {"q": 0, "actor": 0, "policy": 0, "critic": 400, "value": 500}

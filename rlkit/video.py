@@ -28,10 +28,9 @@ def record_video(agent, env_id: str, path: Path, episodes: int = 1, seed: int = 
     # off-screen rendering: no window, no sound device (pygame/SDL would complain)
     os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
     os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
-    try:
-        env = gym.make(env_id, render_mode="rgb_array")
-    except gym.error.DependencyNotInstalled as exc:
-        raise UsageError(f"rendering {env_id} needs an extra package: {exc}") from None
+    from rlkit.envs import make_env
+
+    env = make_env(env_id, training=False, render_mode="rgb_array")
     frames, returns = [], []
     obs, _ = env.reset(seed=seed)
     try:

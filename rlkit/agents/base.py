@@ -114,7 +114,8 @@ class Agent:
         for name, memory in live["memory"].items():
             memory.load_state_dict(saved["memory"][name])
         for name, rng in live["rngs"].items():
-            rng.bit_generator.state = saved["rngs"][name]
+            if name in saved["rngs"]:  # (a generator added since the checkpoint starts fresh)
+                rng.bit_generator.state = saved["rngs"][name]
         self.load_scalars(saved["counters"], saved.get("extra", {}))
         self.after_restore()
 

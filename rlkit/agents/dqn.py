@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from rlkit import losses
+from rlkit import losses, seeding
 from rlkit.agents import dqn_config
 from rlkit.agents.dqn_config import DQNConfig
 from rlkit.agents.off_policy import OffPolicyAgent
@@ -50,7 +50,7 @@ class DQN(OffPolicyAgent):
         self.action_spec = ((), np.int64)
         self.q, self.q_target = (
             QNetwork(self.obs_format, self.num_actions, cfg.hidden_sizes, cfg.dueling, seed, name,
-                     cfg.init)
+                     cfg.init, cfg.torso)
             for name in ("q", "q_target")
         )  # fmt: skip
         self.pipeline = UpdatePipeline(
@@ -59,6 +59,9 @@ class DQN(OffPolicyAgent):
             transforms_from_config(cfg.max_grad_norm),
         )
         self._target_stale = False
+        self.eval_rng = seeding.generator(seed, "evaluate")  # eval_epsilon's draws
+        self.r_max = float(cfg.r_max)  # the running maximum with r_max_running
+        self._r_max_variable = tf.Variable(self.r_max, trainable=False, name="r_max")
         self._train_block = CompiledFunction(self._train_block_graph, cfg.jit_compile)
         self._sync_target_graph = tf.function(self._copy_online_to_target)
         self._copy_online_to_target()
@@ -101,11 +104,15 @@ class DQN(OffPolicyAgent):
         return self._policy(self.encode(obs))
 
     def act(self, obs, explore: bool = True):
-        """Epsilon-greedy action (greedy when ``explore`` is False).
+        """Epsilon-greedy action; with ``explore`` False the evaluation rule: greedy, or
+        epsilon-greedy with ``eval_epsilon`` (DQN3.0 evaluates with 0.05) drawing from a
+        generator of its own, so evaluating never changes what training draws.
 
         ``obs`` is one observation (returns an int) or a batch (returns ``[N]`` ints).
         """
         x = self.encode(obs)
+        if not explore and self.config.eval_epsilon > 0:
+            return self._epsilon_greedy(x, self.config.eval_epsilon, self.eval_rng)
         if x.ndim == len(self.obs_format.shape):
             # as DQN3.0's eGreedy: the network runs only when the action is greedy
             if explore and self.rng.random() < self.epsilon:
@@ -120,6 +127,19 @@ class DQN(OffPolicyAgent):
             actions = np.where(random, actions, np.argmax(self._policy(x), axis=-1))
         return actions + self._action_start
 
+    def _epsilon_greedy(self, x: np.ndarray, epsilon: float, rng: np.random.Generator):
+        """Epsilon-greedy for one observation or a batch; the network runs only for the
+        greedy ones."""
+        if x.ndim == len(self.obs_format.shape):
+            if rng.random() < epsilon:
+                return int(rng.integers(self.num_actions)) + self._action_start
+            return int(np.argmax(self._policy(x))) + self._action_start
+        random = rng.random(len(x)) < epsilon
+        actions = rng.integers(self.num_actions, size=len(x))
+        if not random.all():
+            actions = np.where(random, actions, np.argmax(self._policy(x), axis=-1))
+        return actions + self._action_start
+
     # -- learning ----------------------------------------------------------------------------
     def stored_action(self, action) -> int:
         return int(action) - self._action_start
@@ -127,11 +147,26 @@ class DQN(OffPolicyAgent):
     def stored_actions(self, actions) -> np.ndarray:
         return np.asarray(actions) - self._action_start
 
+    def rewards_stored(self, rewards) -> None:
+        """DQN3.0's ``r_max = max(r_max, reward)`` for each (clipped) reward stored."""
+        if self.config.r_max_running:
+            self.r_max = max(self.r_max, float(np.max(rewards)))
+
+    def _r_max_in_graph(self):
+        """What rewards are divided by: None without rescale_r; the configured constant; or
+        the running maximum (a variable, so the compiled update reads its current value)."""
+        cfg = self.config
+        if not cfg.rescale_r:
+            return None
+        return self._r_max_variable if cfg.r_max_running else cfg.r_max
+
     def learn(self, batch: Batch) -> dict[str, float]:
         """One block of ``gradient_steps`` updates; ``{"loss", "q", "abs_delta"}`` averaged
         over the block."""
         if self.config.learning_rate_end >= 0:
             self.pipeline.optimizer.learning_rate.assign(self.learning_rate)
+        if self.config.r_max_running:
+            self._r_max_variable.assign(self.r_max)
         loss, q, abs_delta = self._train_block(*self._tensors(batch))
         self.num_updates += self.config.gradient_steps
         self._target_stale = True
@@ -222,7 +257,7 @@ class DQN(OffPolicyAgent):
                 next_q_target,
                 terminated,
                 cfg.gamma,
-                r_max=cfg.r_max if cfg.rescale_r else None,
+                r_max=self._r_max_in_graph(),
                 next_q_online=next_q_online,
             )
             if cfg.loss == "mse" or not cfg.clip_delta:
@@ -254,7 +289,7 @@ class DQN(OffPolicyAgent):
             self.q_target.model(next_obs),
             terminated,
             cfg.gamma,
-            r_max=cfg.r_max if cfg.rescale_r else None,
+            r_max=self._r_max_in_graph(),
             next_q_online=self.q.model(next_obs) if cfg.double_dqn else None,
         )
         return delta.numpy()
@@ -269,9 +304,10 @@ class DQN(OffPolicyAgent):
         return {"q": self.q.variables, "q_target": self.q_target.variables}
 
     def learner_state(self) -> dict:
-        return {"optimizer": {"q": self.pipeline.optimizer},
-                "extra": {"target_stale": self._target_stale}}  # fmt: skip
+        return {"optimizer": {"q": self.pipeline.optimizer}, "rngs": {"evaluate": self.eval_rng},
+                "extra": {"target_stale": self._target_stale, "r_max": self.r_max}}  # fmt: skip
 
     def load_scalars(self, counters: dict, extra: dict) -> None:
         super().load_scalars(counters, extra)
         self._target_stale = bool(extra.get("target_stale", False))
+        self.r_max = float(extra.get("r_max", self.config.r_max))

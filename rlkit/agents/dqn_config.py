@@ -32,6 +32,13 @@ class DQNConfig:
         (256, 256), "hidden layer sizes of the Q network", positive_sizes
     )
     dueling: bool = option(False, "dueling head: Q = V + A - mean(A)")
+    torso: str = option(
+        "auto",
+        "convolutions for image observations: nature (Nature DQN: 32 8x8/4, 64 4x4/2, 64 "
+        "3x3/1) | minatar (16 3x3/1) | auto (nature from 36 pixels a side, else minatar); "
+        "hidden_sizes follow them",
+        one_of("auto", "nature", "minatar"),
+    )
     init: str = option(
         "torch",
         "weight initialisation: torch (Torch7/PyTorch nn.Linear, as DQN3.0 and SB3: kernels "
@@ -94,6 +101,11 @@ class DQNConfig:
     )
     rescale_r: bool = option(False, "divide rewards by r_max (DQN3.0 rescale_r)")
     r_max: float = option(1.0, "reward scale used when rescale_r is on", positive)
+    r_max_running: bool = option(
+        False,
+        "r_max is the running maximum of the (clipped) rewards stored so far, starting at "
+        "r_max (DQN3.0: r_max = max(r_max, reward) in perceive, from 1)",
+    )
     reward_clip: float = option(
         0.0,
         "clip rewards to +-reward_clip before storing (0 disables; DQN3.0 uses 1)",
@@ -103,6 +115,9 @@ class DQNConfig:
     eps_end: float = option(0.04, "final exploration epsilon", unit_interval)
     eps_anneal_steps: int = option(
         8_000, "steps after learning_starts over which epsilon falls linearly", non_negative
+    )
+    eval_epsilon: float = option(
+        0.0, "epsilon of greedy evaluations (DQN3.0: 0.05; 0: purely greedy)", unit_interval
     )
     exploration_from_start: bool = option(
         False,

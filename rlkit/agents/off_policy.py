@@ -91,6 +91,9 @@ class OffPolicyAgent(Agent):
         """``[N, ...]`` actions as the environments took them -> as the replay stores them."""
         return np.asarray(actions)
 
+    def rewards_stored(self, rewards) -> None:
+        """The rewards just stored (clipped), one or ``[N]`` (e.g. for DQN3.0's r_max)."""
+
     def episodes_ended(self, indices: np.ndarray | None) -> None:
         """Sub-environments ``indices`` (None: the one environment) finished an episode."""
 
@@ -107,6 +110,7 @@ class OffPolicyAgent(Agent):
         """Store one transition (rewards clipped to ``+-reward_clip`` when set)."""
         if self.config.reward_clip > 0:
             reward = float(self._clip(reward))
+        self.rewards_stored(reward)
         action = self.stored_action(action)
         self._store(self.replay, obs, action, reward, next_obs, terminated, truncated)
         if terminated or truncated:
@@ -115,6 +119,7 @@ class OffPolicyAgent(Agent):
     def observe_batch(self, obs, actions, rewards, next_obs, terminated, truncated) -> None:
         """Store ``N`` transitions (leading axis ``N``, e.g. from a vector env)."""
         rewards = self._clip(np.asarray(rewards, dtype=np.float32))
+        self.rewards_stored(rewards)
         self.replay.add_batch(
             self.encode(obs),
             self.stored_actions(actions),

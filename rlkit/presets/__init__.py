@@ -94,7 +94,17 @@ def lookup(agent: str, name: str) -> Preset:
     raise UsageError(f"unknown preset {name!r} for {agent}; valid: {valid}, or none")
 
 
+#: (agent, env id prefix) -> the preset a whole family of environments uses by itself
+FAMILIES = {("dqn", "ALE/"): "dqn3", ("dqn", "MinAtar/"): "minatar"}
+
+
 def for_env(agent: str, env_id: str) -> Preset | None:
-    """The preset ``rlkit train AGENT --env ENV_ID`` uses by itself, if one is shipped."""
+    """The preset ``rlkit train AGENT --env ENV_ID`` uses by itself, if one is shipped: the
+    one named after the environment, else its family's (``ALE/*``: dqn3; ``MinAtar/*``:
+    minatar)."""
     path = PRESETS_DIR / agent / f"{file_stem(env_id)}.toml"
-    return load(path) if path.is_file() else None
+    if path.is_file():
+        return load(path)
+    family = next((name for (a, prefix), name in FAMILIES.items()
+                   if a == agent and env_id.startswith(prefix)), None)  # fmt: skip
+    return lookup(agent, family) if family else None

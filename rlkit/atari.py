@@ -1,0 +1,132 @@
+"""Atari as DeepMind's DQN3.0 played it, and MinAtar, as gymnasium environments.
+
+``make_atari(env_id, training)`` builds, for an ``ALE/...`` id (the ``atari`` extra:
+ale-py ships the ROMs):
+
+1. the ALE game with frame skip 1, no sticky actions, the minimal action set
+   (``ALE/Breakout-v5`` with these settings is ``BreakoutNoFrameskip-v4``);
+2. gymnasium's ``AtariPreprocessing``: 1-30 random no-op *frames* after a reset (DQN3.0's
+   ``random_starts``: ``nextRandomGame`` steps single frames), action repeat 4 with the max
+   over the last two frames, grey, 84x84 (``cv2.INTER_AREA``), uint8; no FIRE on reset
+   (DQN3.0 never pressed it);
+3. in training only, :class:`LifeLossTerminal`: a lost life ends the *training* episode
+   (``terminated``) without resetting the game; the next ``reset`` plays 1-30 no-op frames
+   in the same game, as DQN3.0's ``newGame``/``nextRandomGame`` do after a life loss.
+   Evaluation plays whole games;
+4. a history of 4 frames, zero-padded at every episode start (also after a lost life),
+   channels last: observations ``[84, 84, 4]`` uint8.
+
+Rewards are left as the game gives them (episode returns are game scores); DQN3.0's
+clip to [-1, 1] is the agent's ``reward_clip = 1`` (the ``dqn3`` preset), applied to what
+is stored in replay.
+
+``MinAtar/<Game>-v0`` / ``-v1`` ids (the ``minatar`` package) are registered on first use;
+their observations are ``[10, 10, channels]`` bool images, sticky actions 0.1 (the paper's).
+"""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+
+HISTORY = 4
+SCREEN = 84
+NOOP_MAX = 30
+FRAME_SKIP = 4
+
+
+def register(env_id: str) -> None:
+    """Register the ids of the package ``env_id`` belongs to (ALE or MinAtar), if installed."""
+    if env_id.startswith("ALE/"):
+        import ale_py
+
+        gym.register_envs(ale_py)
+    elif env_id.startswith("MinAtar/"):
+        import minatar.gym
+
+        if not any(k.startswith("MinAtar/") for k in gym.registry):
+            minatar.gym.register_envs()
+
+
+def is_atari(env_id: str) -> bool:
+    return env_id.startswith("ALE/")
+
+
+def make_atari(env_id: str, training: bool = True, **kwargs):
+    """The DQN3.0 Atari pipeline for ``env_id`` (see the module docstring)."""
+    from gymnasium.wrappers import AtariPreprocessing, FrameStackObservation
+
+    register(env_id)
+    settings = {"frameskip": 1, "repeat_action_probability": 0.0, "full_action_space": False}
+    env = gym.make(env_id, **{**settings, **kwargs})
+    env = AtariPreprocessing(
+        env, noop_max=NOOP_MAX, frame_skip=FRAME_SKIP, screen_size=SCREEN,
+        terminal_on_life_loss=False, grayscale_obs=True, scale_obs=False,
+    )  # fmt: skip
+    if training:
+        env = LifeLossTerminal(env)
+    env = FrameStackObservation(env, HISTORY, padding_type="zero")
+    return ChannelsLast(env)
+
+
+class ChannelsLast(gym.ObservationWrapper):
+    """Observations ``[C, H, W]`` -> ``[H, W, C]`` (contiguous): TF's CPU convolutions want
+    NHWC."""
+
+    def __init__(self, env: gym.Env) -> None:
+        super().__init__(env)
+        space = env.observation_space
+        self.observation_space = gym.spaces.Box(
+            np.moveaxis(space.low, 0, -1), np.moveaxis(space.high, 0, -1), dtype=space.dtype
+        )
+
+    def observation(self, observation):
+        return np.ascontiguousarray(np.moveaxis(observation, 0, -1))
+
+
+class LifeLossTerminal(gym.Wrapper):
+    """DQN3.0's training rule: a lost life is terminal for learning, not a new game.
+
+    ``step`` reports ``terminated=True`` when a life is lost (``info["life_lost"]``);
+    the following ``reset`` does not reset the game: it plays 1-30 random no-op frames
+    (as after a real reset) and returns the screen, so the agent starts a new training
+    episode, with a zero-padded history, in the same game. When the game is really over,
+    ``reset`` resets it. Wraps gymnasium's ``AtariPreprocessing``.
+    """
+
+    def __init__(self, env: gym.Env) -> None:
+        super().__init__(env)
+        self.lives = 0
+        self.life_lost = False
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        lives = self.env.unwrapped.ale.lives()
+        self.life_lost = lives < self.lives and not (terminated or truncated)
+        self.lives = lives
+        info["life_lost"] = self.life_lost
+        return obs, reward, terminated or self.life_lost, truncated, info
+
+    def reset(self, *, seed=None, options=None):
+        if not self.life_lost or seed is not None:
+            obs, info = self.env.reset(seed=seed, options=options)
+        else:
+            obs, info = _noop_frames(self.env)
+        self.life_lost = False
+        self.lives = self.env.unwrapped.ale.lives()
+        return obs, info
+
+
+def _noop_frames(preprocessing):
+    """1-30 single no-op frames in the running game, then the screen as
+    ``AtariPreprocessing.reset`` returns it (without resetting the game)."""
+    base = preprocessing.env
+    noops = base.unwrapped.np_random.integers(1, preprocessing.noop_max + 1)
+    info: dict = {}
+    for _ in range(noops):
+        _, _, terminated, truncated, info = base.step(0)
+        if terminated or truncated:  # the game ended during the no-ops: a real new game
+            return preprocessing.reset()
+    preprocessing.ale.getScreenGrayscale(preprocessing.obs_buffer[0])
+    preprocessing.obs_buffer[1].fill(0)
+    return preprocessing._get_obs(), info
