@@ -48,8 +48,11 @@ def run_one(game: str, seed: int, steps: int, out: Path) -> dict:
 
 def report(out: Path) -> str:
     rows = [json.loads(p.read_text()) for p in sorted(out.glob("*.json"))]
-    lines = ["| game | steps | seed | last 100 training episodes | final model (eps 0.05) | "
-             "best model | wall-clock | steps/s |", "|---|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+    lines = [
+        "| game | steps | seed | last 100 training episodes | final model (eps 0.05) | "
+        "best model | wall-clock | steps/s |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for r in rows:
         best = "-" if r["best_eval"] is None else f"{r['best_eval']:.1f}"
         lines.append(f"| {r['game']} | {r['steps']:,} | {r['seed']} | {r['last100']:.2f} | "
@@ -75,8 +78,9 @@ def main() -> None:
                 if not path.exists():
                     row = run_one(game, seed, args.steps, args.out)
                     path.write_text(json.dumps(row, indent=2))
+                    minutes = row["seconds"] / 60
                     print(f"{game} seed {seed}: last 100 {row['last100']:.2f}, final "
-                          f"{row['final_eval']:.2f}, {row['seconds'] / 60:.1f} min", flush=True)  # fmt: skip
+                          f"{row['final_eval']:.2f}, {minutes:.1f} min", flush=True)  # fmt: skip
     print(report(args.out))
 
 
