@@ -71,7 +71,10 @@ def make_env(env_id: str, training: bool = True, **kwargs):
         except ImportError:
             raise _needs_extra(env_id) from None
         if family == "ALE" and env_id in gym.registry:
-            return atari.make_atari(env_id, training, **kwargs)
+            try:
+                return atari.make_atari(env_id, training, **kwargs)
+            except gym.error.DependencyNotInstalled as exc:
+                raise _needs_extra(env_id, str(exc)) from None
     if env_id not in gym.registry:
         known = list(gym.registry)
         close = difflib.get_close_matches(env_id, known, n=3, cutoff=0.5)

@@ -101,5 +101,12 @@ def test_box2d_env_without_its_package_names_the_extra(monkeypatch):
     monkeypatch.setattr(gym, "make", missing)
     with pytest.raises(UsageError, match=r"pip install '\.\[box2d\]'"):
         make_env("LunarLander-v3")
-    with pytest.raises(UsageError, match=r"pip install '\.\[atari\]'"):
-        make_env("ALE/Pong-v5")
+    from rlkit import atari
+
+    def no_package(env_id):
+        raise ImportError("No module named 'ale_py'")
+
+    monkeypatch.setattr(atari, "register", no_package)
+    for env_id in ("ALE/Pong-v5", "MinAtar/Breakout-v0"):
+        with pytest.raises(UsageError, match=r"needs an extra package.*pip install '\.\[atari\]'"):
+            make_env(env_id)

@@ -225,3 +225,99 @@ def test_atari_sized_memory_holds_one_copy_of_each_observation():
     million = ReplayMemory.bytes_needed(1_000_000, IMAGE, np.uint8)
     print(f"1M 84x84x4 uint8 transitions: {million / 1e9:.2f} GB")
     assert million <= 30_000 * 1_000_000
+
+
+# -- frames stored once ------------------------------------------------------------------------
+FRAME = (6, 5)
+
+
+def stacked_stream(n, seed=0, history=4, max_len=9):
+    """``n`` transitions of one env whose observations are zero-padded frame stacks (as
+    FrameStackObservation(padding_type="zero") makes them), episodes of random lengths."""
+    rng = np.random.default_rng(seed)
+    frame = lambda: rng.integers(1, 256, FRAME, dtype=np.uint8)  # noqa: E731
+    stack = np.zeros((*FRAME, history), np.uint8)
+    stack[..., -1] = frame()
+    length = rng.integers(1, max_len)
+    t = 0
+    for i in range(n):
+        next_stack = np.concatenate([stack[..., 1:], frame()[..., None]], axis=-1)
+        t += 1
+        end = t >= length
+        yield stack, i % 3, float(i), next_stack, end and i % 2 == 0, end and i % 2 == 1
+        if end:
+            stack = np.zeros_like(stack)
+            stack[..., -1] = frame()
+            length, t = rng.integers(1, max_len), 0
+        else:
+            stack = next_stack
+
+
+def test_frame_replay_rebuilds_exactly_the_stacks_it_was_given():
+    from rlkit.replay import FrameReplay
+
+    memory = FrameReplay(40, (*FRAME, 4), np.uint8, seed=0)
+    naive = NaiveReplay(40)
+    for row in stacked_stream(157):  # wraps ~4 times, many episode starts
+        memory.add(*row)
+        naive.add(*row)
+    assert memory.obs.shape == (40, *FRAME)  # one frame per transition
+    slots = np.arange(40)
+    _, valid = memory._history(slots)
+    for got, want, ok in zip(astuple(memory._gather(slots))[0], naive.at(slots)[0], valid,
+                             strict=True):  # fmt: skip
+        if ok:
+            np.testing.assert_array_equal(got, want)  # zero padding included
+    # the only transitions not sampled are the oldest, whose stacks reach overwritten frames
+    assert 0 < (~valid).sum() <= 3
+    for got, want in zip(astuple(memory._gather(slots[valid])), naive.at(slots[valid]),
+                         strict=True):  # fmt: skip
+        np.testing.assert_array_equal(got, want)
+    sample = memory.sample(16, num_batches=20)
+    for k in range(20):
+        for b in range(16):
+            (slot,) = np.flatnonzero(memory.rewards == sample.rewards[k, b])
+            assert valid[slot]
+            np.testing.assert_array_equal(sample.obs[k, b], naive.at([slot])[0][0])
+            np.testing.assert_array_equal(sample.next_obs[k, b], naive.at([slot])[3][0])
+
+
+def test_frame_replay_with_vector_streams_and_state_round_trip():
+    from rlkit.replay import FrameReplay
+
+    streams = [list(stacked_stream(30, seed=s)) for s in range(3)]
+    memory, naive = FrameReplay(60, (*FRAME, 4), np.uint8, seed=4), NaiveReplay(60)
+    for t in range(30):
+        rows = [streams[j][t] for j in range(3)]
+        memory.add_batch(*(np.stack([r[k] for r in rows]) for k in range(6)))
+        for r in rows:
+            naive.add(*r)
+    slots = np.arange(60)
+    _, valid = memory._history(slots)
+    for got, want in zip(astuple(memory._gather(slots[valid])), naive.at(slots[valid]),
+                         strict=True):  # fmt: skip
+        np.testing.assert_array_equal(got, want)
+    state = {k: np.copy(v) for k, v in memory.state_dict().items()}
+    restored = FrameReplay(60, (*FRAME, 4), np.uint8, seed=0)
+    restored.load_state_dict(state)
+    for a, b in zip(astuple(memory.sample(8, 3)), astuple(restored.sample(8, 3)), strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_frame_replay_refuses_what_is_not_a_frame_stack():
+    from rlkit.replay import FrameReplay
+
+    memory = FrameReplay(10, (*FRAME, 4), np.uint8)
+    full = np.ones((*FRAME, 4), np.uint8)
+    with pytest.raises(ValueError, match="zero-padded"):
+        memory.add(full, 0, 0.0, full, False, False)
+
+
+def test_one_million_atari_transitions_fit_in_7_2_gb():
+    from rlkit.replay import FrameReplay
+
+    million = FrameReplay.bytes_needed(1_000_000, IMAGE, np.uint8)
+    print(f"1M Atari transitions, frames stored once: {million / 1e9:.3f} GB")
+    assert million <= 7.2e9
+    memory = FrameReplay(2048, IMAGE, np.uint8)
+    assert memory.nbytes == FrameReplay.bytes_needed(2048, IMAGE, np.uint8)

@@ -21,6 +21,7 @@ from rlkit.agents import dqn_config
 from rlkit.agents.dqn_config import DQNConfig
 from rlkit.agents.off_policy import OffPolicyAgent
 from rlkit.compiled import CompiledFunction
+from rlkit.errors import UsageError
 from rlkit.gradients import UpdatePipeline, transforms_from_config
 from rlkit.networks import QNetwork
 from rlkit.optimizers import make_optimizer
@@ -45,6 +46,10 @@ class DQN(OffPolicyAgent):
 
     def build(self, seed: int) -> None:
         cfg = self.config
+        if cfg.frame_stack and self.obs_format.kind != "image":
+            raise UsageError(
+                "frame_stack needs image observations [H, W, frames] (e.g. an ALE/* id)"
+            )
         self.num_actions = int(self.action_space.n)
         self._action_start = int(self.action_space.start)
         self.action_spec = ((), np.int64)

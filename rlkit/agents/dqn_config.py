@@ -60,6 +60,11 @@ class DQNConfig:
     gamma: float = option(0.99, "discount factor", unit_interval)
     batch_size: int = option(64, "transitions per minibatch", positive)
     buffer_size: int = option(100_000, "replay memory capacity (transitions)", positive)
+    frame_stack: bool = option(
+        False,
+        "observations are stacks of frames along their last axis (Atari's 4): the replay "
+        "stores each frame once and rebuilds the stacks (DQN3.0, Dopamine)",
+    )
     learning_starts: int = option(
         1_000,
         "steps before learning and epsilon annealing start (DQN3.0 learn_start)",

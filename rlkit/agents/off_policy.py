@@ -25,7 +25,7 @@ import numpy as np
 
 from rlkit import seeding
 from rlkit.agents.base import Agent
-from rlkit.replay import Batch, ReplayMemory
+from rlkit.replay import Batch, FrameReplay, ReplayMemory
 from rlkit.schedules import blocks_due
 from rlkit.spaces import observation_format
 
@@ -57,7 +57,8 @@ class OffPolicyAgent(Agent):
         self.num_updates = 0
         self._last_update_step = 0  # num_steps when update() last ran
         self.build(self.seed)
-        self.replay = ReplayMemory(
+        memory = FrameReplay if getattr(cfg, "frame_stack", False) else ReplayMemory
+        self.replay = memory(
             cfg.buffer_size,
             self.obs_format.shape,
             self.obs_format.dtype,

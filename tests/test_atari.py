@@ -1,0 +1,130 @@
+"""DQN on pixels: DQN3.0's Atari pipeline checked frame by frame, the life-loss rule, the
+dqn3 preset's running r_max against the Lua rule, MinAtar and Atari smoke runs."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+pytest.importorskip("ale_py")
+pytest.importorskip("minatar")
+cv2 = pytest.importorskip("cv2")
+
+import gymnasium as gym  # noqa: E402
+
+import rlkit  # noqa: E402
+from rlkit.atari import make_atari  # noqa: E402
+from rlkit.cli.main import main  # noqa: E402
+
+
+def cli(capsys, *args):
+    status = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_a_step_is_four_frames_max_pooled_grey_resized_and_stacked():
+    env = make_atari("ALE/Breakout-v5", training=False)
+    obs, _ = env.reset(seed=3)
+    assert obs.shape == (84, 84, 4) and obs.dtype == np.uint8
+    assert not obs[..., :3].any() and obs[..., 3].any()  # zero-padded history at the start
+    ale = env.unwrapped.ale
+    for action in (1, 2, 3, 0):  # FIRE, RIGHT, LEFT, NOOP
+        state = ale.cloneState()
+        frames = []
+        for _ in range(4):  # what the step must do: 4 raw frames of the same action
+            ale.act(env.unwrapped._action_set[action])
+            frames.append(ale.getScreenGrayscale())
+        expected = cv2.resize(np.maximum(frames[-2], frames[-1]), (84, 84),
+                              interpolation=cv2.INTER_AREA)  # fmt: skip
+        ale.restoreState(state)
+        next_obs, *_ = env.step(action)
+        np.testing.assert_array_equal(next_obs[..., -1], expected)
+        np.testing.assert_array_equal(next_obs[..., :-1], obs[..., 1:])
+        obs = next_obs
+
+
+def test_reset_plays_1_to_30_noop_frames_and_never_fire():
+    env = make_atari("ALE/Breakout-v5", training=True)
+    frames = set()
+    for seed in range(12):
+        env.reset(seed=seed)
+        frames.add(env.unwrapped.ale.getEpisodeFrameNumber())
+    assert frames <= set(range(1, 31)) and len(frames) > 3
+    assert env.unwrapped.get_action_meanings()[:2] == ["NOOP", "FIRE"]  # minimal set, 4
+
+
+def test_a_lost_life_ends_the_training_episode_without_resetting_the_game():
+    train, evaluate = (make_atari("ALE/Breakout-v5", training=t) for t in (True, False))
+    for env in (train, evaluate):
+        env.reset(seed=0)
+        env.action_space.seed(0)
+    ale = train.unwrapped.ale
+    lives = ale.lives()
+    for _ in range(2000):
+        obs, reward, terminated, truncated, info = train.step(train.action_space.sample())
+        if terminated:
+            break
+    assert info["life_lost"] and ale.lives() == lives - 1  # terminal for learning ...
+    frame = ale.getEpisodeFrameNumber()
+    obs, _ = train.reset()
+    assert ale.lives() == lives - 1 and ale.getEpisodeFrameNumber() > frame  # ... same game
+    assert not obs[..., :3].any()  # a new training episode: zero-padded history
+    # evaluation plays whole games: losing a life is not the end of its episode
+    ale = evaluate.unwrapped.ale
+    start = ale.lives()
+    while ale.lives() == start:
+        _, _, terminated, _, _ = evaluate.step(evaluate.action_space.sample())
+        assert not terminated or ale.lives() == 0
+
+
+def test_running_r_max_follows_the_lua_rule():
+    space = gym.spaces.Box(-1, 1, (3,), np.float32)
+    agent = rlkit.agents.DQN(space, gym.spaces.Discrete(2), rescale_r=True, r_max_running=True,
+                             hidden_sizes=(8,), jit_compile=False, batch_size=4,
+                             learning_starts=0, train_freq=4)  # fmt: skip
+    seen = []
+    for reward in (0.5, 3.0, 2.0, -9.0, 7.0):  # r_max = max(r_max, r) from r_max = 1
+        agent.observe(np.zeros(3), 0, reward, np.zeros(3), False, False)
+        seen.append(agent.r_max)
+        agent.update()  # a block at step 4 (train_freq 4)
+    assert seen == [1.0, 3.0, 3.0, 3.0, 7.0]
+    assert float(agent._r_max_variable.numpy()) == 3.0  # the block read r_max of step 4
+    clipped = rlkit.agents.DQN(space, gym.spaces.Discrete(2), rescale_r=True,
+                               r_max_running=True, reward_clip=1.0, hidden_sizes=(8,))  # fmt: skip
+    clipped.observe(np.zeros(3), 0, 5.0, np.zeros(3), False, False)
+    assert clipped.r_max == 1.0 and clipped.replay.rewards[0] == 1.0  # DQN3.0: clip, then max
+
+
+def test_minatar_smoke_run_uses_its_preset(capsys, tmp_path):
+    status, out, err = cli(capsys, "train", "dqn", "--env", "MinAtar/Breakout-v0", "--steps",
+                           "600", "--eval-every", "300", "--eval-episodes", "2", "--quiet",
+                           "--set", "learning_starts=200", "--out", tmp_path)  # fmt: skip
+    assert status == 0, err
+    assert "using preset dqn/minatar" in err
+    (run_dir,) = tmp_path.iterdir()
+    assert json.loads((run_dir / "summary.json").read_text())["steps"] == 600
+    agent = rlkit.load(run_dir / "model")
+    assert agent.q.convs[0].kernel.shape == (3, 3, 4, 16) and agent.replay.obs.dtype == bool
+
+
+@pytest.mark.slow
+def test_atari_smoke_run_with_the_dqn3_preset_and_frame_replay(capsys, tmp_path):
+    small = ["--set", "buffer_size=2000", "--set", "learning_starts=150", "--set",
+             "hidden_sizes=32", "--set", "target_update=100"]  # fmt: skip
+    status, _, err = cli(capsys, "train", "dqn", "--env", "ALE/Pong-v5", "--steps", "300",
+                         "--eval-every", "0", "--eval-episodes", "1", "--quiet",
+                         "--checkpoint-every", "200", "--out", tmp_path, *small)  # fmt: skip
+    assert status == 0, err
+    assert "using preset dqn/dqn3" in err
+    (run_dir,) = tmp_path.iterdir()
+    status, _, err = cli(capsys, "resume", run_dir, "--steps", "400", "--quiet")
+    assert status == 0, err
+    from rlkit.checkpoint import latest_checkpoint, load_checkpoint
+
+    agent, _, _ = load_checkpoint(latest_checkpoint(run_dir / "checkpoints"))
+    assert type(agent.replay).__name__ == "FrameReplay" and agent.replay.obs.shape[1:] == (84, 84)
+    assert agent.replay.rewards.max() <= 1.0 and agent.replay.rewards.min() >= -1.0
+    assert agent.config.rescale_r and agent.config.r_max_running
