@@ -113,6 +113,10 @@ def report(out: Path, docs: Path) -> str:
             )
             env = preset.split("/")[1].removesuffix("-td3")
             figures.setdefault(env, []).extend(Path(r["run_dir"]) for r in mine)
+    missing = [p for p in ZOO if not any(r["preset"] == p for r in rows)]
+    if missing:
+        lines += ["", "Not measured yet (run `python benchmarks/zoo_table.py --presets NAME`): "
+                  + ", ".join(missing) + "."]  # fmt: skip
     (docs / "benchmarks").mkdir(parents=True, exist_ok=True)
     lines += ["", "## Learning curves", ""]
     for env, run_dirs in sorted(figures.items()):
