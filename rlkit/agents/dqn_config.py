@@ -133,7 +133,11 @@ class DQNConfig:
     adam_epsilon: float = option(
         1e-7, "Adam's epsilon (Keras' default; PyTorch and SB3 use 1e-8)", positive
     )
-    jit_compile: bool = option(True, "compile the fused update block with XLA")
+    jit_compile: bool = option(
+        True,
+        "compile the fused update block with XLA (faster for MLPs; for convolutions on a CPU "
+        "TensorFlow's own kernels are much faster: the minatar and dqn3 presets turn it off)",
+    )
 
 
 def check_spaces(observation_space, action_space, env_id: str = "the environment") -> None:
