@@ -114,6 +114,12 @@ def train(agent, env_id, steps, overrides, config_file, num_envs, episodes, eval
         + f" (seed {run.seed}) -> {trainer.run_dir}",
         err=True,
     )
+    replay = getattr(trainer.agent, "replay", None)
+    if replay is not None:  # what it will take in memory, and in every checkpoint
+        size = replay.nbytes
+        size = f"{size / 1e9:.2f} GB" if size >= 1e9 else f"{size / 1e6:.1f} MB"
+        click.echo(f"replay: {replay.capacity:,} transitions, {size} at capacity "
+                   f"({type(replay).__name__})", err=True)  # fmt: skip
     return _drive(trainer, run, quiet)
 
 
