@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-OPTIMIZERS = ("adam", "rmsprop_centered", "rmsprop", "sgd")
+OPTIMIZERS = ("adam", "rmsprop_centered", "rmsprop_centered_torch", "rmsprop", "sgd")
 
 
 def make_optimizer(name: str, learning_rate: float, adam_epsilon: float = 1e-7):
@@ -12,7 +12,10 @@ def make_optimizer(name: str, learning_rate: float, adam_epsilon: float = 1e-7):
 
     ``rmsprop_centered`` is DQN3.0's update: ``g = .95 g + .05 dw``,
     ``g2 = .95 g2 + .05 dw^2``, ``w -= lr * dw / sqrt(g2 - g^2 + 0.01)``, i.e. Keras
-    ``RMSprop(rho=0.95, epsilon=0.01, centered=True)``.
+    ``RMSprop(rho=0.95, epsilon=0.01, centered=True)``. ``rmsprop_centered_torch`` is
+    PyTorch's ``RMSprop(alpha=0.95, eps=0.01, centered=True)`` (the MinAtar paper's), whose
+    epsilon is added *outside* the square root: ``w -= lr * dw / (sqrt(g2 - g^2) + 0.01)``;
+    for small gradients its steps are up to 10x larger than DQN3.0's.
     """
     import keras
 
@@ -20,8 +23,44 @@ def make_optimizer(name: str, learning_rate: float, adam_epsilon: float = 1e-7):
         return keras.optimizers.Adam(learning_rate, epsilon=adam_epsilon)
     if name == "rmsprop_centered":
         return keras.optimizers.RMSprop(learning_rate, rho=0.95, epsilon=0.01, centered=True)
+    if name == "rmsprop_centered_torch":
+        return torch_centered_rmsprop(learning_rate)
     if name == "rmsprop":
         return keras.optimizers.RMSprop(learning_rate)
     if name == "sgd":
         return keras.optimizers.SGD(learning_rate)
     raise ValueError(f"unknown optimizer {name!r}; choose one of {', '.join(OPTIMIZERS)}")
+
+
+def torch_centered_rmsprop(learning_rate: float, rho: float = 0.95, epsilon: float = 0.01):
+    """PyTorch's centred RMSprop as a Keras optimizer (see :func:`make_optimizer`)."""
+    import keras
+    from keras import ops
+
+    class TorchCenteredRMSprop(keras.optimizers.Optimizer):
+        def __init__(self, learning_rate, rho, epsilon, name="torch_centered_rmsprop"):
+            super().__init__(learning_rate=learning_rate, name=name)
+            self.rho, self.epsilon = rho, epsilon
+
+        def build(self, variables):
+            if self.built:
+                return
+            super().build(variables)
+            self.square_avg = [self.add_variable_from_reference(v, "square_avg")
+                               for v in variables]  # fmt: skip
+            self.grad_avg = [self.add_variable_from_reference(v, "grad_avg") for v in variables]
+
+        def update_step(self, gradient, variable, learning_rate):
+            lr = ops.cast(learning_rate, variable.dtype)
+            gradient = ops.cast(gradient, variable.dtype)
+            i = self._get_variable_index(variable)
+            square_avg, grad_avg = self.square_avg[i], self.grad_avg[i]
+            self.assign(square_avg, self.rho * square_avg + (1 - self.rho) * ops.square(gradient))
+            self.assign(grad_avg, self.rho * grad_avg + (1 - self.rho) * gradient)
+            variance = ops.maximum(square_avg - ops.square(grad_avg), 0.0)
+            self.assign_sub(variable, lr * gradient / (ops.sqrt(variance) + self.epsilon))
+
+        def get_config(self):
+            return {**super().get_config(), "rho": self.rho, "epsilon": self.epsilon}
+
+    return TorchCenteredRMSprop(learning_rate, rho, epsilon)

@@ -82,3 +82,18 @@ def test_output_gradients_start_the_backward_pass_at_the_output():
     injected = tf.constant([[0.5, -2.0]])
     grads = gradients.compute_gradients(tape, y, [w], output_gradients=injected)
     np.testing.assert_allclose(grads[0].numpy(), x.numpy().T @ injected.numpy())
+
+
+def test_torch_centred_rmsprop_puts_epsilon_outside_the_square_root():
+    from rlkit.optimizers import make_optimizer
+
+    optimizer = make_optimizer("rmsprop_centered_torch", 0.1)
+    w = tf.Variable([1.0, -2.0])
+    optimizer.build([w])
+    expected, square_avg, grad_avg = np.array([1.0, -2.0]), np.zeros(2), np.zeros(2)
+    for g in (np.array([0.5, -0.2], np.float32), np.array([0.1, 0.3], np.float32)):
+        optimizer.apply_gradients([(tf.constant(g), w)])
+        square_avg = 0.95 * square_avg + 0.05 * g * g
+        grad_avg = 0.95 * grad_avg + 0.05 * g
+        expected -= 0.1 * g / (np.sqrt(square_avg - grad_avg**2) + 0.01)  # PyTorch's rule
+    np.testing.assert_allclose(w.numpy(), expected, rtol=1e-6)
