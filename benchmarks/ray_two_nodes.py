@@ -26,6 +26,9 @@ COMMON = ["dqn", "--env", "CartPole-v1", "--steps", STEPS, "--checkpoint-every",
 
 
 def main() -> None:
+    # a cluster on one machine: keep Ray on the loopback interface (Ray's own switch; else it
+    # advertises the machine's network address)
+    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
     from ray.cluster_utils import Cluster
 
     from rlkit.sweep import trial_dir

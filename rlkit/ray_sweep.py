@@ -195,12 +195,16 @@ def check_address(address: str | None, timeout: float = 3.0) -> None:
         ) from None
 
 
+def _on_this_machine(address: str | None) -> bool:
+    """No address (a local Ray), or a head node on the loopback interface."""
+    host = (address or "").removeprefix("ray://").rpartition(":")[0]
+    return not address or host in ("127.0.0.1", "localhost")
+
+
 def _init_ray(ray, address: str | None) -> None:
     kwargs = dict(log_to_driver=False, include_dashboard=False, configure_logging=True,
                   logging_level="ERROR")  # fmt: skip
-    host = (address or "").removeprefix("ray://").rpartition(":")[0]
-    if not address or host in ("127.0.0.1", "localhost"):
-        # a cluster on this machine talks over the loopback interface only
+    if _on_this_machine(address):  # a cluster on this machine talks over the loopback only
         kwargs["_node_ip_address"] = "127.0.0.1"
     try:
         if address:
@@ -227,6 +231,10 @@ def run_sweep(
     is up (a cluster that does not answer leaves nothing behind)."""
     import sys
 
+    if _on_this_machine(address):
+        # Ray otherwise advertises this machine's network address even for a cluster that
+        # lives here; with this (Ray's own switch) everything stays on the loopback.
+        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
     ray, tune = import_ray()
     stream = stream if stream is not None else sys.stderr
     out = Path(out).resolve()
