@@ -72,6 +72,7 @@ class TrainingProgress:
         self._start_step, self._start_episodes = start, start_episodes
         self._start_time = self._last = time.perf_counter()
         self._drawn = False
+        self._drawn_state = None
         self._state: tuple[int, int, float | None] = (start, start_episodes, None)
 
     def __enter__(self) -> TrainingProgress:
@@ -79,7 +80,8 @@ class TrainingProgress:
         return self
 
     def __exit__(self, *exc) -> None:
-        self._draw()
+        if self._drawn_state != self._state:  # (the last step may have been drawn already)
+            self._draw()
         if self.tty and self._drawn:
             self.stream.write("\n")
             self.stream.flush()
@@ -146,6 +148,7 @@ class TrainingProgress:
             self.stream.write(text + "\n")
         self.stream.flush()
         self._drawn = True
+        self._drawn_state = self._state
 
 
 def _drop_least_important(fields: list[str]) -> list[str]:
