@@ -136,3 +136,13 @@ def test_one_step_counter_the_agents(tmp_path):
     )
     assert state["loop"]["state"]["step"] == state["counters"]["num_steps"] == 100
     trainer.close()
+
+
+def test_frame_stack_needs_image_observations():
+    from rlkit.agents import DQN
+
+    with pytest.raises(UsageError, match="frame_stack needs image observations"):
+        DQN(gym.spaces.Box(-1, 1, (4,)), gym.spaces.Discrete(2), frame_stack=True)
+    agent = DQN(IMAGES, gym.spaces.Discrete(2), frame_stack=True, buffer_size=100,
+                hidden_sizes=(16,), jit_compile=False)  # fmt: skip
+    assert type(agent.replay).__name__ == "FrameReplay" and agent.replay.obs.shape == (100, 84, 84)
