@@ -451,8 +451,9 @@ class FrameReplay(ReplayMemory):
             alive &= held
         return stacks, valid
 
-    def _gather(self, idx: np.ndarray) -> Batch:
-        stacks, _ = self._history(idx)
+    def _gather(self, idx: np.ndarray, stacks: np.ndarray | None = None) -> Batch:
+        if stacks is None:
+            stacks, _ = self._history(idx)
         next_frames = self._next_obs_of(idx)
         next_stacks = np.concatenate([stacks[..., 1:], next_frames[..., None]], axis=-1)
         return Batch(stacks, self.actions[idx], self.rewards[idx], next_stacks,
@@ -466,9 +467,9 @@ class FrameReplay(ReplayMemory):
         shape = (batch_size,) if num_batches is None else (num_batches, batch_size)
         idx = self.rng.integers(0, self._size, size=shape)
         while True:
-            _, valid = self._history(idx)
+            stacks, valid = self._history(idx)
             if valid.all():
-                return self._gather(idx)
+                return self._gather(idx, stacks)  # (the stacks are not rebuilt twice)
             idx[~valid] = self.rng.integers(0, self._size, size=int((~valid).sum()))
 
     def clear(self) -> None:
