@@ -39,6 +39,15 @@ def non_negative(value: Any) -> str | None:
     return None if value >= 0 else "must be >= 0"
 
 
+def positive_or_all(value: Any) -> str | None:
+    """A positive count, or -1 for "one per environment step collected" (SB3's -1)."""
+    return None if value == -1 or value > 0 else "must be > 0, or -1 (one per step collected)"
+
+
+#: what an off-policy agent's ``train_freq`` counts
+TRAIN_FREQ_UNITS = ("step", "episode")
+
+
 def seed_range(value: Any) -> str | None:
     return None if 0 <= value < 2**32 else "must be in [0, 2**32)"
 

@@ -462,10 +462,19 @@ def test_cli_bad_config_value_and_config_listing(capsys, tmp_path):
     assert status == 0 and "tau = 0.005" in out and "policy_delay = 2" in out
 
 
-def test_cli_interrupted_and_resumed_run_equals_uninterrupted_run(capsys, tmp_path):
-    """Exact resume: weights, EMA shadows, optimizers, replay, RNGs and the OU state."""
+@pytest.mark.parametrize(
+    "schedule",
+    [
+        [],
+        ["--set", "train_freq_unit=episode", "--set", "train_freq=1", "--set", "gradient_steps=-1"],
+    ],
+    ids=["steps", "episodes"],
+)
+def test_cli_interrupted_and_resumed_run_equals_uninterrupted_run(capsys, tmp_path, schedule):
+    """Exact resume: weights, EMA shadows, optimizers, replay, RNGs and the OU state (and,
+    per episode, the episodes and steps counted towards the next block)."""
     args = [*TINY, "--set", "noise=ou", "--set", "td3=true", "--seed", "4",
-            "--checkpoint-every", "0"]  # fmt: skip
+            "--checkpoint-every", "0", *schedule]  # fmt: skip
     args[1] = "600"  # --steps
     status, _, err = run_cli(capsys, "train", "ddpg", "--out", str(tmp_path / "whole"), *args)
     assert status == 0, err
@@ -483,6 +492,41 @@ def test_cli_interrupted_and_resumed_run_equals_uninterrupted_run(capsys, tmp_pa
         assert a.files == b.files and any("target" in k for k in a.files)
         for key in a.files:
             np.testing.assert_array_equal(a[key], b[key])
+
+
+def _feed(agent, lengths):
+    """Store episodes of the given lengths (random transitions), calling update() after
+    each step as the trainer does; returns num_updates after each episode."""
+    rng = np.random.default_rng(0)
+    counts = []
+    for length in lengths:
+        for t in range(length):
+            obs = rng.normal(size=3).astype(np.float32)
+            agent.observe(obs, agent.act(obs), -1.0, obs, False, t == length - 1)
+            agent.update()
+        counts.append(agent.num_updates)
+    return counts
+
+
+def test_episode_unit_runs_one_update_per_step_collected_at_each_episode_end():
+    """rl-zoo's train_freq [1, "episode"], gradient_steps -1 (SB3): after each episode,
+    as many updates as steps that episode took; none before learning_starts."""
+    env = gym.make("Pendulum-v1")
+    config = {**SMALL, "learning_starts": 30, "train_freq_unit": "episode", "train_freq": 1,
+              "gradient_steps": -1}  # fmt: skip
+    agent = DDPG.from_env(env, seed=0, **config)
+    assert _feed(agent, [20, 150, 7]) == [0, 150, 157]  # 150 = 2 blocks of 64 + 22 single
+    # the graph is traced for blocks of 64 and of 1 only, whatever the episode lengths
+    assert agent._train_block.tracing_count == 2
+    agent = DDPG.from_env(env, seed=0, **{**config, "train_freq": 2, "gradient_steps": 5})
+    assert _feed(agent, [20, 15, 10, 10, 3]) == [0, 5, 5, 10, 10]  # every 2nd episode: 5
+
+
+def test_gradient_steps_minus_one_per_step_is_train_freq_updates_a_block():
+    env = gym.make("Pendulum-v1")
+    agent = DDPG.from_env(env, seed=0, **{**SMALL, "learning_starts": 0, "train_freq": 10,
+                                          "gradient_steps": -1})  # fmt: skip
+    assert _feed(agent, [25]) == [20]
 
 
 def test_trains_on_vector_envs_with_batched_acting():

@@ -180,7 +180,7 @@ class DDPG(OffPolicyAgent):
             *self._tensors(batch), smoothing, np.int64(self.num_updates)
         )
         done = self.num_updates
-        self.num_updates += cfg.gradient_steps
+        self.num_updates += int(batch.rewards.shape[0])
         delay = cfg.policy_delay if cfg.td3 else 1
         self.num_actor_updates += self.num_updates // delay - done // delay
         return {"critic_loss": float(critic_loss), "actor_loss": float(actor_loss), "q": float(q)}

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rlkit.config import non_negative, one_of, option, positive, positive_sizes, unit_interval
+from rlkit.config import (
+    TRAIN_FREQ_UNITS,
+    non_negative,
+    one_of,
+    option,
+    positive,
+    positive_or_all,
+    positive_sizes,
+    unit_interval,
+)
 from rlkit.optimizers import OPTIMIZERS
 
 NOISES = ("gaussian", "ou")
@@ -61,9 +70,22 @@ class DDPGConfig:
     learning_starts: int = option(
         1_000, "steps of uniform random actions before learning starts", non_negative
     )
-    train_freq: int = option(64, "run a block of updates every this many steps", positive)
+    train_freq: int = option(
+        64,
+        "run a block of updates every this many steps, or episodes with train_freq_unit = episode",
+        positive,
+    )
+    train_freq_unit: str = option(
+        "step",
+        "what train_freq counts: step | episode (a block each time that many episodes "
+        "ended: rl-zoo's train_freq [N, episode])",
+        one_of(*TRAIN_FREQ_UNITS),
+    )
     gradient_steps: int = option(
-        64, "gradient updates per block, fused in one compiled call", positive
+        64,
+        "gradient updates per block, fused in one compiled call; -1: one per environment "
+        "step collected since the last block (rl-zoo's -1)",
+        positive_or_all,
     )
     noise: str = option(
         "gaussian",

@@ -173,7 +173,7 @@ class DQN(OffPolicyAgent):
         if self.config.r_max_running:
             self._r_max_variable.assign(self.r_max)
         loss, q, abs_delta = self._train_block(*self._tensors(batch))
-        self.num_updates += self.config.gradient_steps
+        self.num_updates += int(batch.rewards.shape[0])
         self._target_stale = True
         return {"loss": float(loss), "q": float(q), "abs_delta": float(abs_delta)}
 

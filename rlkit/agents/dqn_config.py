@@ -5,10 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rlkit.config import (
+    TRAIN_FREQ_UNITS,
     non_negative,
     one_of,
     option,
     positive,
+    positive_or_all,
     positive_sizes,
     unit_interval,
 )
@@ -71,10 +73,22 @@ class DQNConfig:
         non_negative,
     )
     train_freq: int = option(
-        256, "run a block of updates every this many steps (DQN3.0 update_freq)", positive
+        256,
+        "run a block of updates every this many steps (DQN3.0 update_freq), or episodes with "
+        "train_freq_unit = episode",
+        positive,
+    )
+    train_freq_unit: str = option(
+        "step",
+        "what train_freq counts: step | episode (a block each time that many episodes "
+        "ended: rl-zoo's train_freq [N, episode])",
+        one_of(*TRAIN_FREQ_UNITS),
     )
     gradient_steps: int = option(
-        128, "gradient updates per block, fused in one compiled call", positive
+        128,
+        "gradient updates per block, fused in one compiled call; -1: one per environment "
+        "step collected since the last block (rl-zoo's -1)",
+        positive_or_all,
     )
     target_update: int = option(
         10,

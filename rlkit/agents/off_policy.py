@@ -56,6 +56,8 @@ class OffPolicyAgent(Agent):
         self.encode = self.obs_format.encode
         self.num_updates = 0
         self._last_update_step = 0  # num_steps when update() last ran
+        self._episodes_pending = 0  # episodes ended since the last block (episode unit)
+        self._rollout_start = 0  # num_steps at the last block (episode unit)
         self.build(self.seed)
         memory = FrameReplay if getattr(cfg, "frame_stack", False) else ReplayMemory
         self.replay = memory(
@@ -115,6 +117,7 @@ class OffPolicyAgent(Agent):
         action = self.stored_action(action)
         self._store(self.replay, obs, action, reward, next_obs, terminated, truncated)
         if terminated or truncated:
+            self._episodes_pending += 1
             self.episodes_ended(None)
 
     def observe_batch(self, obs, actions, rewards, next_obs, terminated, truncated) -> None:
@@ -132,31 +135,50 @@ class OffPolicyAgent(Agent):
         self.num_steps += len(rewards)
         ended = np.flatnonzero(np.logical_or(terminated, truncated))
         if len(ended):
+            self._episodes_pending += len(ended)
             self.episodes_ended(ended)
 
     # -- learning ----------------------------------------------------------------------------
     def update(self) -> dict[str, float] | None:
-        """Run the blocks of ``gradient_steps`` updates due since the last call.
+        """Run the blocks of updates due since the last call.
 
-        A block runs each time the step count passes a multiple of ``train_freq`` (from
-        ``learning_starts`` on, once a minibatch is stored); with one environment and
-        ``update()`` after every step that is DQN3.0's ``step % train_freq == 0``. Returns
-        the metrics of the last block, or None when no update ran.
+        With ``train_freq_unit = "step"`` a block of ``gradient_steps`` updates runs each
+        time the step count passes a multiple of ``train_freq`` (from ``learning_starts``
+        on, once a minibatch is stored); with one environment and ``update()`` after every
+        step that is DQN3.0's ``step % train_freq == 0``. With ``"episode"`` the updates
+        run each time ``train_freq`` more episodes ended (rl-zoo's ``[N, "episode"]``).
+        ``gradient_steps = -1`` runs one update per environment step collected since the
+        last block. Returns the metrics of the last block, or None when no update ran.
         """
         cfg = self.config
         before, now = self._last_update_step, self.num_steps
         self._last_update_step = now
-        blocks = 0
-        if len(self.replay) >= cfg.batch_size:
-            start = max(cfg.learning_starts, cfg.batch_size)
-            blocks = blocks_due(before, now, cfg.train_freq, start)
+        sizes = self._blocks_due(before, now)
         metrics = None
-        for _ in range(blocks):
-            metrics = self.learn(self.replay.sample(cfg.batch_size, cfg.gradient_steps))
-        if blocks:
+        for size in sizes:
+            metrics = self.learn(self.replay.sample(cfg.batch_size, size))
+        if sizes:
             self.refresh_policy()
         self.after_blocks(before, now)
         return metrics
+
+    def _blocks_due(self, before: int, now: int) -> list[int]:
+        """The sizes (updates) of the blocks due between step counts ``before`` and ``now``."""
+        cfg = self.config
+        learnable = len(self.replay) >= cfg.batch_size
+        start = max(cfg.learning_starts, cfg.batch_size)
+        if cfg.train_freq_unit == "episode":
+            if self._episodes_pending < cfg.train_freq:
+                return []
+            collected = now - self._rollout_start
+            self._episodes_pending, self._rollout_start = 0, now
+            if not learnable or now < start:
+                return []
+            return _split_block(collected if cfg.gradient_steps == -1 else cfg.gradient_steps)
+        if not learnable:
+            return []
+        size = cfg.train_freq if cfg.gradient_steps == -1 else cfg.gradient_steps
+        return [size] * blocks_due(before, now, cfg.train_freq, start)
 
     # -- persistence -------------------------------------------------------------------------
     def state(self) -> dict[str, dict[str, Any]]:
@@ -165,6 +187,8 @@ class OffPolicyAgent(Agent):
         tree["rngs"]["explore"] = self.rng
         tree["memory"]["replay"] = self.replay
         tree["extra"]["last_update_step"] = self._last_update_step
+        tree["extra"]["episodes_pending"] = self._episodes_pending
+        tree["extra"]["rollout_start"] = self._rollout_start
         for key, values in self.learner_state().items():
             tree[key].update(values)
         return tree
@@ -173,8 +197,21 @@ class OffPolicyAgent(Agent):
         super().load_scalars(counters, extra)
         self.num_updates = int(counters["num_updates"])
         self._last_update_step = int(extra.get("last_update_step", self.num_steps))
+        self._episodes_pending = int(extra.get("episodes_pending", 0))
+        self._rollout_start = int(extra.get("rollout_start", self.num_steps))
 
     def after_restore(self) -> None:
         self.refresh_policy()
         if self._last_update_step == 0:  # a loaded model: nothing is owed before num_steps
-            self._last_update_step = self.num_steps
+            self._last_update_step = self._rollout_start = self.num_steps
+
+
+#: the largest block of an episode's updates (gradient_steps = -1): blocks of varying
+#: size would each trace (and XLA-compile) a new learner graph, so an episode's N updates
+#: run as blocks of this size and single updates: two graphs at most
+EPISODE_BLOCK = 64
+
+
+def _split_block(updates: int) -> list[int]:
+    """``updates`` as blocks of :data:`EPISODE_BLOCK` followed by single updates."""
+    return [EPISODE_BLOCK] * (updates // EPISODE_BLOCK) + [1] * (updates % EPISODE_BLOCK)
