@@ -43,8 +43,11 @@ ZOO = {
 }
 
 
-def run_one(preset: str, seed: int, budget: str, episodes: int, out: Path) -> dict:
-    """Train one seed of ``preset`` and evaluate its final and best models."""
+def run_one(
+    preset: str, seed: int, budget: str, episodes: int, out: Path, sets: tuple[str, ...] = ()
+) -> dict:
+    """Train one seed of ``preset`` (with ``sets``: ``key=value`` agent overrides on top,
+    a variant) and evaluate its final and best models."""
     import os
 
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -54,12 +57,13 @@ def run_one(preset: str, seed: int, budget: str, episodes: int, out: Path) -> di
 
     agent = preset.split("/")[0]
     steps = ZOO[preset][3] if budget == "zoo" else None
-    plan = experiment.plan(agent, preset=preset, seed=seed, steps=steps)
+    plan = experiment.plan(agent, preset=preset, seed=seed, steps=steps, overrides=sets)
     start = time.perf_counter()
     result = experiment.run(plan, out / "runs", handle_signals=False)
     if result.status != experiment.FINISHED:
         raise RuntimeError(result.message)
-    row = {"preset": preset, "seed": seed, "budget": budget, "steps": result.history.steps,
+    row = {"preset": preset, "variant": " ".join(sets), "seed": seed, "budget": budget,
+           "steps": result.history.steps,
            "seconds": time.perf_counter() - start, "run_dir": str(result.run_dir),
            "steps_per_second": result.summary["steps_per_second"]}  # fmt: skip
     env = make_env(plan.run.env)
@@ -71,8 +75,9 @@ def run_one(preset: str, seed: int, budget: str, episodes: int, out: Path) -> di
     return row
 
 
-def result_path(out: Path, preset: str, seed: int, budget: str) -> Path:
-    return out / f"{preset.replace('/', '__')}-{budget}-seed{seed}.json"
+def result_path(out: Path, preset: str, seed: int, budget: str, sets=()) -> Path:
+    variant = "".join(f"+{s.replace('=', '-')}" for s in sets)
+    return out / f"{preset.replace('/', '__')}{variant}-{budget}-seed{seed}.json"
 
 
 def report(out: Path, docs: Path) -> str:
@@ -95,10 +100,13 @@ def report(out: Path, docs: Path) -> str:
     ]
     figures = {}
     for preset in ZOO:
-        for budget in ("zoo", "preset"):
-            mine = [r for r in rows if r["preset"] == preset and r["budget"] == budget]
+        variants = sorted({r.get("variant", "") for r in rows if r["preset"] == preset})
+        for budget, variant in ((b, v) for b in ("zoo", "preset") for v in variants):
+            mine = [r for r in rows if r["preset"] == preset and r["budget"] == budget
+                    and r.get("variant", "") == variant]  # fmt: skip
             if not mine:
                 continue
+            name = f"{preset} + `{variant}`" if variant else preset
             algo, zoo_mean, zoo_std, zoo_steps = ZOO[preset]
             finals = [r["model"]["mean"] for r in mine]
             bests = [r["best"]["mean"] for r in mine if "best" in r]
@@ -106,13 +114,14 @@ def report(out: Path, docs: Path) -> str:
             each = ", ".join(f"{f:.1f}" for f in finals)
             best = f"{statistics.mean(bests):.1f}" if bests else "-"
             lines.append(
-                f"| {preset} | {algo}, {zoo_steps:,} | {zoo_mean:.1f} ± {zoo_std:.1f} | "
+                f"| {name} | {algo}, {zoo_steps:,} | {zoo_mean:.1f} ± {zoo_std:.1f} | "
                 f"{statistics.mean(finals):.1f} ({each}) | {level}/{len(mine)} | {best} | "
                 f"{mine[0]['steps']:,} | {statistics.median(r['seconds'] for r in mine):.0f} s | "
                 f"{statistics.median(r['steps_per_second'] for r in mine):.0f} |"
             )
             env = preset.split("/")[1].removesuffix("-td3")
-            figures.setdefault(env, []).extend(Path(r["run_dir"]) for r in mine)
+            if not variant:  # the curves show the shipped presets
+                figures.setdefault(env, []).extend(Path(r["run_dir"]) for r in mine)
     missing = [p for p in ZOO if not any(r["preset"] == p for r in rows)]
     if missing:
         lines += ["", "Not measured yet (run `python benchmarks/zoo_table.py --presets NAME`): "
@@ -135,6 +144,13 @@ def main() -> None:
     parser.add_argument("--seeds", default="0-2", help="e.g. 0-2 or 0,3,7")
     parser.add_argument("--budget", choices=("zoo", "preset"), default="zoo")
     parser.add_argument("--episodes", type=int, default=100)
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="agent overrides on top of the preset: a variant, reported apart",
+    )
     parser.add_argument("--out", type=Path, default=ROOT / "zoo-runs")
     parser.add_argument("--report", action="store_true", help="only write docs/benchmarks.md")
     args = parser.parse_args()
@@ -144,10 +160,10 @@ def main() -> None:
             if preset not in ZOO:
                 parser.error(f"unknown preset {preset}; choose from {', '.join(ZOO)}")
             for seed in parse_seeds(args.seeds):
-                path = result_path(args.out, preset, seed, args.budget)
+                path = result_path(args.out, preset, seed, args.budget, args.set)
                 if path.exists():
                     continue
-                row = run_one(preset, seed, args.budget, args.episodes, args.out)
+                row = run_one(preset, seed, args.budget, args.episodes, args.out, tuple(args.set))
                 path.write_text(json.dumps(row, indent=2))
                 print(f"{preset} seed {seed}: final {row['model']['mean']:.1f}, "
                       f"{row['seconds']:.0f} s", flush=True)  # fmt: skip
