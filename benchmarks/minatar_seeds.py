@@ -37,9 +37,17 @@ def run_one(game: str, seed: int, steps: int, out: Path) -> dict:
     start = time.perf_counter()
     result = experiment.run(plan, out / "runs", handle_signals=False)
     returns = result.history.episode_returns
+    ends = np.asarray(result.history.episode_end_steps)
+    last100_at = {}  # the paper's measure at every 100k steps
+    for at in range(100_000, result.history.steps + 1, 100_000):
+        done = int(np.searchsorted(ends, at, side="right"))
+        last100_at[str(at)] = float(np.mean(returns[max(0, done - 100) : done]))
     return {
         "game": game, "seed": seed, "steps": result.history.steps,
-        "last100": float(np.mean(returns[-100:])), "episodes": len(returns),
+        "preset": plan.preset.name if plan.preset else "none",
+        "learning_rate": plan.agent_config.learning_rate,
+        "last100": float(np.mean(returns[-100:])), "last100_at": last100_at,
+        "episodes": len(returns),
         "final_eval": result.final_return, "best_eval": result.best_return,
         "seconds": time.perf_counter() - start,
         "steps_per_second": result.summary["steps_per_second"], "run_dir": str(result.run_dir),
