@@ -350,7 +350,8 @@ def finish(trainer, run: RunConfig) -> RunResult:
         "eval_episodes": run.eval_episodes,
         "final_model": {"eval_return_mean": mean, "eval_return_std": std},
     }  # fmt: skip
-    headline = f"eval return {mean:.1f} ± {std:.1f} over {run.eval_episodes} greedy episodes"
+    n = run.eval_episodes
+    headline = f"eval return {_score(mean, std, n)} over {n} greedy episodes"
     if trainer.state.best_step is not None:
         best = load(run_dir / "best")
         best_mean, best_std = evaluate(best, final_env, episodes=run.eval_episodes, seed=eval_seed)
@@ -361,9 +362,9 @@ def finish(trainer, run: RunConfig) -> RunResult:
             "eval_return_std": best_std,
         }
         headline = (
-            f"eval return {best_mean:.1f} ± {best_std:.1f} over {run.eval_episodes} greedy "
-            f"episodes (best model, step {trainer.state.best_step}, in best/; final model "
-            f"{mean:.1f} ± {std:.1f}, in model/)"
+            f"eval return {_score(best_mean, best_std, n)} over {n} greedy episodes (best "
+            f"model, step {trainer.state.best_step}, in best/; final model "
+            f"{_score(mean, std, n)}, in model/)"
         )
     runs.write_summary(run_dir, summary)
     if history.episode_returns:  # the learning curve, as `rlkit plot RUN_DIR` draws it
@@ -375,6 +376,11 @@ def finish(trainer, run: RunConfig) -> RunResult:
         f"({summary['steps_per_second']:.0f} steps/s); saved to {run_dir}"
     )
     return RunResult(run_dir, FINISHED, history, message, summary, agent.report(trainer.env))
+
+
+def _score(mean: float, std: float, episodes: int) -> str:
+    """``mean ± std``, with the mean's standard error (how far to trust the mean)."""
+    return f"{mean:.1f} ± {std:.1f} (s.e. {std / max(episodes, 1) ** 0.5:.1f})"
 
 
 def _timing(history) -> dict[str, Any]:
