@@ -120,7 +120,17 @@ def train(agent, env_id, steps, overrides, config_file, num_envs, episodes, eval
         size = f"{size / 1e9:.2f} GB" if size >= 1e9 else f"{size / 1e6:.1f} MB"
         click.echo(f"replay: {replay.capacity:,} transitions, {size} at capacity "
                    f"({type(replay).__name__})", err=True)  # fmt: skip
+        if replay.nbytes >= CHECKPOINT_WARN_BYTES and run.checkpoint_every != 0:
+            # ~0.3 GB/s measured here (docs/atari.md): a checkpoint of a full replay stalls
+            click.echo(f"each checkpoint writes the replay (up to {size}, ~"
+                       f"{replay.nbytes / 0.3e9:.0f} s at 0.3 GB/s) every "
+                       f"{run.checkpoint_every:,} steps; --checkpoint-every sets how often, "
+                       "0 only at the end", err=True)  # fmt: skip
     return _drive(trainer, run, quiet)
+
+
+#: replays at least this large get a line saying what each checkpoint will write
+CHECKPOINT_WARN_BYTES = 1e9
 
 
 @click.command()

@@ -103,11 +103,36 @@ def test_minatar_smoke_run_uses_its_preset(capsys, tmp_path):
                            "600", "--eval-every", "300", "--eval-episodes", "2", "--quiet",
                            "--set", "learning_starts=200", "--out", tmp_path)  # fmt: skip
     assert status == 0, err
-    assert "using preset dqn/minatar" in err
+    assert "using preset dqn/MinAtar_Breakout-v0" in err  # the paper's step size for Breakout
     (run_dir,) = tmp_path.iterdir()
     assert json.loads((run_dir / "summary.json").read_text())["steps"] == 600
     agent = rlkit.load(run_dir / "model")
     assert agent.q.convs[0].kernel.shape == (3, 3, 4, 16) and agent.replay.obs.dtype == bool
+    assert (
+        agent.config.learning_rate == 2**-9 and agent.config.optimizer == "rmsprop_centered_torch"
+    )
+
+
+def test_minatar_ids_without_a_preset_of_their_own_use_the_minatar_preset():
+    from rlkit import experiment
+
+    plan = experiment.plan("dqn", "MinAtar/Breakout-v1")  # the minimal action set
+    assert plan.preset.name == "dqn/minatar" and plan.agent_config.learning_rate == 2.5e-4
+    for game, exponent in [("Asterix", -13), ("Freeway", -11), ("Seaquest", -13),
+                           ("SpaceInvaders", -12)]:  # fmt: skip
+        plan = experiment.plan("dqn", f"MinAtar/{game}-v0")
+        assert plan.preset.name == f"dqn/MinAtar_{game}-v0"
+        assert plan.agent_config.learning_rate == 2.0**exponent
+
+
+def test_a_run_with_a_large_replay_says_what_each_checkpoint_writes(capsys, tmp_path):
+    status, _, err = cli(capsys, "train", "dqn", "--env", "ALE/Pong-v5", "--steps", "5",
+                         "--eval-every", "0", "--eval-episodes", "1", "--quiet",
+                         "--out", tmp_path)  # fmt: skip
+    assert status == 0, err
+    assert "replay: 1,000,000 transitions, 7.09 GB at capacity (FrameReplay)" in err
+    assert "each checkpoint writes the replay (up to 7.09 GB" in err
+    assert "every 250,000 steps; --checkpoint-every sets how often" in err
 
 
 @pytest.mark.slow
