@@ -54,18 +54,77 @@ def run_one(game: str, seed: int, steps: int, out: Path) -> dict:
     }  # fmt: skip
 
 
+MARKS = (100_000, 250_000, 500_000, 1_000_000)
+
+
+def measure(run_dir: Path) -> dict:
+    """The paper's measure (mean return of the last 100 training episodes) at each of
+    :data:`MARKS` the run reached and at its end, and its last evaluation, from the run's
+    metrics.csv: finished or not (a run stopped early reports what it reached)."""
+    import csv
+    import tomllib
+
+    import numpy as np
+
+    with open(run_dir / "metrics.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    episodes = [r for r in rows if r["kind"] == "episode"]
+    ends = np.array([int(r["step"]) for r in episodes])
+    returns = np.array([float(r["return"]) for r in episodes])
+    evals = [(int(r["step"]), float(r["return"])) for r in rows if r["kind"] == "eval"]
+    config = tomllib.loads((run_dir / "config.toml").read_text())
+    summary = run_dir / "summary.json"
+    if summary.is_file():  # finished: its last steps may be in an unfinished episode
+        reached = json.loads(summary.read_text())["steps"]
+    else:
+        reached = max([int(ends[-1])] if len(ends) else [0] + [step for step, _ in evals])
+
+    def last100(at: int) -> float:
+        done = int(np.searchsorted(ends, at, side="right"))
+        return float(np.mean(returns[max(0, done - 100) : done]))
+
+    return {
+        "game": config["run"]["env"].split("/")[1].removesuffix("-v0"),
+        "seed": config["run"]["seed"], "learning_rate": config["agent"]["learning_rate"],
+        "reached": reached, "planned": config["run"]["steps"],
+        "last100_at": {at: last100(at) for at in MARKS if at <= reached},
+        "last100": last100(reached), "last_eval": evals[-1] if evals else None,
+    }  # fmt: skip
+
+
 def report(out: Path) -> str:
-    rows = [json.loads(p.read_text()) for p in sorted(out.glob("*.json"))]
+    """A table of every run under ``out/runs`` (newest per game and seed), finished or not;
+    finished runs add their final and best models' evaluations."""
+    finished = {}
+    for path in out.rglob("*.json"):
+        if path.parent.name != "runs" and "runs" in path.parts:
+            continue  # the runs' own json files
+        row = json.loads(path.read_text())
+        finished[Path(row["run_dir"]).name] = row
+    newest = {}
+    for run_dir in sorted((out / "runs").glob("dqn-MinAtar_*")):
+        if (run_dir / "metrics.csv").is_file() and (run_dir / "config.toml").is_file():
+            m = measure(run_dir)
+            newest[(m["game"], m["seed"], m["learning_rate"])] = (run_dir, m)
+    marks = " | ".join(f"last 100 at {at // 1000}k" for at in MARKS)
     lines = [
-        "| game | steps | seed | last 100 training episodes | final model (eps 0.05) | "
-        "best model | wall-clock | steps/s |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        f"| game | seed | step size | steps | {marks} | final model (eps 0.05) | "
+        "best model | steps/s |",
+        "|---|---:|---:|---:|" + "---:|" * len(MARKS) + "---:|---:|---:|",
     ]
-    for r in rows:
-        best = "-" if r["best_eval"] is None else f"{r['best_eval']:.1f}"
-        lines.append(f"| {r['game']} | {r['steps']:,} | {r['seed']} | {r['last100']:.2f} | "
-                     f"{r['final_eval']:.2f} | {best} | {r['seconds'] / 60:.1f} min | "
-                     f"{r['steps_per_second']:.0f} |")  # fmt: skip
+    for (game, seed, lr), (run_dir, m) in sorted(newest.items()):
+        done = finished.get(run_dir.name)
+        at = " | ".join(f"{m['last100_at'][a]:.2f}" if a in m["last100_at"] else "-"
+                        for a in MARKS)  # fmt: skip
+        if done:
+            final = f"{done['final_eval']:.2f}"
+            best = "-" if done["best_eval"] is None else f"{done['best_eval']:.2f}"
+            speed = f"{done['steps_per_second']:.0f}"
+        else:
+            step, value = m["last_eval"] or (0, float("nan"))
+            final, best, speed = f"(stopped; eval at {step // 1000}k: {value:.2f})", "-", "-"
+        lines.append(f"| {game} | {seed} | {lr:g} | {m['reached']:,} of {m['planned']:,} | "
+                     f"{at} | {final} | {best} | {speed} |")  # fmt: skip
     return "\n".join(lines)
 
 
