@@ -26,6 +26,8 @@ their observations are ``[10, 10, channels]`` bool images, sticky actions 0.1 (t
 
 from __future__ import annotations
 
+import warnings
+
 import gymnasium as gym
 import numpy as np
 
@@ -46,6 +48,9 @@ def register(env_id: str) -> None:
 
         if not any(k.startswith("MinAtar/") for k in gym.registry):
             minatar.gym.register_envs()
+        # the -v0 ids (all 6 actions) are the paper's setting, chosen on purpose: gymnasium's
+        # "out of date, consider upgrading to v1" would only confuse
+        warnings.filterwarnings("ignore", message=r".*The environment MinAtar/\S+ is out of date")
 
 
 def is_atari(env_id: str) -> bool:

@@ -113,6 +113,17 @@ def test_minatar_smoke_run_uses_its_preset(capsys, tmp_path):
     )
 
 
+def test_minatar_v0_ids_make_no_out_of_date_warning():
+    """v0 (all 6 actions) is the paper's setting: gymnasium's advice to use v1 is silenced."""
+    import subprocess
+    import sys
+
+    code = "from rlkit.envs import make_env; make_env('MinAtar/Breakout-v0').reset(seed=0)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert "out of date" not in result.stderr
+
+
 def test_minatar_ids_without_a_preset_of_their_own_use_the_minatar_preset():
     from rlkit import experiment
 
