@@ -63,6 +63,10 @@ scored −133.2. The fix is a learning rate falling linearly to 0 over the run
 - Acrobot-v1: final models −75.7, −76.6, −78.7 (3/3 at zoo level); evaluations over the
   last 40k steps within −87 … −75, no collapse.
 
+(These runs shared the two cores with five MinAtar runs, hence their wall-clock of 360 to
+600 s in the table; the schedule itself costs nothing: ~110 s a run on an idle machine as
+before.)
+
 Evaluation noise was the other half (a 10-episode evaluation printed 172 ± 85 for a model
 that scored 59 ± 166 over 100): evaluations now average enough episodes per environment
 that the printed mean's standard error stays within ~5% of the return range (docs/cli.md),
@@ -74,6 +78,9 @@ model solves 8 of 10 (README). Variants on seeds 0–2 did not change that: the 
 rate falling to 1e-4 by 30k instead of 49k gave 500 / 250 / 500; SB3's exact DQN
 (Huber averaged, gradients clipped to 10, no Double DQN, constant rate) 500 / 119 / 500;
 a rate falling to 0 by the end 99 / 210 / 500. The zoo's 500 ± 0 is one run.
+
+MountainCar-v0 with the same decaying rate: −123.8, −103.2, −103.1 against −105.1,
+−120.7, −98.5 at the zoo's constant rate: no better, so its preset keeps the zoo's rate.
 """
 
 
