@@ -48,6 +48,26 @@ def positive_or_all(value: Any) -> str | None:
 TRAIN_FREQ_UNITS = ("step", "episode")
 
 
+def train_freq_unit_option() -> Any:
+    """The ``train_freq_unit`` field of off-policy agents (DQN, DDPG)."""
+    return option(
+        "step",
+        "what train_freq counts: step | episode (a block each time that many episodes "
+        "ended: rl-zoo's train_freq [N, episode])",
+        one_of(*TRAIN_FREQ_UNITS),
+    )
+
+
+def gradient_steps_option(default: int) -> Any:
+    """The ``gradient_steps`` field of off-policy agents (DQN, DDPG)."""
+    return option(
+        default,
+        "gradient updates per block, fused in one compiled call; -1: one per environment "
+        "step collected since the last block (rl-zoo's -1)",
+        positive_or_all,
+    )
+
+
 def seed_range(value: Any) -> str | None:
     return None if 0 <= value < 2**32 else "must be in [0, 2**32)"
 

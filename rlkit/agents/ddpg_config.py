@@ -5,13 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rlkit.config import (
-    TRAIN_FREQ_UNITS,
+    gradient_steps_option,
     non_negative,
     one_of,
     option,
     positive,
-    positive_or_all,
     positive_sizes,
+    train_freq_unit_option,
     unit_interval,
 )
 from rlkit.optimizers import OPTIMIZERS
@@ -75,18 +75,8 @@ class DDPGConfig:
         "run a block of updates every this many steps, or episodes with train_freq_unit = episode",
         positive,
     )
-    train_freq_unit: str = option(
-        "step",
-        "what train_freq counts: step | episode (a block each time that many episodes "
-        "ended: rl-zoo's train_freq [N, episode])",
-        one_of(*TRAIN_FREQ_UNITS),
-    )
-    gradient_steps: int = option(
-        64,
-        "gradient updates per block, fused in one compiled call; -1: one per environment "
-        "step collected since the last block (rl-zoo's -1)",
-        positive_or_all,
-    )
+    train_freq_unit: str = train_freq_unit_option()
+    gradient_steps: int = gradient_steps_option(64)
     noise: str = option(
         "gaussian",
         "exploration noise: gaussian (independent) | ou (Ornstein-Uhlenbeck, reset each episode)",
