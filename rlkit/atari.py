@@ -42,6 +42,7 @@ def register(env_id: str) -> None:
     if env_id.startswith("ALE/"):
         import ale_py
 
+        ale_py.ALEInterface.setLoggerMode(ale_py.LoggerMode.Error)  # no banner per env
         gym.register_envs(ale_py)
     elif env_id.startswith("MinAtar/"):
         import minatar.gym

@@ -113,14 +113,18 @@ def test_minatar_smoke_run_uses_its_preset(capsys, tmp_path):
     )
 
 
-def test_minatar_v0_ids_make_no_out_of_date_warning():
-    """v0 (all 6 actions) is the paper's setting: gymnasium's advice to use v1 is silenced."""
+def test_making_atari_and_minatar_envs_prints_nothing():
+    """No ALE banner (printed by the C++ library for every env made) and no gymnasium
+    advice to use MinAtar's v1 ids (v0, all 6 actions, is the paper's setting)."""
     import subprocess
     import sys
 
-    code = "from rlkit.envs import make_env; make_env('MinAtar/Breakout-v0').reset(seed=0)"
+    code = ("from rlkit.envs import make_env\n"
+            "for env_id in ('ALE/Pong-v5', 'MinAtar/Breakout-v0'):\n"
+            "    make_env(env_id).reset(seed=0)\n")  # fmt: skip
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+    assert "Powered by Stella" not in result.stderr and "A.L.E" not in result.stderr
     assert "out of date" not in result.stderr
 
 
