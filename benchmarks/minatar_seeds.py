@@ -73,11 +73,10 @@ def measure(run_dir: Path) -> dict:
     returns = np.array([float(r["return"]) for r in episodes])
     evals = [(int(r["step"]), float(r["return"])) for r in rows if r["kind"] == "eval"]
     config = tomllib.loads((run_dir / "config.toml").read_text())
+    reached = max([int(ends[-1]) if len(ends) else 0] + [step for step, _ in evals])
     summary = run_dir / "summary.json"
-    if summary.is_file():  # finished: its last steps may be in an unfinished episode
-        reached = json.loads(summary.read_text())["steps"]
-    else:
-        reached = max([int(ends[-1])] if len(ends) else [0] + [step for step, _ in evals])
+    if summary.is_file():  # a finished run's last steps may be in an unfinished episode
+        reached = max(reached, json.loads(summary.read_text())["steps"])
 
     def last100(at: int) -> float:
         done = int(np.searchsorted(ends, at, side="right"))
