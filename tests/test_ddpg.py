@@ -458,6 +458,10 @@ def test_cli_discrete_env_is_one_line_and_exit_2(capsys, tmp_path):
 def test_cli_bad_config_value_and_config_listing(capsys, tmp_path):
     status, _, err = run_cli(capsys, "train", "ddpg", "--set", "noise=pink", "--out", str(tmp_path))
     assert status == 2 and "must be one of gaussian, ou" in err
+    for bad, message in [("gradient_steps=0", "must be > 0, or -1 (one per step collected)"),
+                         ("train_freq_unit=epoch", "must be one of step, episode")]:  # fmt: skip
+        status, _, err = run_cli(capsys, "train", "ddpg", "--set", bad, "--out", str(tmp_path))
+        assert status == 2 and message in err and len(err.strip().splitlines()) == 1
     status, out, _ = run_cli(capsys, "config", "ddpg")
     assert status == 0 and "tau = 0.005" in out and "policy_delay = 2" in out
 

@@ -396,3 +396,10 @@ def test_registration_survives_a_find_spec_probe():
         "import gymnasium as gym; gym.make('rlkit/MultiArmedBandit-v0')"
     )
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+def test_summary_scores_give_the_standard_error_of_the_mean():
+    from rlkit.experiment import _score
+
+    assert _score(10.0, 3.0, 9) == "10.0 ± 3.0 (s.e. 1.0)"  # 3 / sqrt(9)
+    assert _score(-152.25, 94.3, 100) == "-152.2 ± 94.3 (s.e. 9.4)"
