@@ -174,7 +174,8 @@ class OffPolicyAgent(Agent):
             self._episodes_pending, self._rollout_start = 0, now
             if not learnable or now < start:
                 return []
-            return _split_block(collected if cfg.gradient_steps == -1 else cfg.gradient_steps)
+            # a fixed gradient_steps is one block of a constant shape, as with the step unit
+            return _split_block(collected) if cfg.gradient_steps == -1 else [cfg.gradient_steps]
         if not learnable:
             return []
         size = cfg.train_freq if cfg.gradient_steps == -1 else cfg.gradient_steps
