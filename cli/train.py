@@ -156,8 +156,12 @@ def resume(run_dir, steps, episodes, quiet) -> int:
     trainer, run = experiment.resume(run_dir, steps, episodes)
     for line in trainer.skipped_checkpoints:
         click.echo(f"rlkit: {line}", err=True)
+    trained = trainer.step >= run.steps or 0 < run.episodes <= trainer.state.episodes
     click.echo(
-        f"resuming {run.agent} on {run.env} at step {trainer.step} of {run.steps} "
+        f"finishing {run.agent} on {run.env}: training reached its limit (step {trainer.step}) "
+        f"before the run stopped; evaluating the final model -> {run_dir}"
+        if trained
+        else f"resuming {run.agent} on {run.env} at step {trainer.step} of {run.steps} "
         f"({trainer.resumed_from.name}) -> {run_dir}",
         err=True,
     )

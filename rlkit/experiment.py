@@ -231,11 +231,12 @@ def resume(run_dir: str | Path, steps: int | None = None, episodes: int | None =
     """The trainer of the stopped run in ``run_dir``, at its newest checkpoint, and its
     :class:`RunConfig` with the limits raised to ``steps`` / ``episodes`` when given.
 
-    UsageError when the folder is no run, has no usable checkpoint, or already reached
-    the limits.
+    UsageError when the folder is no run, has no usable checkpoint, or is finished
+    (``summary.json``) and already reached the limits. A run that reached its limits but
+    stopped before ``summary.json`` is returned as is: :func:`drive` only finishes it.
     """
     from rlkit.checkpoint import checkpoints_newest_first, read_checkpoint_summary
-    from rlkit.runs import read_run_config
+    from rlkit.runs import SUMMARY_FILE, read_run_config
 
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
@@ -261,11 +262,14 @@ def resume(run_dir: str | Path, steps: int | None = None, episodes: int | None =
         steps=run.steps if steps is None else steps,
         episodes=run.episodes if episodes is None else episodes,
     )
-    if saved["step"] >= run.steps:
+    # A run stopped after its last checkpoint but before summary.json (its final evaluation
+    # was interrupted) is resumed with nothing left to train: drive() only finishes it.
+    finished = (run_dir / SUMMARY_FILE).is_file()
+    if saved["step"] >= run.steps and finished:
         raise UsageError(
             f"{run_dir} is already at step {saved['step']}; pass --steps above that to go on"
         )
-    if run.episodes and saved["episodes"] >= run.episodes:
+    if run.episodes and saved["episodes"] >= run.episodes and finished:
         raise UsageError(
             f"{run_dir} already has {saved['episodes']} episodes; "
             "pass --episodes above that (or 0 for no limit) to go on"

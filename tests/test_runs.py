@@ -195,6 +195,23 @@ def test_nan_loss_stops_with_a_clear_error_and_keeps_last_good_checkpoint(tmp_pa
         np.testing.assert_array_equal(value, good[key])
 
 
+def test_run_stopped_before_its_summary_is_finished_by_resume(capsys, tmp_path):
+    # Stopped after its last checkpoint, during the final evaluation: resume only finishes
+    # it (nothing more is trained, the metrics stay as they were, the summary is the same).
+    run_dir = train_run(capsys, tmp_path / "runs", "--steps", "300", "--seed", "3")
+    summary = json.loads((run_dir / "summary.json").read_text())
+    metrics = (run_dir / "metrics.csv").read_text()
+    (run_dir / "summary.json").unlink()
+    status, _, err = cli(capsys, "resume", run_dir, "--quiet")
+    assert status == 0, err
+    assert "finishing dqn on CartPole-v1: training reached its limit (step 300)" in err
+    assert (run_dir / "metrics.csv").read_text() == metrics
+    again = json.loads((run_dir / "summary.json").read_text())
+    assert again["steps"] == 300 and again["final_model"] == summary["final_model"]
+    status, _, err = cli(capsys, "resume", run_dir)
+    assert status == 2 and "already at step 300" in err
+
+
 def test_corrupt_missing_and_mismatched_checkpoints_are_usage_errors(capsys, tmp_path):
     run_dir = train_run(capsys, tmp_path / "runs", "--steps", "300")
     (checkpoint,) = (run_dir / "checkpoints").glob("step-*")
