@@ -98,26 +98,40 @@ class LifeLossTerminal(gym.Wrapper):
     (as after a real reset) and returns the screen, so the agent starts a new training
     episode, with a zero-padded history, in the same game. When the game is really over,
     ``reset`` resets it. Wraps gymnasium's ``AtariPreprocessing``.
+
+    The step on which a game really ends also reports the whole game in its ``info``:
+    ``game_return`` (the game's score, all lives) and ``game_length`` (agent steps), the
+    training measure Atari results such as Dopamine's are given in.
     """
 
     def __init__(self, env: gym.Env) -> None:
         super().__init__(env)
         self.lives = 0
         self.life_lost = False
+        self.game_return = 0.0
+        self.game_length = 0
 
     def step(self, action):
         obs, reward, terminated, truncated, info = self.env.step(action)
+        self.game_return += float(reward)
+        self.game_length += 1
         lives = self.env.unwrapped.ale.lives()
         self.life_lost = lives < self.lives and not (terminated or truncated)
         self.lives = lives
         info["life_lost"] = self.life_lost
+        if terminated or truncated:
+            info["game_return"], info["game_length"] = self.game_return, self.game_length
         return obs, reward, terminated or self.life_lost, truncated, info
 
     def reset(self, *, seed=None, options=None):
-        if not self.life_lost or seed is not None:
+        new_game = not self.life_lost or seed is not None
+        if new_game:
             obs, info = self.env.reset(seed=seed, options=options)
         else:
-            obs, info = _noop_frames(self.env)
+            obs, info, new_game, noop_reward = _noop_frames(self.env)
+            self.game_return += noop_reward  # the game's score counts every frame
+        if new_game:
+            self.game_return, self.game_length = 0.0, 0
         self.life_lost = False
         self.lives = self.env.unwrapped.ale.lives()
         return obs, info
@@ -125,14 +139,19 @@ class LifeLossTerminal(gym.Wrapper):
 
 def _noop_frames(preprocessing):
     """1-30 single no-op frames in the running game, then the screen as
-    ``AtariPreprocessing.reset`` returns it (without resetting the game)."""
+    ``AtariPreprocessing.reset`` returns it (without resetting the game).
+
+    Returns ``(obs, info, new_game, reward)``: ``new_game`` when the game ended during the
+    no-ops and was reset; ``reward`` what the no-op frames scored."""
     base = preprocessing.env
     noops = base.unwrapped.np_random.integers(1, preprocessing.noop_max + 1)
     info: dict = {}
+    reward = 0.0
     for _ in range(noops):
-        _, _, terminated, truncated, info = base.step(0)
+        _, frame_reward, terminated, truncated, info = base.step(0)
+        reward += float(frame_reward)
         if terminated or truncated:  # the game ended during the no-ops: a real new game
-            return preprocessing.reset()
+            return *preprocessing.reset(), True, 0.0
     preprocessing.ale.getScreenGrayscale(preprocessing.obs_buffer[0])
     preprocessing.obs_buffer[1].fill(0)
-    return preprocessing._get_obs(), info
+    return preprocessing._get_obs(), info, False, reward

@@ -15,7 +15,8 @@ from rlkit.metrics import METRICS_FILE
 def read_episodes(run_dir: Path, kind: str = "episode") -> tuple[np.ndarray, np.ndarray]:
     """``(steps, returns)`` of every finished episode of a run, in order.
 
-    ``kind="eval"`` gives the greedy evaluations instead (mean return per evaluation).
+    ``kind="eval"`` gives the greedy evaluations instead (mean return per evaluation);
+    ``kind="game"`` the whole games of an Atari run (where a lost life ends an episode).
     """
     path = Path(run_dir) / METRICS_FILE
     if not path.is_file():
@@ -85,12 +86,18 @@ def plot_runs(
 
     panels: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(list))
     evaluations: dict[str, list[tuple[np.ndarray, np.ndarray]]] = defaultdict(list)
+    games: set[str] = set()  # panels drawn as whole-game scores
     for run_dir in map(Path, run_dirs):
-        steps, returns = read_episodes(run_dir)
+        steps, returns = read_episodes(run_dir, "game")  # Atari: scores of whole games
+        env_id = _env_of(run_dir)
+        if len(steps):
+            games.add(env_id)
+        else:
+            steps, returns = read_episodes(run_dir)
         if len(steps) == 0:
             raise UsageError(f"{run_dir} has no finished episodes to plot yet")
         label = (labels or {}).get(run_dir) or _label(run_dir)
-        panels[_env_of(run_dir)][label].append((steps, smooth(returns, window)))
+        panels[env_id][label].append((steps, smooth(returns, window)))
         evaluations[label].append(read_episodes(run_dir, "eval"))
     cols = min(len(panels), 3)
     rows = -(-len(panels) // cols)
@@ -102,7 +109,8 @@ def plot_runs(
         if len(panels) > 1:
             ax.set_title(env_id)
         ax.set_xlabel("environment steps")
-        ax.set_ylabel(f"episode return (moving average of {window})")
+        what = "game score, all lives" if env_id in games else "episode return"
+        ax.set_ylabel(f"{what} (moving average of {window})")
         ax.grid(alpha=0.3)
         ax.legend(loc="best")
     fig.tight_layout()

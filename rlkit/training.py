@@ -256,7 +256,7 @@ class Trainer:
         agent, env, state = self.agent, self.env, self.state
         obs = self._obs
         action = agent.act(obs)
-        next_obs, reward, terminated, truncated, _ = env.step(action)
+        next_obs, reward, terminated, truncated, env_info = env.step(action)
         agent.observe(obs, action, reward, next_obs, terminated, truncated)
         metrics = agent.update()
         state.episode_return += float(reward)
@@ -265,6 +265,7 @@ class Trainer:
         self._record_update(metrics, info)
         if terminated or truncated:
             self._record_episode(state.episode_return, state.episode_length, info)
+            self._record_game(env_info)
             state.episode_return, state.episode_length = 0.0, 0
             self._obs, _ = env.reset()
         else:
@@ -293,6 +294,7 @@ class Trainer:
             state.episode_length[i] += 1
             if done[i]:
                 self._record_episode(state.episode_return[i], state.episode_length[i], info)
+                self._record_game(_sub_env_info(infos.get("final_info", {}), i))
                 state.episode_return[i], state.episode_length[i] = 0.0, 0
         self._obs = next_obs
         return info
@@ -319,6 +321,14 @@ class Trainer:
         self.logger.row("episode", self.step, state.episodes, ret, length)
         self.logger.scalars(self.step, {"episode/return": ret, "episode/length": length})
         info["episode_return"], info["episode_length"] = ret, length
+
+    def _record_game(self, env_info: dict[str, Any]) -> None:
+        """A ``game`` row when the env reports a whole game ending (Atari in training, where a
+        lost life ends the episode: :class:`rlkit.atari.LifeLossTerminal`)."""
+        if "game_return" in env_info:
+            ret, length = float(env_info["game_return"]), int(env_info["game_length"])
+            self.logger.row("game", self.step, self.state.episodes, ret, length)
+            self.logger.scalars(self.step, {"game/return": ret, "game/length": length})
 
     # -- evaluation --------------------------------------------------------------------------
     def evaluate_now(self) -> tuple[float, float]:
@@ -569,3 +579,10 @@ def episode_returns(agent, env, episodes: int, seed: int | None = None) -> list[
         returns.append(total)
         obs, _ = env.reset()
     return returns
+
+
+def _sub_env_info(infos: dict[str, Any], i: int) -> dict[str, Any]:
+    """Sub-environment ``i``'s entries of a vector env's info dict (gymnasium stores each key
+    as an array, with a ``_key`` mask of the sub-environments that set it)."""
+    return {k: v[i] for k, v in infos.items()
+            if not k.startswith("_") and infos.get(f"_{k}", np.zeros(i + 1, bool))[i]}  # fmt: skip

@@ -80,6 +80,58 @@ def test_a_lost_life_ends_the_training_episode_without_resetting_the_game():
         assert not terminated or ale.lives() == 0
 
 
+def test_the_step_that_ends_a_game_reports_the_whole_game():
+    env = make_atari("ALE/Breakout-v5", training=True)
+    env.reset(seed=1)
+    env.action_space.seed(1)
+    scores = []
+    for _ in range(2):  # the second game counts from zero again
+        total, steps, lives_lost = 0.0, 0, 0
+        for _ in range(10_000):
+            _, reward, terminated, truncated, info = env.step(env.action_space.sample())
+            total, steps = total + reward, steps + 1
+            if "game_return" in info:
+                break
+            if terminated:  # a lost life: the next reset goes on in the same game
+                lives_lost += 1
+                env.reset()
+        else:
+            pytest.fail("no step reported the end of the game")
+        assert lives_lost == 4 and env.unwrapped.ale.lives() == 0  # Breakout: 5 lives
+        assert (info["game_return"], info["game_length"]) == (total, steps)
+        scores.append(total)
+        env.reset()
+    assert max(scores) > 0
+
+
+@pytest.mark.parametrize("num_envs", [1, 2])
+def test_training_on_atari_logs_each_whole_game(capsys, tmp_path, num_envs):
+    import csv
+
+    status, _, err = cli(capsys, "train", "dqn", "--env", "ALE/Breakout-v5", "--steps", "700",
+                         "--num-envs", num_envs, "--eval-every", "0", "--eval-episodes", "1",
+                         "--quiet", "--checkpoint-every", "0", "--out", tmp_path, "--set",
+                         "buffer_size=2000", "--set", "learning_starts=1000")  # fmt: skip
+    assert status == 0, err
+    (run_dir,) = tmp_path.iterdir()
+    rows = list(csv.DictReader(open(run_dir / "metrics.csv")))
+    games = [r for r in rows if r["kind"] == "game"]
+    assert len(games) >= 2
+    assert cli(capsys, "plot", run_dir, "-o", tmp_path / "curve.png")[0] == 0  # game scores
+    if num_envs > 1:  # the sub-environments' lives interleave: only the count is checked
+        return
+    lives_return, lives_length, lives = 0.0, 0, 0
+    for row in rows:  # a game row follows its last life's episode row, and sums its lives
+        if row["kind"] == "episode":
+            lives_return += float(row["return"])
+            lives_length += int(row["length"])
+            lives += 1
+        elif row["kind"] == "game":
+            assert lives == 5 and float(row["return"]) == lives_return  # no-ops score 0 here
+            assert int(row["length"]) == lives_length
+            lives_return, lives_length, lives = 0.0, 0, 0
+
+
 def test_running_r_max_follows_the_lua_rule():
     space = gym.spaces.Box(-1, 1, (3,), np.float32)
     agent = rlkit.agents.DQN(space, gym.spaces.Discrete(2), rescale_r=True, r_max_running=True,
