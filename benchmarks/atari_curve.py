@@ -112,8 +112,9 @@ def plot(run_dir: Path, lives: int, output: Path) -> None:
         ax.plot(*zip(*evals, strict=True), "o", color="C1", ms=7,
                 label="rlkit: greedy evaluation (ε 0.05)")  # fmt: skip
     reference = DOPAMINE.get(game, {})
-    if reference:
-        its = sorted(reference)
+    if reference and rows:
+        last = max(int(r["step"]) for r in rows)
+        its = [i for i in sorted(reference) if i * ITERATION < last]  # those reached
         ax.plot(
             [(i + 0.5) * ITERATION for i in its],
             [reference[i] for i in its],
