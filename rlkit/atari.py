@@ -104,12 +104,15 @@ class LifeLossTerminal(gym.Wrapper):
     training measure Atari results such as Dopamine's are given in.
     """
 
+    # class defaults: an env pickled (checkpointed) by an rlkit without game figures counts
+    # its game in progress from the resume on
+    game_return = 0.0
+    game_length = 0
+
     def __init__(self, env: gym.Env) -> None:
         super().__init__(env)
         self.lives = 0
         self.life_lost = False
-        self.game_return = 0.0
-        self.game_length = 0
 
     def step(self, action):
         obs, reward, terminated, truncated, info = self.env.step(action)

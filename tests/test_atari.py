@@ -104,6 +104,22 @@ def test_the_step_that_ends_a_game_reports_the_whole_game():
     assert max(scores) > 0
 
 
+def test_an_env_checkpointed_before_game_figures_existed_resumes():
+    import pickle
+
+    from rlkit.atari import LifeLossTerminal
+
+    env = make_atari("ALE/Breakout-v5", training=True)
+    env.reset(seed=0)
+    layer = env
+    while not isinstance(layer, LifeLossTerminal):
+        layer = layer.env
+    del layer.game_return, layer.game_length  # as an older rlkit pickled it
+    resumed = pickle.loads(pickle.dumps(env))
+    for _ in range(3):
+        resumed.step(1)
+
+
 @pytest.mark.parametrize("num_envs", [1, 2])
 def test_training_on_atari_logs_each_whole_game(capsys, tmp_path, num_envs):
     import csv
