@@ -237,6 +237,49 @@ def test_centred_rmsprop_is_dqn3_update():
     np.testing.assert_allclose(w.numpy(), expected, rtol=1e-5)
 
 
+def dopamine_update(model, target_model, batch, optimizer, gamma=0.99):
+    """Dopamine's DQN step, written independently: Huber loss (delta 1) *averaged* over the
+    minibatch, one optimizer step."""
+    q_next = target_model(batch.next_obs).numpy().max(axis=1)
+    target = batch.rewards + (1 - batch.terminated) * gamma * q_next
+    with tf.GradientTape() as tape:
+        q = model(batch.obs)
+        q_taken = tf.gather(q, batch.actions, axis=1, batch_dims=1)
+        loss = tf.reduce_mean(losses.huber(tf.constant(target, tf.float32) - q_taken, 1.0))
+    variables = model.trainable_variables
+    optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables, strict=True))
+
+
+def test_dqn3_update_is_dopamine_update_with_epsilon_over_batch_squared():
+    """DQN3.0 sums the clipped-delta gradient over the minibatch and adds 0.01 inside the
+    centred RMSProp's root; Dopamine averages the Huber loss and adds 1e-5. A sum is B times
+    the mean and its variance B^2 times, so the two are the same step with Dopamine's
+    epsilon = 0.01 / B^2 (9.8e-6 at B = 32: DQN3.0's update is Dopamine's)."""
+    cfg = dict(SMALL, double_dqn=False, init="glorot", target_update=10**6, learning_rate=0.01)
+    agent = DQN(OBS, ACTIONS, seed=12, loss="dqn3", reduction="sum", clip_delta=1.0,
+                optimizer="rmsprop_centered", **cfg)  # fmt: skip
+    perturb_target(agent)
+    batch_size = SMALL["batch_size"]
+    same, other = (DQN(OBS, ACTIONS, seed=12, **cfg).q for _ in range(2))
+    same_opt = tf.keras.optimizers.RMSprop(0.01, rho=0.95, epsilon=0.01 / batch_size**2,
+                                           centered=True)  # fmt: skip
+    other_opt = tf.keras.optimizers.RMSprop(0.01, rho=0.95, epsilon=0.01, centered=True)
+    start = [v.numpy().copy() for v in agent.q.variables]
+    for seed in range(6):
+        batch = make_batch(seed)
+        assert (np.abs(agent.td_errors(batch)) > 1).any()  # the clip is exercised
+        dopamine_update(same.model, agent.q_target.model, batch, same_opt)
+        dopamine_update(other.model, agent.q_target.model, batch, other_opt)
+        agent.learn(Batch(**{k: v[None] for k, v in batch.__dict__.items()}))
+    moved = max(np.abs(v.numpy() - s).max() for v, s in zip(agent.q.variables, start, strict=True))
+    assert moved > 0.01
+    for a, b in zip(agent.q.variables, same.variables, strict=True):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), atol=1e-5, rtol=1e-4)
+    # Dopamine's epsilon without the 1/B^2 is a measurably different step
+    pairs = zip(agent.q.variables, other.variables, strict=True)
+    assert max(np.abs(a.numpy() - b.numpy()).max() for a, b in pairs) > 1e-3
+
+
 def test_dqn_rejects_continuous_actions():
     from rlkit.errors import UsageError
 
