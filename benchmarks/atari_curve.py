@@ -1,22 +1,21 @@
-"""An Atari run's learning curve in Dopamine's terms, next to Dopamine's DQN baseline.
+"""Atari runs' learning curves in Dopamine's terms, next to Dopamine's DQN baseline.
 
 Dopamine reports, per *iteration* (250,000 agent steps = 1M frames), the mean score of the
-whole games that its training played in that iteration (mean of 5 seeds). This reads a
-run folder of ``rlkit train dqn --env ALE/<Game>-v5`` (the dqn3 preset) and prints, per
-iteration: the games that ended in it, their mean training score, and the greedy
-evaluation (epsilon 0.05, whole games) at the iteration's end, with Dopamine's figure
-where ``../shared/DESIGN.md`` gives one; and draws the curve.
+whole games that its training played in that iteration (5 seeds). This reads run folders
+of ``rlkit train dqn --env ALE/<Game>-v5`` and prints, for each run and iteration: the
+games that ended in it, their mean training score, and the greedy evaluation (epsilon
+0.05, whole games) at the iteration's end, next to Dopamine's mean (and the range of its
+5 seeds); and draws the curves on one figure.
 
 Whole games are the run's ``game`` rows (metrics.csv); a run logged before rlkit wrote
 them is grouped from its per-life ``episode`` rows, ``--lives`` consecutive lives to a
 game (Breakout: 5 lives; a game that hits the 108k-frame limit would break the grouping).
 
-The training scores are not quite Dopamine's: rlkit's dqn3 preset anneals epsilon as
-DQN3.0 does (1 -> 0.1 over 1M steps) where Dopamine's DQN goes 1 -> 0.01 over 250k, so
-from iteration 1 on rlkit plays with more random actions while it trains.
+Training scores depend on the exploration epsilon the training plays with: the dqn3
+preset anneals it as DQN3.0 does (1 -> 0.1 over 1M steps from step 50k), Dopamine's DQN
+1 -> 0.01 over 250k from step 20k. Each run is labelled with its schedule.
 
-    python benchmarks/atari_curve.py runs/atari/dqn-ALE_Breakout-v5-0-... \
-        --plot docs/atari/breakout-curve.png
+    python benchmarks/atari_curve.py RUN_DIR [RUN_DIR ...] --plot docs/atari/breakout-curve.png
 """
 
 from __future__ import annotations
@@ -28,8 +27,18 @@ from pathlib import Path
 import numpy as np
 
 ITERATION = 250_000  # agent steps (1M frames)
-# Dopamine's DQN baseline, training return by iteration (mean of 5 seeds)
-DOPAMINE = {"Breakout": {0: 1.6, 4: 9.3, 9: 21.5}, "Pong": {0: -20.3, 4: -15.4, 9: -4.9}}
+# Dopamine's DQN baseline (google/dopamine baselines/atari/data/<game>.json, agent "DQN"):
+# the training score of each iteration, mean of its 5 seeds, and the lowest and highest seed
+DOPAMINE = {
+    "Breakout": {0: (1.6, 1.6, 1.7), 1: (3.1, 2.8, 3.3), 2: (3.9, 3.3, 4.5),
+                 3: (6.7, 5.9, 7.5), 4: (9.3, 6.7, 11.1), 5: (12.1, 8.9, 13.7),
+                 6: (14.2, 11.4, 15.9), 7: (16.3, 14.1, 19.0), 8: (18.6, 16.4, 22.8),
+                 9: (21.5, 19.3, 28.5)},
+    "Pong": {0: (-20.3, -20.6, -20.2), 1: (-19.1, -20.7, -18.0), 2: (-17.6, -20.3, -15.1),
+             3: (-16.6, -20.1, -14.5), 4: (-15.4, -20.3, -11.4), 5: (-13.6, -20.5, -9.1),
+             6: (-11.0, -20.3, -3.3), 7: (-8.5, -20.2, 4.9), 8: (-7.4, -19.0, 4.5),
+             9: (-4.9, -19.1, 6.9)},
+}  # fmt: skip
 
 
 def read_rows(run_dir: Path) -> list[dict]:
@@ -58,6 +67,23 @@ def game_name(run_dir: Path) -> str:
     return env.split("/")[-1].split("-")[0]
 
 
+def schedule(run_dir: Path) -> str:
+    """The settings that set a run's training score apart: its exploration schedule, when
+    it starts learning and how often it copies its target."""
+    from rlkit.runs import read_run_config
+
+    agent = read_run_config(run_dir)[1]
+    return (
+        f"ε 1 → {agent['eps_end']:g} over {_steps(agent['eps_anneal_steps'])}, "
+        f"learning from {_steps(agent['learning_starts'])}, "
+        f"target every {_steps(agent['target_update'])}"
+    )
+
+
+def _steps(n: int) -> str:
+    return f"{n // 1_000_000}M" if n % 1_000_000 == 0 else f"{n / 1000:g}k"
+
+
 def table(run_dir: Path, lives: int) -> tuple[list[dict], str]:
     rows = read_rows(run_dir)
     ends, scores, how = whole_games(rows, lives)
@@ -79,20 +105,21 @@ def table(run_dir: Path, lives: int) -> tuple[list[dict], str]:
 
 
 def print_table(run_dir: Path, lines: list[dict], how: str) -> None:
-    print(f"{run_dir} ({how})")
-    print("| iteration | agent steps | games | training score (mean) | Dopamine DQN | "
+    print(f"{run_dir} ({schedule(run_dir)}; {how})")
+    print("| iteration | agent steps | games | training score (mean) | Dopamine DQN (5 seeds) | "
           "greedy eval at the end (ε 0.05) |")  # fmt: skip
     print("|---:|---|---:|---:|---:|---|")
     for line in lines:
         ev = line["eval"]
         ev_text = f"{ev[0]:.1f} ± {ev[1]:.1f} ({ev[2]} games)" if ev else "-"
-        ref = f"{line['dopamine']}" if line["dopamine"] is not None else "-"
+        ref = line["dopamine"]
+        ref_text = f"{ref[0]} ({ref[1]} to {ref[2]})" if ref else "-"
         part = "" if line["complete"] else " (in progress)"
         print(f"| {line['iteration']} | {line['steps']}{part} | {line['games']} | "
-              f"{line['train_score']:.1f} | {ref} | {ev_text} |")  # fmt: skip
+              f"{line['train_score']:.1f} | {ref_text} | {ev_text} |")  # fmt: skip
 
 
-def plot(run_dir: Path, lives: int, output: Path) -> None:
+def plot(run_dirs: list[Path], lives: int, output: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -100,35 +127,37 @@ def plot(run_dir: Path, lives: int, output: Path) -> None:
 
     from rlkit.plotting import smooth
 
-    rows = read_rows(run_dir)
-    ends, scores, how = whole_games(rows, lives)
-    game = game_name(run_dir)
-    fig, ax = plt.subplots(figsize=(8, 5), dpi=100)
-    ax.plot(ends, scores, ".", color="C0", alpha=0.15, ms=3)
-    ax.plot(ends, smooth(scores, 100), color="C0", lw=2,
-            label="rlkit dqn3: training games (moving average of 100)")  # fmt: skip
-    evals = [(int(r["step"]), float(r["return"])) for r in rows if r["kind"] == "eval"]
-    if evals:
-        ax.plot(*zip(*evals, strict=True), "o", color="C1", ms=7,
-                label="rlkit: greedy evaluation (ε 0.05)")  # fmt: skip
+    fig, ax = plt.subplots(figsize=(9, 5.5), dpi=100)
+    last, right = 0, ITERATION
+    for k, run_dir in enumerate(run_dirs):
+        rows = read_rows(run_dir)
+        ends, scores, _ = whole_games(rows, lives)
+        color = f"C{k}"
+        ax.plot(ends, scores, ".", color=color, alpha=0.1, ms=3)
+        ax.plot(ends, smooth(scores, 100), color=color, lw=2,
+                label=f"rlkit, {schedule(run_dir)}: training games (mean of 100)")  # fmt: skip
+        evals = [(int(r["step"]), float(r["return"])) for r in rows if r["kind"] == "eval"]
+        if evals:
+            ax.plot(*zip(*evals, strict=True), "o", color=color, mec="k", ms=7,
+                    label="  its greedy evaluations (ε 0.05, 10 games)")  # fmt: skip
+        last = max(last, max((int(r["step"]) for r in rows), default=0))
+        right = max(right, ends.max() if len(ends) else 0)
+    game = game_name(run_dirs[0])
     reference = DOPAMINE.get(game, {})
-    if reference and rows:
-        last = max(int(r["step"]) for r in rows)
-        its = [i for i in sorted(reference) if i * ITERATION < last]  # those reached
-        ax.plot(
-            [(i + 0.5) * ITERATION for i in its],
-            [reference[i] for i in its],
-            "s",
-            color="C3",
-            ms=8,
-            label="Dopamine DQN: training score of the iteration",
-        )
-    ax.set_xlim(0, max(ends.max() if len(ends) else 0, ITERATION) * 1.02)
+    its = [i for i in sorted(reference) if i * ITERATION < last]  # the iterations reached
+    if its:
+        mean, low, high = (np.array([reference[i][j] for i in its]) for j in range(3))
+        ax.errorbar(
+            [(i + 0.5) * ITERATION for i in its], mean, yerr=[mean - low, high - mean],
+            fmt="s", color="C3", ms=8, capsize=4,
+            label="Dopamine DQN: training score of the iteration (5 seeds, range)",
+        )  # fmt: skip
+    ax.set_xlim(0, right * 1.02)
     ax.set_xlabel("agent steps (4 frames each)")
     ax.set_ylabel("game score (all lives)")
-    ax.set_title(f"DQN3.0 settings on {game} (seed 0)")
+    ax.set_title(f"DQN (DQN3.0's update and environment) on {game}, seed 0")
     ax.grid(alpha=0.3)
-    ax.legend(loc="upper left")
+    ax.legend(loc="upper left", fontsize=8)
     fig.tight_layout()
     fig.savefig(output)
     plt.close(fig)
@@ -137,19 +166,21 @@ def plot(run_dir: Path, lives: int, output: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("run_dir", type=Path)
+    parser.add_argument("run_dirs", type=Path, nargs="+", metavar="RUN_DIR")
     parser.add_argument(
         "--lives",
         type=int,
         default=5,
         help="lives per game, for runs without game rows (Breakout: 5)",
     )
-    parser.add_argument("--plot", type=Path, help="write the curve to this PNG")
+    parser.add_argument("--plot", type=Path, help="write the curves to this PNG")
     args = parser.parse_args()
-    lines, how = table(args.run_dir, args.lives)
-    print_table(args.run_dir, lines, how)
+    for run_dir in args.run_dirs:
+        lines, how = table(run_dir, args.lives)
+        print_table(run_dir, lines, how)
+        print()
     if args.plot:
-        plot(args.run_dir, args.lives, args.plot)
+        plot(args.run_dirs, args.lives, args.plot)
 
 
 if __name__ == "__main__":
