@@ -236,3 +236,50 @@ def test_atari_smoke_run_with_the_dqn3_preset_and_frame_replay(capsys, tmp_path)
     assert type(agent.replay).__name__ == "FrameReplay" and agent.replay.obs.shape[1:] == (84, 84)
     assert agent.replay.rewards.max() <= 1.0 and agent.replay.rewards.min() >= -1.0
     assert agent.config.rescale_r and agent.config.r_max_running
+
+
+class Recorder(gym.Wrapper):
+    """Keeps every transition exactly as the environment handed it to the trainer."""
+
+    def __init__(self, env):
+        super().__init__(env)
+        self.transitions: list[tuple] = []
+
+    def reset(self, **kwargs):
+        self.current, info = self.env.reset(**kwargs)
+        return self.current, info
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        self.transitions.append((self.current, action, reward, obs, terminated, truncated))
+        self.current = obs
+        return obs, reward, terminated, truncated, info
+
+
+def test_training_stores_in_the_frame_replay_exactly_what_the_atari_env_gave():
+    """End to end on Breakout (lives lost, zero-padded restarts, the replay wrapped twice):
+    each transition the frame replay can sample is rebuilt into the very stacks, action,
+    clipped reward and flags the environment produced."""
+    from rlkit.agents import DQN
+
+    env = Recorder(rlkit.make_env("ALE/Breakout-v5"))
+    agent = DQN.from_env(env, seed=3, torso="nature", hidden_sizes=(16,), frame_stack=True,
+                         buffer_size=600, learning_starts=10**6, reward_clip=1.0)  # fmt: skip
+    rlkit.train(agent, env, 1500)
+    log = env.transitions
+    assert len(log) == 1500 and type(agent.replay).__name__ == "FrameReplay"
+    first = len(log) - 600  # the transitions still held
+    slots = np.arange(first, len(log)) % 600
+    stacks, valid = agent.replay._history(slots)
+    assert valid[3:].all() and (~valid).sum() <= 3  # only the oldest reach overwritten frames
+    held = agent.replay._gather(slots, stacks)
+    for k in np.flatnonzero(valid):
+        obs, action, reward, next_obs, terminated, truncated = log[first + k]
+        np.testing.assert_array_equal(held.obs[k], obs)
+        np.testing.assert_array_equal(held.next_obs[k], next_obs)
+        assert held.actions[k] == action and held.rewards[k] == np.clip(reward, -1, 1)
+        assert held.terminated[k] == terminated and held.truncated[k] == truncated
+    assert held.terminated[valid].sum() >= 5  # lives lost inside the window
+    starts = ~np.any(held.obs[valid][..., :-1], axis=(1, 2, 3))
+    assert starts.sum() >= 5  # stacks zero-padded after each loss
+    assert held.rewards[valid].max() == 1.0  # bricks hit (Breakout scores 1, 4 or 7 points)
