@@ -119,7 +119,7 @@ def print_table(run_dir: Path, lines: list[dict], how: str) -> None:
               f"{line['train_score']:.1f} | {ref_text} | {ev_text} |")  # fmt: skip
 
 
-def plot(run_dirs: list[Path], lives: int, output: Path) -> None:
+def plot(run_dirs: list[Path], lives: list[int], labels: list[str], output: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -129,13 +129,13 @@ def plot(run_dirs: list[Path], lives: int, output: Path) -> None:
 
     fig, ax = plt.subplots(figsize=(9, 5.5), dpi=100)
     last, right = 0, ITERATION
-    for k, run_dir in enumerate(run_dirs):
+    for k, (run_dir, run_lives, name) in enumerate(zip(run_dirs, lives, labels, strict=True)):
         rows = read_rows(run_dir)
-        ends, scores, _ = whole_games(rows, lives)
+        ends, scores, _ = whole_games(rows, run_lives)
         color = f"C{k}"
         ax.plot(ends, scores, ".", color=color, alpha=0.1, ms=3)
         ax.plot(ends, smooth(scores, 100), color=color, lw=2,
-                label=f"rlkit, {schedule(run_dir)}: training games (mean of 100)")  # fmt: skip
+                label=f"{name}: training games (mean of 100)")  # fmt: skip
         evals = [(int(r["step"]), float(r["return"])) for r in rows if r["kind"] == "eval"]
         if evals:
             ax.plot(*zip(*evals, strict=True), "o", color=color, mec="k", ms=7,
@@ -155,7 +155,7 @@ def plot(run_dirs: list[Path], lives: int, output: Path) -> None:
     ax.set_xlim(0, right * 1.02)
     ax.set_xlabel("agent steps (4 frames each)")
     ax.set_ylabel("game score (all lives)")
-    ax.set_title(f"DQN (DQN3.0's update and environment) on {game}, seed 0")
+    ax.set_title(f"rlkit DQN (DQN3.0's update) on {game}")
     ax.grid(alpha=0.3)
     ax.legend(loc="upper left", fontsize=8)
     fig.tight_layout()
@@ -169,18 +169,28 @@ def main() -> None:
     parser.add_argument("run_dirs", type=Path, nargs="+", metavar="RUN_DIR")
     parser.add_argument(
         "--lives",
-        type=int,
-        default=5,
-        help="lives per game, for runs without game rows (Breakout: 5)",
+        default="5",
+        help="lives per game, for runs without game rows (Breakout: 5; 1 for runs whose "
+        "episodes are whole games); one value, or one per run separated by commas",
+    )
+    parser.add_argument(
+        "--labels", help="the runs' names in the figure, separated by ';' (default: schedules)"
     )
     parser.add_argument("--plot", type=Path, help="write the curves to this PNG")
     args = parser.parse_args()
-    for run_dir in args.run_dirs:
-        lines, how = table(run_dir, args.lives)
+    lives = [int(n) for n in args.lives.split(",")]
+    lives = lives * len(args.run_dirs) if len(lives) == 1 else lives
+    labels = (
+        args.labels.split(";") if args.labels else [f"rlkit, {schedule(r)}" for r in args.run_dirs]
+    )
+    if len(lives) != len(args.run_dirs) or len(labels) != len(args.run_dirs):
+        parser.error("give --lives and --labels once, or once per run")
+    for run_dir, run_lives in zip(args.run_dirs, lives, strict=True):
+        lines, how = table(run_dir, run_lives)
         print_table(run_dir, lines, how)
         print()
     if args.plot:
-        plot(args.run_dirs, args.lives, args.plot)
+        plot(args.run_dirs, lives, labels, args.plot)
 
 
 if __name__ == "__main__":

@@ -58,18 +58,30 @@ def is_atari(env_id: str) -> bool:
     return env_id.startswith("ALE/")
 
 
-def make_atari(env_id: str, training: bool = True, **kwargs):
-    """The DQN3.0 Atari pipeline for ``env_id`` (see the module docstring)."""
+def make_atari(
+    env_id: str,
+    training: bool = True,
+    life_loss_terminal: bool = True,
+    noop_max: int = NOOP_MAX,
+    **kwargs,
+):
+    """The DQN3.0 Atari pipeline for ``env_id`` (see the module docstring).
+
+    Other protocols for comparisons: ``life_loss_terminal=False`` trains on whole games,
+    ``noop_max=0`` starts without random no-ops, and keyword arguments go to
+    ``gymnasium.make`` (e.g. ``repeat_action_probability=0.25``: sticky actions). Dopamine's
+    DQN baseline is ``life_loss_terminal=False, noop_max=0, repeat_action_probability=0.25``.
+    """
     from gymnasium.wrappers import AtariPreprocessing, FrameStackObservation
 
     register(env_id)
     settings = {"frameskip": 1, "repeat_action_probability": 0.0, "full_action_space": False}
     env = gym.make(env_id, **{**settings, **kwargs})
     env = AtariPreprocessing(
-        env, noop_max=NOOP_MAX, frame_skip=FRAME_SKIP, screen_size=SCREEN,
+        env, noop_max=noop_max, frame_skip=FRAME_SKIP, screen_size=SCREEN,
         terminal_on_life_loss=False, grayscale_obs=True, scale_obs=False,
     )  # fmt: skip
-    if training:
+    if training and life_loss_terminal:
         env = LifeLossTerminal(env)
     env = FrameStackObservation(env, HISTORY, padding_type="zero")
     return ChannelsLast(env)
@@ -147,7 +159,8 @@ def _noop_frames(preprocessing):
     Returns ``(obs, info, new_game, reward)``: ``new_game`` when the game ended during the
     no-ops and was reset; ``reward`` what the no-op frames scored."""
     base = preprocessing.env
-    noops = base.unwrapped.np_random.integers(1, preprocessing.noop_max + 1)
+    noop_max = preprocessing.noop_max
+    noops = base.unwrapped.np_random.integers(1, noop_max + 1) if noop_max > 0 else 0
     info: dict = {}
     reward = 0.0
     for _ in range(noops):

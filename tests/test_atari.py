@@ -283,3 +283,26 @@ def test_training_stores_in_the_frame_replay_exactly_what_the_atari_env_gave():
     starts = ~np.any(held.obs[valid][..., :-1], axis=(1, 2, 3))
     assert starts.sum() >= 5  # stacks zero-padded after each loss
     assert held.rewards[valid].max() == 1.0  # bricks hit (Breakout scores 1, 4 or 7 points)
+
+
+def test_dopamines_protocol_trains_on_whole_games_without_noops_with_sticky_actions():
+    env = make_atari("ALE/Breakout-v5", training=True, life_loss_terminal=False, noop_max=0,
+                     repeat_action_probability=0.25)  # fmt: skip
+    env.reset(seed=0)
+    ale = env.unwrapped.ale
+    assert ale.getEpisodeFrameNumber() == 0  # no no-op frames
+    assert ale.getFloat("repeat_action_probability") == pytest.approx(0.25)
+    env.action_space.seed(0)
+    lives = ale.lives()
+    while ale.lives() == lives:  # a lost life does not end the episode
+        _, _, terminated, truncated, _ = env.step(env.action_space.sample())
+        assert not (terminated or truncated)
+    # the DQN3.0 rule with no no-ops: a new training episode on the same screen
+    dqn3 = make_atari("ALE/Breakout-v5", training=True, noop_max=0)
+    dqn3.reset(seed=0)
+    dqn3.action_space.seed(0)
+    while not dqn3.step(dqn3.action_space.sample())[2]:
+        pass
+    frame = dqn3.unwrapped.ale.getEpisodeFrameNumber()
+    obs, _ = dqn3.reset()
+    assert dqn3.unwrapped.ale.getEpisodeFrameNumber() == frame and not obs[..., :3].any()

@@ -1,0 +1,59 @@
+"""rlkit's DQN under Dopamine's Atari protocol, to set against Dopamine's DQN baseline.
+
+Dopamine's DQN (legacy TensorFlow, the agent of its published baseline curves) differs
+from DQN3.0 in its schedules and its environment, not in its update (docs/atari.md: the
+dqn3 update *is* Dopamine's). This trains the dqn3 preset with everything of Dopamine's
+``dqn.gin``: epsilon 1 -> 0.01 over 250k agent steps after 20k, target copy every 8k,
+sticky actions (0.25), whole games (a lost life is not terminal), no no-op starts. The run
+folder reads like any other: ``benchmarks/atari_curve.py RUN_DIR --lives 1`` prints it
+per Dopamine iteration next to Dopamine's curve (episodes are whole games here).
+
+    python benchmarks/atari_dopamine.py --steps 500000 --out runs/atari-dopamine-protocol
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+DOPAMINE_SCHEDULE = {
+    "eps_end": 0.01,
+    "eps_anneal_steps": 250_000,
+    "learning_starts": 20_000,
+    "target_update": 8_000,
+}
+DOPAMINE_ENV = {"life_loss_terminal": False, "noop_max": 0, "repeat_action_probability": 0.25}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--env", default="ALE/Breakout-v5")
+    parser.add_argument("--steps", type=int, default=1_250_000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--eval-every", type=int, default=250_000)
+    parser.add_argument("--checkpoint-every", type=int, default=250_000)
+    parser.add_argument("--out", type=Path, default=Path("runs/atari-dopamine-protocol"))
+    args = parser.parse_args()
+
+    from rlkit import presets
+    from rlkit.agents import DQN
+    from rlkit.atari import make_atari
+    from rlkit.training import Trainer
+
+    env = make_atari(args.env, training=True, **DOPAMINE_ENV)
+    eval_env = make_atari(args.env, training=False, **DOPAMINE_ENV)
+    config = {**presets.lookup("dqn", "dqn3").agent_config, **DOPAMINE_SCHEDULE}
+    agent = DQN.from_env(env, seed=args.seed, **config)
+    run_dir = (
+        args.out / f"dqn-{args.env.replace('/', '_')}-{args.seed}-{time.strftime('%Y%m%d-%H%M%S')}"
+    )
+    trainer = Trainer(agent, env, run_dir=run_dir, eval_env=eval_env, eval_every=args.eval_every,
+                      checkpoint_every=args.checkpoint_every)  # fmt: skip
+    print(f"training dqn (dqn3 preset, Dopamine's schedule and environment) -> {run_dir}")
+    history = trainer.run(args.steps)
+    print(f"{history.steps} steps in {history.seconds:.0f} s ({history.steps_per_second:.0f}/s)")
+
+
+if __name__ == "__main__":
+    main()
