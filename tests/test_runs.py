@@ -420,3 +420,30 @@ def test_summary_scores_give_the_standard_error_of_the_mean():
 
     assert _score(10.0, 3.0, 9) == "10.0 ± 3.0 (s.e. 1.0)"  # 3 / sqrt(9)
     assert _score(-152.25, 94.3, 100) == "-152.2 ± 94.3 (s.e. 9.4)"
+
+
+def test_plot_names_the_axis_game_score_for_runs_with_whole_games(monkeypatch, tmp_path):
+    import matplotlib.axes
+
+    from rlkit.plotting import plot_runs
+
+    header = "kind,step,episode,return,length,return_std\n"
+    for name, env, rows in (
+        ("atari", "ALE/Breakout-v5", "episode,30,1,0,30,\nepisode,60,2,1,30,\ngame,60,1,1,60,\n"),
+        ("cartpole", "CartPole-v1", "episode,30,1,30,30,\nepisode,80,2,50,50,\n"),
+    ):
+        run = tmp_path / name
+        run.mkdir()
+        (run / "config.toml").write_text(f'[run]\nagent = "dqn"\nenv = "{env}"\n')
+        (run / "metrics.csv").write_text(header + rows)
+    labels = []
+    real = matplotlib.axes.Axes.set_ylabel
+
+    def set_ylabel(ax, text, **kwargs):
+        labels.append(text)
+        return real(ax, text, **kwargs)
+
+    monkeypatch.setattr(matplotlib.axes.Axes, "set_ylabel", set_ylabel)
+    plot_runs([tmp_path / "atari", tmp_path / "cartpole"], tmp_path / "both.png", window=2)
+    assert labels == ["game score, all lives (moving average of 2)",
+                      "episode return (moving average of 2)"]  # fmt: skip
