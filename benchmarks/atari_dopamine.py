@@ -14,6 +14,7 @@ per Dopamine iteration next to Dopamine's curve (episodes are whole games here).
 from __future__ import annotations
 
 import argparse
+import signal
 import time
 from pathlib import Path
 
@@ -51,6 +52,7 @@ def main() -> None:
     trainer = Trainer(agent, env, run_dir=run_dir, eval_env=eval_env, eval_every=args.eval_every,
                       checkpoint_every=args.checkpoint_every)  # fmt: skip
     print(f"training dqn (dqn3 preset, Dopamine's schedule and environment) -> {run_dir}")
+    signal.signal(signal.SIGINT, lambda *_: trainer.request_stop())  # stop with a checkpoint
     history = trainer.run(args.steps)
     print(f"{history.steps} steps in {history.seconds:.0f} s ({history.steps_per_second:.0f}/s)")
 
