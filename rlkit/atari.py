@@ -74,6 +74,8 @@ def make_atari(
     """
     from gymnasium.wrappers import AtariPreprocessing, FrameStackObservation
 
+    if noop_max < 0:
+        raise ValueError(f"noop_max is a number of no-op frames (0 for none), got {noop_max}")
     register(env_id)
     settings = {"frameskip": 1, "repeat_action_probability": 0.0, "full_action_space": False}
     env = gym.make(env_id, **{**settings, **kwargs})

@@ -306,3 +306,5 @@ def test_dopamines_protocol_trains_on_whole_games_without_noops_with_sticky_acti
     frame = dqn3.unwrapped.ale.getEpisodeFrameNumber()
     obs, _ = dqn3.reset()
     assert dqn3.unwrapped.ale.getEpisodeFrameNumber() == frame and not obs[..., :3].any()
+    with pytest.raises(ValueError, match="noop_max is a number of no-op frames"):
+        make_atari("ALE/Breakout-v5", noop_max=-1)
