@@ -4,7 +4,8 @@ Dopamine's DQN (legacy TensorFlow, the agent of its published baseline curves) d
 from DQN3.0 in its schedules and its environment, not in its update (docs/atari.md: the
 dqn3 update *is* Dopamine's). This trains the dqn3 preset with everything of Dopamine's
 ``dqn.gin``: epsilon 1 -> 0.01 over 250k agent steps after 20k, target copy every 8k,
-sticky actions (0.25), whole games (a lost life is not terminal), no no-op starts. The run
+sticky actions (0.25), whole games (a lost life is not terminal), no no-op starts; with
+``--network dopamine`` also Dopamine's network ("same" padding, Glorot init). The run
 folder reads like any other: ``benchmarks/atari_curve.py RUN_DIR --lives 1`` prints it
 per Dopamine iteration next to Dopamine's curve (episodes are whole games here).
 
@@ -25,6 +26,9 @@ DOPAMINE_SCHEDULE = {
     "target_update": 8_000,
 }
 DOPAMINE_ENV = {"life_loss_terminal": False, "noop_max": 0, "repeat_action_probability": 0.25}
+#: Dopamine's Nature network (legacy TF and JAX): "same" padding, Glorot-uniform kernels,
+#: zero biases; DQN3.0's (the dqn3 preset's) pads nothing and starts from Torch7's init
+NETWORKS = {"dqn3": {}, "dopamine": {"conv_padding": "same", "init": "glorot"}}
 
 
 def main() -> None:
@@ -32,6 +36,7 @@ def main() -> None:
     parser.add_argument("--env", default="ALE/Breakout-v5")
     parser.add_argument("--steps", type=int, default=1_250_000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--network", choices=sorted(NETWORKS), default="dqn3")
     parser.add_argument("--eval-every", type=int, default=250_000)
     parser.add_argument("--checkpoint-every", type=int, default=250_000)
     parser.add_argument("--out", type=Path, default=Path("runs/atari-dopamine-protocol"))
@@ -44,14 +49,16 @@ def main() -> None:
 
     env = make_atari(args.env, training=True, **DOPAMINE_ENV)
     eval_env = make_atari(args.env, training=False, **DOPAMINE_ENV)
-    config = {**presets.lookup("dqn", "dqn3").agent_config, **DOPAMINE_SCHEDULE}
+    preset = presets.lookup("dqn", "dqn3").agent_config
+    config = {**preset, **DOPAMINE_SCHEDULE, **NETWORKS[args.network]}
     agent = DQN.from_env(env, seed=args.seed, **config)
     run_dir = (
         args.out / f"dqn-{args.env.replace('/', '_')}-{args.seed}-{time.strftime('%Y%m%d-%H%M%S')}"
     )
     trainer = Trainer(agent, env, run_dir=run_dir, eval_env=eval_env, eval_every=args.eval_every,
                       checkpoint_every=args.checkpoint_every)  # fmt: skip
-    print(f"training dqn (dqn3 preset, Dopamine's schedule and environment) -> {run_dir}")
+    print(f"training dqn (dqn3 preset, Dopamine's schedule and environment, {args.network} "
+          f"network) -> {run_dir}")  # fmt: skip
     signal.signal(signal.SIGINT, lambda *_: trainer.request_stop())  # stop with a checkpoint
     history = trainer.run(args.steps)
     print(f"{history.steps} steps in {history.seconds:.0f} s ({history.steps_per_second:.0f}/s)")

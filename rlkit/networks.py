@@ -101,14 +101,26 @@ def _initializers(seed: int, final_scale: float, init: str, fan_in: int):
 
 
 def conv2d(
-    filters: int, kernel_size: int, stride: int, seed: int, name: str, init: str, fan_in: int
+    filters: int,
+    kernel_size: int,
+    stride: int,
+    seed: int,
+    name: str,
+    init: str,
+    fan_in: int,
+    padding: str = "valid",
 ) -> keras.layers.Conv2D:
-    """A seeded ReLU convolution (``"valid"`` padding, channels last); init as :func:`dense`."""
+    """A seeded ReLU convolution (channels last); init as :func:`dense`.
+
+    ``padding`` "valid" (DQN3.0, SB3: an 84-pixel side becomes 20, 9, 7) or "same"
+    (Dopamine's networks, TF-slim's and Flax's default: 21, 11, 11).
+    """
     kernel, bias = _initializers(seed, 0.0, init, fan_in)
     return keras.layers.Conv2D(
         filters,
         kernel_size,
         strides=stride,
+        padding=padding,
         activation="relu",
         kernel_initializer=kernel,
         bias_initializer=bias,
@@ -144,15 +156,21 @@ def apply_layers(x, layers: Sequence[keras.layers.Layer]):
 
 
 def torso(
-    obs_format: ObservationFormat, seed: int, name: str, init: str = "torch", kind: str = "auto"
+    obs_format: ObservationFormat,
+    seed: int,
+    name: str,
+    init: str = "torch",
+    kind: str = "auto",
+    padding: str = "valid",
 ):
     """The input layer and features of a network on observations of ``obs_format``.
 
     Returns ``(inputs, features, width, conv_layers)``: the ``keras.Input`` (the stored
     shape and dtype: ``[B, D]`` float32 or ``[B, H, W, C]`` e.g. uint8 or bool), the features
     above it (the input itself for vectors; for images the input as float32, ``/ 255`` for
-    uint8, through the convolutions of :func:`torso_for` and flattened: ``[B, 3136]`` for
-    84x84 and the Nature CNN), their width, and the convolution layers (empty for vectors).
+    uint8, through the convolutions of :func:`torso_for` (``padding`` as :func:`conv2d`) and
+    flattened: ``[B, 3136]`` for 84x84 and the Nature CNN, ``[B, 7744]`` with "same"
+    padding), their width, and the convolution layers (empty for vectors).
     Convolutions are seeded from ``seed + CONV_SEED_OFFSET``.
     """
     inputs = keras.Input(obs_format.shape, dtype=obs_format.dtype, name=f"{name}_obs")
@@ -166,7 +184,7 @@ def torso(
     for i, (filters, size, stride) in enumerate(torso_for(obs_format, kind)):
         convs.append(
             conv2d(filters, size, stride, seed + CONV_SEED_OFFSET + i, f"{name}_conv{i}", init,
-                   fan_in=size * size * channels)
+                   fan_in=size * size * channels, padding=padding)
         )  # fmt: skip
         channels = filters
     x = keras.layers.Flatten(name=f"{name}_flatten")(apply_layers(x, convs))
@@ -197,6 +215,7 @@ class QNetwork:
         name: str = "q",
         init: str = "glorot",
         torso_kind: str = "auto",
+        conv_padding: str = "valid",
     ) -> None:
         if isinstance(obs_format, int):
             from rlkit.spaces import vector_format
@@ -204,7 +223,7 @@ class QNetwork:
             obs_format = vector_format(obs_format)
         self.dueling = dueling
         base = seed * 1000
-        inputs, x, width, self.convs = torso(obs_format, base, name, init, torso_kind)
+        inputs, x, width, self.convs = torso(obs_format, base, name, init, torso_kind, conv_padding)
         self.hidden = mlp_layers(hidden_sizes, base, name, init, fan_in=width)
         x = apply_layers(x, self.hidden)
         last = hidden_sizes[-1] if hidden_sizes else width

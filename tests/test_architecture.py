@@ -87,6 +87,29 @@ def test_dqn_on_images_uses_the_nature_cnn_and_compiled_acting():
     assert any(not np.array_equal(b, v.numpy()) for b, v in zip(before, q.variables, strict=True))
 
 
+def test_dopamines_network_pads_same_with_glorot_kernels_and_zero_biases():
+    import tensorflow as tf
+
+    from rlkit.agents import DQN
+
+    agent = DQN(IMAGES, gym.spaces.Discrete(3), seed=0, hidden_sizes=(512,), conv_padding="same",
+                init="glorot", jit_compile=False)  # fmt: skip
+    q = agent.q
+    assert q.hidden[0].kernel.shape == (11 * 11 * 64, 512)  # 84 -> 21 -> 11 -> 11
+    first = q.convs[0]
+    limit = np.sqrt(6 / (8 * 8 * 4 + 8 * 8 * 32))  # Glorot uniform: fan_in + fan_out
+    assert limit * 0.9 < np.abs(first.kernel.numpy()).max() <= limit
+    assert all(not layer.bias.numpy().any() for layer in (*q.convs, *q.hidden, *q.heads))
+    # "same": the input padded so the output is ceil(84 / 4) = 21 a side, as tf.nn.conv2d's
+    frames = np.random.default_rng(1).integers(0, 256, (1, 84, 84, 4), dtype=np.uint8)
+    x = tf.constant(frames, tf.float32) / 255.0
+    expected = tf.nn.relu(tf.nn.conv2d(x, first.kernel, 4, "SAME") + first.bias)
+    assert expected.shape == (1, 21, 21, 32)
+    np.testing.assert_allclose(first(x).numpy(), expected.numpy(), rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="conv_padding"):
+        DQN(IMAGES, gym.spaces.Discrete(3), conv_padding="full")
+
+
 def test_plan_resolves_like_the_cli_and_refuses_bad_values():
     plan = experiment.plan("dqn", overrides=["gamma=0.9"])
     assert plan.run.env == "CartPole-v1" and plan.run.steps == 50_000

@@ -55,7 +55,7 @@ class DQN(OffPolicyAgent):
         self.action_spec = ((), np.int64)
         self.q, self.q_target = (
             QNetwork(self.obs_format, self.num_actions, cfg.hidden_sizes, cfg.dueling, seed, name,
-                     cfg.init, cfg.torso)
+                     cfg.init, cfg.torso, cfg.conv_padding)
             for name in ("q", "q_target")
         )  # fmt: skip
         self.pipeline = UpdatePipeline(

@@ -41,6 +41,12 @@ class DQNConfig:
         "hidden_sizes follow them",
         one_of("auto", "nature", "minatar"),
     )
+    conv_padding: str = option(
+        "valid",
+        "padding of the convolutions: valid (DQN3.0, SB3; 84 pixels -> 20, 9, 7) | same "
+        "(Dopamine's networks; 84 -> 21, 11, 11)",
+        one_of("valid", "same"),
+    )
     init: str = option(
         "torch",
         "weight initialisation: torch (Torch7/PyTorch nn.Linear, as DQN3.0 and SB3: kernels "
