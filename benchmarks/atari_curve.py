@@ -149,7 +149,7 @@ def plot(run_dirs: list[Path], lives: list[int], labels: list[str], output: Path
         mean, low, high = (np.array([reference[i][j] for i in its]) for j in range(3))
         ax.errorbar(
             [(i + 0.5) * ITERATION for i in its], mean, yerr=[mean - low, high - mean],
-            fmt="s", color="C3", ms=8, capsize=4,
+            fmt="s", color="k", ms=8, capsize=4,
             label="Dopamine DQN: training score of the iteration (5 seeds, range)",
         )  # fmt: skip
     ax.set_xlim(0, right * 1.02)
