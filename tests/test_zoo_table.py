@@ -1,0 +1,45 @@
+"""benchmarks/zoo_table.py --report: rows per preset, figures grouped per preset."""
+
+import importlib.util
+import json
+from pathlib import Path
+
+SCRIPT = Path(__file__).parents[1] / "benchmarks" / "zoo_table.py"
+
+
+def test_report_groups_ddpg_and_td3_runs_by_preset_though_their_folders_look_alike(
+    tmp_path, monkeypatch
+):
+    monkeypatch.syspath_prepend(str(SCRIPT.parent))  # the script imports benchmarks/common.py
+    spec = importlib.util.spec_from_file_location("zoo_table", SCRIPT)
+    zoo_table = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(zoo_table)
+    out, docs = tmp_path / "zoo-runs", tmp_path / "docs"
+    out.mkdir()
+    for preset, finals in (("ddpg/Pendulum-v1", (-150.0, -170.0)),
+                           ("ddpg/Pendulum-v1-td3", (-140.0, -160.0))):  # fmt: skip
+        for seed, final in enumerate(finals):
+            # DDPG and TD3 runs share their folder names: ddpg-ENV-SEED-...
+            run_dir = out / "runs" / f"ddpg-Pendulum-v1-{seed}-{preset.endswith('td3'):d}"
+            run_dir.mkdir(parents=True)
+            row = {"preset": preset, "variant": "", "seed": seed, "budget": "zoo",
+                   "steps": 20000, "seconds": 10.0, "run_dir": str(run_dir),
+                   "steps_per_second": 2000.0, "model": {"mean": final, "std": 1.0}}  # fmt: skip
+            zoo_table.result_path(out, preset, seed, "zoo").write_text(json.dumps(row))
+    drawn = {}
+
+    def fake_plot_runs(run_dirs, output, labels=None):
+        drawn[Path(output).name] = {Path(d).name: labels[d] for d in run_dirs}
+
+    monkeypatch.setattr("rlkit.plotting.plot_runs", fake_plot_runs)
+    text = zoo_table.report(out, docs)
+    assert drawn == {"Pendulum-v1.png": {
+        "ddpg-Pendulum-v1-0-0": "ddpg/Pendulum-v1", "ddpg-Pendulum-v1-1-0": "ddpg/Pendulum-v1",
+        "ddpg-Pendulum-v1-0-1": "ddpg/Pendulum-v1-td3",
+        "ddpg-Pendulum-v1-1-1": "ddpg/Pendulum-v1-td3",
+    }}  # fmt: skip
+    assert (
+        "| ddpg/Pendulum-v1 | ddpg, 20,000 | -152.1 ± 94.3 | -160.0 (-150.0, -170.0) | 2/2 |"
+        in text
+    )
+    assert "| ddpg/Pendulum-v1-td3 | td3, 20,000 |" in text and "-150.0 (-140.0, -160.0)" in text
