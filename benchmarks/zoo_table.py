@@ -124,13 +124,24 @@ def run_one(
     steps = ZOO[preset][3] if budget == "zoo" else None
     plan = experiment.plan(agent, preset=preset, seed=seed, steps=steps, overrides=sets)
     start = time.perf_counter()
-    result = experiment.run(plan, out / "runs", handle_signals=False)
+    stopped = unfinished_run(out / "runs", plan)
+    if stopped is None:
+        trainer, earlier_seconds = experiment.start(plan, out / "runs"), 0.0
+    else:
+        trainer, _ = experiment.resume(stopped)
+        earlier_seconds = trainer.history.earlier_seconds or 0.0
+        print(f"{preset} seed {seed}: resuming {stopped} at step {trainer.step:,}",
+              flush=True)  # fmt: skip
+    result = experiment.drive(trainer, plan.run, handle_signals=False)
     if result.status != experiment.FINISHED:
         raise RuntimeError(result.message)
     row = {"preset": preset, "variant": " ".join(sets), "seed": seed, "budget": budget,
            "steps": result.history.steps,
-           "seconds": time.perf_counter() - start, "run_dir": str(result.run_dir),
+           "seconds": earlier_seconds + time.perf_counter() - start,
+           "run_dir": str(result.run_dir),
            "steps_per_second": result.summary["steps_per_second"]}  # fmt: skip
+    if stopped is not None:  # the time between its last checkpoint and the stop is not counted
+        row["resumed"] = True
     env = make_env(plan.run.env)
     for kind in ("model", "best"):
         if (result.run_dir / kind).is_dir():
@@ -138,6 +149,29 @@ def run_one(
             mean, std = rlkit.evaluate(model, env, episodes, seed=seeding.final_eval_seed(seed))
             row[kind] = {"mean": mean, "std": std, "episodes": episodes}
     return row
+
+
+def unfinished_run(runs_dir: Path, plan) -> Path | None:
+    """The newest run folder in ``runs_dir`` started from ``plan`` (same ``[run]`` settings
+    and agent config) that stopped before its end: it has a checkpoint but no summary.json.
+
+    Long runs (BipedalWalker's million steps) outlast a working session; the next
+    invocation goes on from the checkpoint instead of starting over.
+    """
+    from rlkit.config import make_config
+    from rlkit.runs import SUMMARY_FILE, read_run_config
+
+    found = []
+    for config in runs_dir.glob("*/config.toml"):
+        run_dir = config.parent
+        if (run_dir / SUMMARY_FILE).exists() or not any(run_dir.glob("checkpoints/step-*")):
+            continue
+        run, agent_table = read_run_config(run_dir)
+        if run != plan.run:
+            continue
+        if make_config(plan.spec.config_class(), agent_table) == plan.agent_config:
+            found.append(run_dir)
+    return max(found, key=lambda d: d.stat().st_mtime, default=None)
 
 
 def result_path(out: Path, preset: str, seed: int, budget: str, sets=()) -> Path:

@@ -1,4 +1,4 @@
-"""benchmarks/zoo_table.py --report: rows per preset, figures grouped per preset."""
+"""benchmarks/zoo_table.py: --report's rows and figures per preset; stopped runs resumed."""
 
 import importlib.util
 import json
@@ -7,13 +7,18 @@ from pathlib import Path
 SCRIPT = Path(__file__).parents[1] / "benchmarks" / "zoo_table.py"
 
 
-def test_report_groups_ddpg_and_td3_runs_by_preset_though_their_folders_look_alike(
-    tmp_path, monkeypatch
-):
+def load_zoo_table(monkeypatch):
     monkeypatch.syspath_prepend(str(SCRIPT.parent))  # the script imports benchmarks/common.py
     spec = importlib.util.spec_from_file_location("zoo_table", SCRIPT)
     zoo_table = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(zoo_table)
+    return zoo_table
+
+
+def test_report_groups_ddpg_and_td3_runs_by_preset_though_their_folders_look_alike(
+    tmp_path, monkeypatch
+):
+    zoo_table = load_zoo_table(monkeypatch)
     out, docs = tmp_path / "zoo-runs", tmp_path / "docs"
     out.mkdir()
     for preset, finals in (("ddpg/Pendulum-v1", (-150.0, -170.0)),
@@ -43,3 +48,29 @@ def test_report_groups_ddpg_and_td3_runs_by_preset_though_their_folders_look_ali
         in text
     )
     assert "| ddpg/Pendulum-v1-td3 | td3, 20,000 |" in text and "-150.0 (-140.0, -160.0)" in text
+
+
+def test_a_stopped_run_of_the_same_plan_is_found_to_resume_and_no_other(tmp_path, monkeypatch):
+    from rlkit import experiment
+
+    zoo_table = load_zoo_table(monkeypatch)
+    runs = tmp_path / "runs"
+
+    def plan(seed=0, **overrides):
+        return experiment.plan("dqn", "CartPole-v1", steps=400, seed=seed, eval_every=0,
+                               checkpoint_every=100, overrides={"learning_starts": 50, **overrides},
+                               preset="none")  # fmt: skip
+
+    trainer = experiment.start(plan(), runs, tensorboard=False)
+    trainer.run(200)  # stopped half-way: checkpoints at 100 and 200, no summary.json
+    trainer.close()
+    stopped = trainer.run_dir
+    assert zoo_table.unfinished_run(runs, plan()) == stopped
+    assert zoo_table.unfinished_run(runs, plan(seed=1)) is None
+    assert zoo_table.unfinished_run(runs, plan(gamma=0.9)) is None  # a variant is another run
+
+    trainer, run = experiment.resume(stopped)
+    assert trainer.step == 200
+    result = experiment.drive(trainer, run, handle_signals=False)
+    assert result.status == experiment.FINISHED and result.history.steps == 400
+    assert zoo_table.unfinished_run(runs, plan()) is None  # finished: summary.json
