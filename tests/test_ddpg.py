@@ -400,6 +400,38 @@ def test_config_checks():
         make_agent(tau=0.0)
     with pytest.raises(UsageError, match="noise"):
         make_agent(noise="pink")
+    with pytest.raises(UsageError, match="lr_end_fraction"):
+        make_agent(lr_end_fraction=1.5, lr_anneal_steps=10)
+    with pytest.raises(UsageError, match="needs lr_anneal_steps"):
+        make_agent(lr_end_fraction=0.5)
+
+
+# -- learning-rate schedule ----------------------------------------------------------------
+
+
+def test_learning_rates_fall_linearly_to_their_fraction_after_learning_starts():
+    agent = make_agent(actor_learning_rate=1e-3, critic_learning_rate=2e-3, learning_starts=20,
+                       lr_end_fraction=0.25, lr_anneal_steps=100)  # fmt: skip
+    rates = []
+    for steps in (10, 70, 200):  # before learning_starts, half-way, past the end
+        fill(agent, steps - agent.num_steps)
+        agent.learn(agent.replay.sample(6, 1))  # a block of one update
+        rates.append((float(agent.actor_pipeline.optimizer.learning_rate),
+                      float(agent.critic_pipeline.optimizer.learning_rate)))  # fmt: skip
+    # by hand: 0.25 + 0.75 * (100 - max(0, steps - 20)) / 100, floored at 0.25
+    np.testing.assert_allclose(rates, [(1e-3, 2e-3), (6.25e-4, 1.25e-3), (2.5e-4, 5e-4)])
+    assert agent.diagnostics()["learning_rate_scale"] == 0.25
+    assert "learning_rate_scale" not in make_agent().diagnostics()  # off by default
+
+
+def test_a_learning_rate_fallen_to_zero_leaves_actor_and_critics_as_they_are():
+    agent = make_agent(td3=True, policy_delay=1, lr_end_fraction=0.0, lr_anneal_steps=5)
+    fill(agent, 10)
+    online = agent.actor.variables + agent.critic_pipeline.variables
+    before = values(online)
+    agent.learn(agent.replay.sample(6, 4))
+    for a, v in zip(before, online, strict=True):
+        np.testing.assert_array_equal(a, v.numpy())
 
 
 # -- learning ------------------------------------------------------------------------------
@@ -471,8 +503,9 @@ def test_cli_bad_config_value_and_config_listing(capsys, tmp_path):
     [
         [],
         ["--set", "train_freq_unit=episode", "--set", "train_freq=1", "--set", "gradient_steps=-1"],
+        ["--set", "lr_end_fraction=0.1", "--set", "lr_anneal_steps=500"],
     ],
-    ids=["steps", "episodes"],
+    ids=["steps", "episodes", "lr-schedule"],
 )
 def test_cli_interrupted_and_resumed_run_equals_uninterrupted_run(capsys, tmp_path, schedule):
     """Exact resume: weights, EMA shadows, optimizers, replay, RNGs and the OU state (and,

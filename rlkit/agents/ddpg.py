@@ -37,6 +37,7 @@ from rlkit.losses import bootstrap_target, smooth_target_action, squared_error
 from rlkit.noise import make_noise
 from rlkit.optimizers import make_optimizer
 from rlkit.replay import Batch
+from rlkit.schedules import dqn3_linear
 
 
 class DDPG(OffPolicyAgent):
@@ -131,10 +132,26 @@ class DDPG(OffPolicyAgent):
         """One EMA step outside training: ``shadow <- decay * shadow + (1 - decay) * w``."""
         self._update_targets()
 
+    @property
+    def learning_rate_scale(self) -> float:
+        """What both learning rates are multiplied by now: 1 falling linearly to
+        ``lr_end_fraction`` over ``lr_anneal_steps`` steps after ``learning_starts``
+        (DQN3.0's formula, :func:`rlkit.schedules.dqn3_linear`); 1 when off."""
+        cfg = self.config
+        if cfg.lr_end_fraction < 0:
+            return 1.0
+        return dqn3_linear(
+            self.num_steps, 1.0, cfg.lr_end_fraction, cfg.lr_anneal_steps, cfg.learning_starts
+        )
+
     def diagnostics(self) -> dict[str, float]:
-        """The exploration noise scale (fraction of the bounds' half-range; 0 before learning)."""
+        """The exploration noise scale (fraction of the bounds' half-range; 0 before
+        learning) and, with a schedule, the learning rates' current scale."""
         exploring = self.num_steps >= self.config.learning_starts
-        return {"noise_scale": self.config.noise_scale if exploring else 0.0}
+        scalars = {"noise_scale": self.config.noise_scale if exploring else 0.0}
+        if self.config.lr_end_fraction >= 0:
+            scalars["learning_rate_scale"] = self.learning_rate_scale
+        return scalars
 
     # -- acting ------------------------------------------------------------------------------
     def act(self, obs, explore: bool = True) -> np.ndarray:
@@ -175,6 +192,10 @@ class DDPG(OffPolicyAgent):
         ``policy_delay`` with TD3); ``{"critic_loss", "actor_loss", "q"}`` averaged over the
         block (``q``: mean ``Q(s, a)`` of the sampled actions)."""
         cfg = self.config
+        if cfg.lr_end_fraction >= 0:
+            scale = self.learning_rate_scale
+            self.actor_pipeline.optimizer.learning_rate.assign(cfg.actor_learning_rate * scale)
+            self.critic_pipeline.optimizer.learning_rate.assign(cfg.critic_learning_rate * scale)
         smoothing = self._smoothing_noise(batch.rewards.shape)
         critic_loss, actor_loss, q, self._actor_weights = self._train_block(
             *self._tensors(batch), smoothing, np.int64(self.num_updates)

@@ -23,6 +23,10 @@ def _open_unit_interval(value: float) -> str | None:
     return None if 0.0 < value <= 1.0 else "must be in (0, 1]"
 
 
+def _fraction_or_off(value: float) -> str | None:
+    return None if value == -1.0 or 0.0 <= value <= 1.0 else "must be in [0, 1], or -1 (off)"
+
+
 @dataclass(frozen=True)
 class DDPGConfig:
     """DDPG (Lillicrap et al. 2016) with ExponentialMovingAverage target networks.
@@ -44,6 +48,17 @@ class DDPGConfig:
     )
     actor_learning_rate: float = option(1e-3, "actor optimizer learning rate", positive)
     critic_learning_rate: float = option(1e-3, "critic optimizer learning rate", positive)
+    lr_end_fraction: float = option(
+        -1.0,
+        "both learning rates fall linearly to this fraction of their start over "
+        "lr_anneal_steps steps after learning_starts (0: to zero); -1: constant, as rl-zoo",
+        _fraction_or_off,
+    )
+    lr_anneal_steps: int = option(
+        0,
+        "steps after learning_starts over which the learning rates fall (lr_end_fraction)",
+        non_negative,
+    )
     actor_optimizer: str = option(
         "adam", "actor optimizer: " + " | ".join(OPTIMIZERS), one_of(*OPTIMIZERS)
     )
@@ -103,6 +118,14 @@ class DDPGConfig:
         0.0, "clip rewards to +-reward_clip before storing (0 disables)", non_negative
     )
     jit_compile: bool = option(True, "compile the fused update block with XLA")
+
+    def cross_check(self) -> str | None:
+        if self.lr_end_fraction >= 0 and self.lr_anneal_steps <= 0:
+            return (
+                "lr_end_fraction needs lr_anneal_steps > 0 (e.g. the run's steps less "
+                "learning_starts)"
+            )
+        return None
 
 
 def check_spaces(observation_space, action_space, env_id: str = "the environment") -> None:
