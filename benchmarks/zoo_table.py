@@ -112,6 +112,20 @@ are smoothed by target noise) and at 50k scored 91.7, 93.1, 92.9 (0 of 3 at the 
 the evaluations still rising at the end (every 10k steps, 20 episodes: 93.3 93.4 93.4 /
 92.0 93.5 93.7 / 90.5 93.2 93.4). Two seeds end 0.05 under the zoo's mean less one std:
 the zoo's ± 0.08 is the spread of one run's 100 episodes, not of seeds.
+
+## BipedalWalker-v3: TD3 walks from 175k steps on, DDPG never settles
+
+Seed 0 of each (a million steps, rl-zoo's settings key by key, run side by side with one
+TensorFlow thread each: 97 min for TD3, 84 min for DDPG). TD3's evaluations (every 25k
+steps, 50 episodes) pass 250 at 175k and stay at 243–325 for the rest of the run but
+for two dips (58 at 725k, 14 at 775k); its final model scores 317.6 ± 34.7 over 100
+episodes, above the zoo's 306.0, and its best 324.9 ± 0.6. DDPG's evaluations swing
+between −239 and +160 from 150k to the end (the last eight: 160, −43, 1, −73, −99, −84,
+−136, −102, −52); its final model scores −59.1 ± 25.5, below the zoo's 197.5 ± 141.6,
+and its best (800k) 133.9 ± 125.6. The zoo's DDPG row is one run with a std of 142: a
+walker that falls on a third of its episodes. Seeds 1 and 2 are still to run (~1.5 h a
+pair here; `zoo_table.py` resumes a run stopped at a checkpoint). On this environment,
+as on LunarLanderContinuous, TD3 is the preset to use.
 """
 
 
