@@ -112,8 +112,8 @@ def conv2d(
 ) -> keras.layers.Conv2D:
     """A seeded ReLU convolution (channels last); init as :func:`dense`.
 
-    ``padding`` "valid" (DQN3.0, SB3: an 84-pixel side becomes 20, 9, 7) or "same"
-    (Dopamine's networks, TF-slim's and Flax's default: 21, 11, 11).
+    ``padding`` "valid" (SB3: an 84-pixel side becomes 20, 9, 7) or "same" (Dopamine's
+    networks, TF-slim's and Flax's default: 21, 11, 11).
     """
     kernel, bias = _initializers(seed, 0.0, init, fan_in)
     return keras.layers.Conv2D(
@@ -168,9 +168,12 @@ def torso(
     Returns ``(inputs, features, width, conv_layers)``: the ``keras.Input`` (the stored
     shape and dtype: ``[B, D]`` float32 or ``[B, H, W, C]`` e.g. uint8 or bool), the features
     above it (the input itself for vectors; for images the input as float32, ``/ 255`` for
-    uint8, through the convolutions of :func:`torso_for` (``padding`` as :func:`conv2d`) and
-    flattened: ``[B, 3136]`` for 84x84 and the Nature CNN, ``[B, 7744]`` with "same"
-    padding), their width, and the convolution layers (empty for vectors).
+    uint8, through the convolutions of :func:`torso_for` and flattened: ``[B, 3136]`` for
+    84x84 and the Nature CNN, ``[B, 7744]`` with "same" padding), their width, and the
+    convolution layers (empty for vectors). ``padding`` is "valid" or "same" for every
+    convolution (:func:`conv2d`), or "dqn3": DQN3.0's ``convnet.lua``, one pixel of zeros
+    around the first convolution's input (``SpatialConvolution(..., 8, 8, 4, 4, 1)``) and
+    none after: 86 -> 20 (the last row and column of the 84 unread), 9, 7.
     Convolutions are seeded from ``seed + CONV_SEED_OFFSET``.
     """
     inputs = keras.Input(obs_format.shape, dtype=obs_format.dtype, name=f"{name}_obs")
@@ -180,6 +183,9 @@ def torso(
     if obs_format.scale != 1.0:
         x = x / obs_format.scale
     channels = obs_format.shape[-1]
+    if padding == "dqn3":
+        x = keras.layers.ZeroPadding2D(1, name=f"{name}_pad")(x)
+        padding = "valid"
     convs = []
     for i, (filters, size, stride) in enumerate(torso_for(obs_format, kind)):
         convs.append(

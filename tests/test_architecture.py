@@ -110,6 +110,33 @@ def test_dopamines_network_pads_same_with_glorot_kernels_and_zero_biases():
         DQN(IMAGES, gym.spaces.Discrete(3), conv_padding="full")
 
 
+def test_dqn3_network_pads_only_the_first_convolution_by_one_pixel():
+    """DQN3.0's convnet.lua: ``SpatialConvolution(4, 32, 8, 8, 4, 4, 1)``, then no padding."""
+    import keras
+    import tensorflow as tf
+
+    from rlkit.agents import DQN
+
+    agent = DQN(IMAGES, gym.spaces.Discrete(3), seed=0, hidden_sizes=(512,), conv_padding="dqn3",
+                jit_compile=False)  # fmt: skip
+    q = agent.q
+    assert q.hidden[0].kernel.shape == (7 * 7 * 64, 512)  # 86 -> 20 -> 9 -> 7
+    frames = np.random.default_rng(2).integers(1, 256, (1, 84, 84, 4), dtype=np.uint8)
+    x = tf.constant(frames, tf.float32) / 255.0
+    first = q.convs[0]
+    kernel, bias = first.kernel.numpy(), first.bias.numpy()
+    conv_out = keras.Model(q.model.inputs[0], first.output)(frames).numpy()
+    assert conv_out.shape == (1, 20, 20, 32)
+    # by hand: output (i, j) reads padded rows 4i..4i+7, i.e. input rows 4i-1..4i+6 (-1: zero)
+    padded = np.pad(x.numpy()[0], ((1, 1), (1, 1), (0, 0)))
+    for i, j in [(0, 0), (0, 19), (7, 3), (19, 19)]:
+        window = padded[4 * i : 4 * i + 8, 4 * j : 4 * j + 8, :]
+        want = np.maximum(np.tensordot(window, kernel, axes=3) + bias, 0)
+        np.testing.assert_allclose(conv_out[0, i, j], want, rtol=1e-4, atol=1e-5)
+    unpadded = tf.nn.relu(tf.nn.conv2d(x, first.kernel, 4, "VALID") + first.bias).numpy()
+    assert not np.allclose(conv_out, unpadded, atol=1e-3)
+
+
 def test_plan_resolves_like_the_cli_and_refuses_bad_values():
     plan = experiment.plan("dqn", overrides=["gamma=0.9"])
     assert plan.run.env == "CartPole-v1" and plan.run.steps == 50_000

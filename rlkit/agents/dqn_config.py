@@ -43,9 +43,10 @@ class DQNConfig:
     )
     conv_padding: str = option(
         "valid",
-        "padding of the convolutions: valid (DQN3.0, SB3; 84 pixels -> 20, 9, 7) | same "
+        "padding of the convolutions: valid (SB3; 84 pixels -> 20, 9, 7) | dqn3 (DQN3.0: one "
+        "pixel of zeros around the first convolution's input only; 86 -> 20, 9, 7) | same "
         "(Dopamine's networks; 84 -> 21, 11, 11)",
-        one_of("valid", "same"),
+        one_of("valid", "dqn3", "same"),
     )
     init: str = option(
         "torch",
