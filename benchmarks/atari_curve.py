@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 from pathlib import Path
 
 import numpy as np
@@ -60,10 +61,23 @@ def whole_games(rows: list[dict], lives: int) -> tuple[np.ndarray, np.ndarray, s
     return np.asarray(ends), summed, f"{lives} lives to a game"
 
 
+def reference_run(run_dir: Path) -> dict | None:
+    """What ``benchmarks/atari_sb3_reference.py`` wrote about a run of another library
+    (``reference.json``: library, env, schedule), or None for an rlkit run folder."""
+    path = run_dir / "reference.json"
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def library(run_dir: Path) -> str:
+    reference = reference_run(run_dir)
+    return reference["library"] if reference else "rlkit"
+
+
 def game_name(run_dir: Path) -> str:
     from rlkit.runs import read_run_config
 
-    env = read_run_config(run_dir)[0].env  # ALE/Breakout-v5
+    reference = reference_run(run_dir)
+    env = reference["env"] if reference else read_run_config(run_dir)[0].env  # ALE/Breakout-v5
     return env.split("/")[-1].split("-")[0]
 
 
@@ -72,7 +86,8 @@ def schedule(run_dir: Path) -> str:
     it starts learning and how often it copies its target."""
     from rlkit.runs import read_run_config
 
-    agent = read_run_config(run_dir)[1]
+    reference = reference_run(run_dir)
+    agent = reference["schedule"] if reference else read_run_config(run_dir)[1]
     return (
         f"ε 1 → {agent['eps_end']:g} over {_steps(agent['eps_anneal_steps'])}, "
         f"learning from {_steps(agent['learning_starts'])}, "
@@ -105,7 +120,7 @@ def table(run_dir: Path, lives: int) -> tuple[list[dict], str]:
 
 
 def print_table(run_dir: Path, lines: list[dict], how: str) -> None:
-    print(f"{run_dir} ({schedule(run_dir)}; {how})")
+    print(f"{run_dir} ({library(run_dir)}: {schedule(run_dir)}; {how})")
     print("| iteration | agent steps | games | training score (mean) | Dopamine DQN (5 seeds) | "
           "greedy eval at the end (ε 0.05) |")  # fmt: skip
     print("|---:|---|---:|---:|---:|---|")
@@ -181,7 +196,9 @@ def main() -> None:
     lives = [int(n) for n in args.lives.split(",")]
     lives = lives * len(args.run_dirs) if len(lives) == 1 else lives
     labels = (
-        args.labels.split(";") if args.labels else [f"rlkit, {schedule(r)}" for r in args.run_dirs]
+        args.labels.split(";")
+        if args.labels
+        else [f"{library(r)}, {schedule(r)}" for r in args.run_dirs]
     )
     if len(lives) != len(args.run_dirs) or len(labels) != len(args.run_dirs):
         parser.error("give --lives and --labels once, or once per run")

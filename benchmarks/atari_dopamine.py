@@ -27,8 +27,14 @@ DOPAMINE_SCHEDULE = {
 }
 DOPAMINE_ENV = {"life_loss_terminal": False, "noop_max": 0, "repeat_action_probability": 0.25}
 #: Dopamine's Nature network (legacy TF and JAX): "same" padding, Glorot-uniform kernels,
-#: zero biases; DQN3.0's (the dqn3 preset's) pads nothing and starts from Torch7's init
-NETWORKS = {"dqn3": {}, "dopamine": {"conv_padding": "same", "init": "glorot"}}
+#: zero biases; DQN3.0's (the dqn3 preset's) pads the first convolution's input by one
+#: pixel and starts from Torch7's init; "valid" pads nothing (SB3's, and the dqn3 preset's
+#: before 2026-11-22: the runs in docs/atari.md)
+NETWORKS = {
+    "dqn3": {},
+    "valid": {"conv_padding": "valid"},
+    "dopamine": {"conv_padding": "same", "init": "glorot"},
+}
 
 
 def main() -> None:

@@ -2,6 +2,8 @@
 docs/atari.md prints next to Dopamine's)."""
 
 import importlib.util
+import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -63,3 +65,39 @@ def test_runs_without_game_rows_group_lives_into_games(curve, tmp_path):
     assert how == "5 lives to a game"
     np.testing.assert_array_equal(ends, [50, 100])  # the 2 unfinished lives are left out
     np.testing.assert_array_equal(scores, [0 + 1 + 2 + 0 + 1, 2 + 0 + 1 + 2 + 0])
+
+
+def test_a_reference_run_of_another_library_reads_from_its_reference_json(curve, tmp_path):
+    """benchmarks/atari_sb3_reference.py writes game rows and reference.json, no config."""
+    run = tmp_path / "sb3"
+    run.mkdir()
+    (run / "metrics.csv").write_text(
+        "kind,step,episode,return,length,return_std\ngame,900,1,2.0,900,\ngame,251000,2,6.0,800,\n"
+    )
+    (run / "reference.json").write_text(json.dumps({
+        "library": "stable-baselines3", "env": "ALE/Pong-v5",
+        "schedule": {"eps_end": 0.01, "eps_anneal_steps": 250000, "learning_starts": 20000,
+                     "target_update": 8000},
+    }))  # fmt: skip
+    lines, _ = curve.table(run, lives=1)
+    assert [line["train_score"] for line in lines] == [2.0, 6.0]
+    assert lines[0]["dopamine"][0] == -20.3  # Pong's reference, from the env in the json
+    assert curve.library(run) == "stable-baselines3"
+    assert curve.schedule(run) == "ε 1 → 0.01 over 250k, learning from 20k, target every 8k"
+    assert curve.library(write_run(tmp_path / "rlkit", ["game,10,1,1,10,"])) == "rlkit"
+
+
+def test_the_sb3_reference_anneals_epsilon_as_dopamine():
+    """Dopamine's linearly_decaying_epsilon(250k, step, 20k, 0.01), by hand."""
+    path = SCRIPT.parent / "atari_sb3_reference.py"
+    spec = importlib.util.spec_from_file_location("atari_sb3_reference", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(SCRIPT.parent))  # it imports atari_dopamine, as when run
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(SCRIPT.parent))
+    epsilon = module.dopamine_epsilon
+    assert epsilon(0) == epsilon(20_000) == 1.0
+    assert epsilon(145_000) == pytest.approx(0.01 + 0.99 * 0.5)
+    assert epsilon(270_000) == pytest.approx(0.01) and epsilon(10**6) == pytest.approx(0.01)
