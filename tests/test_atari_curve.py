@@ -3,7 +3,6 @@ docs/atari.md prints next to Dopamine's)."""
 
 import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -85,19 +84,3 @@ def test_a_reference_run_of_another_library_reads_from_its_reference_json(curve,
     assert curve.library(run) == "stable-baselines3"
     assert curve.schedule(run) == "ε 1 → 0.01 over 250k, learning from 20k, target every 8k"
     assert curve.library(write_run(tmp_path / "rlkit", ["game,10,1,1,10,"])) == "rlkit"
-
-
-def test_the_sb3_reference_anneals_epsilon_as_dopamine():
-    """Dopamine's linearly_decaying_epsilon(250k, step, 20k, 0.01), by hand."""
-    path = SCRIPT.parent / "atari_sb3_reference.py"
-    spec = importlib.util.spec_from_file_location("atari_sb3_reference", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, str(SCRIPT.parent))  # it imports atari_dopamine, as when run
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(SCRIPT.parent))
-    epsilon = module.dopamine_epsilon
-    assert epsilon(0) == epsilon(20_000) == 1.0
-    assert epsilon(145_000) == pytest.approx(0.01 + 0.99 * 0.5)
-    assert epsilon(270_000) == pytest.approx(0.01) and epsilon(10**6) == pytest.approx(0.01)
