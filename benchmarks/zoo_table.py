@@ -91,8 +91,9 @@ MountainCar-v0 with the same decaying rate: −123.8, −103.2, −103.1 against
 
 ## LunarLanderContinuous-v3: DDPG swings, TD3 settles
 
-Both presets are rl-zoo's settings key by key (400×300, one update per step, run after
-each episode in fused blocks of 64). TD3's final models, 237.5, 207.9, 239.0, are at the
+Both presets are rl-zoo's settings key by key but for the batch size (256; the zoo's
+table ran with 100: see below) (400×300, one update per step, run after each episode in
+fused blocks of 64). TD3's final models, 237.5, 207.9, 239.0, are at the
 zoo's level on 3 of 3 seeds, above its 207.5, and its evaluations settle: the last three
 (every 25k steps, 100 episodes) lie within 60 points of each other on every seed. DDPG's
 final models, 151.3, 239.7, 58.7, reach the zoo's level (230.2 ± 92.4: at least 137.8)
@@ -143,6 +144,27 @@ best models (800k; 275k) score 133.9 ± 125.6 and 195.6 ± 111.0. The zoo's DDPG
 run with a std of 142: a walker that falls on a third of its episodes. Seed 2 is still to
 run (`zoo_table.py` resumes a run stopped at a checkpoint). On this environment, as on
 LunarLanderContinuous, TD3 is the preset to use.
+
+## The zoo's DDPG and TD3 rows ran with a batch of 100, not 256
+
+rl-zoo's ddpg.yml and td3.yml leave `batch_size` unset for these environments, and its
+table was made with Stable-Baselines3 before 2.3, whose DDPG and TD3 defaulted to 100 (SB3
+2.3 moved them to 256, with `train_freq` 1 and `gradient_steps` 1; checked in SB3 0.10
+and 1.8's sources). The presets took 256, today's default; every preset row above was
+measured with 256. The zoo's own 100, as variant rows (`--set batch_size=100`):
+
+- MountainCarContinuous-v0 TD3 (100k steps): final models 93.7, 90.6, 91.9 against 93.4,
+  93.6, 93.4 with 256: worse on two seeds.
+- LunarLanderContinuous-v3 DDPG, seed 0: final 12.8 ± 193.3 against 151.3 (its
+  evaluations 202, 190, 180 from 225k to 275k, then −15 at 300k), best 180.0.
+- BipedalWalker-v3 DDPG, seed 0: final −1.8 ± 51.9 against −59.1, best 246.9 ± 94.0
+  against 133.9 (evaluations reach 219–236 at 325–375k, then swing between −154 and 232
+  to the end): better, still below the zoo's 197.5 ± 141.6 on the final model.
+
+A batch of 100 halves the wall-clock (380–410 steps/s against ~200: 44 min for
+BipedalWalker's million steps, 12 min for LunarLanderContinuous' 300k), but DDPG's final
+model stays a lottery at either size; the presets keep 256 until three seeds say
+otherwise.
 """
 
 
