@@ -133,9 +133,10 @@ Seeds 0 and 1 of each (a million steps, rl-zoo's settings key by key but for the
 size (below), run side by side with one TensorFlow thread each: ~97 min a run for TD3,
 ~85 min for DDPG; seed 1 was stopped at a checkpoint by the end of a session and resumed).
 TD3's evaluations (every 25k steps, 50 episodes) pass 230 by 175–200k and stay at
-243–325 for the rest of the run but for a few dips (seed 0: 58 at 725k, 14 at 775k; seed
-1: 150 at 450k, 79 at 500k); its final models score 317.6 ± 34.7 and 317.5 ± 27.0 over
-100 episodes, both above the zoo's 306.0, and its best 324.9 and 319.5. DDPG's
+243–325 for the rest of the run but for a few dips (seed 0: 58 at 725k, 14 at 775k;
+seed 1: 188 at 275k, 150 at 450k, 79 at 500k); its final models score 317.6 ± 34.7 and
+317.5 ± 27.0 over 100 episodes, both above the zoo's 306.0, and its best 324.9 and 319.5.
+DDPG's
 evaluations swing between −239 and +160 from 150k to the end on seed 0 (the last eight:
 160, −43, 1, −73, −99, −84, −136, −102, −52) and sit at −80 to −177 on seed 1, with
 spikes to 184 (275k) and 149 (550k); its final models score −59.1 ± 25.5 and
