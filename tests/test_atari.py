@@ -236,6 +236,8 @@ def test_atari_smoke_run_with_the_dqn3_preset_and_frame_replay(capsys, tmp_path)
     assert type(agent.replay).__name__ == "FrameReplay" and agent.replay.obs.shape[1:] == (84, 84)
     assert agent.replay.rewards.max() <= 1.0 and agent.replay.rewards.min() >= -1.0
     assert agent.config.rescale_r and agent.config.r_max_running
+    assert agent.config.conv_padding == "dqn3"  # convnet.lua pads the first convolution
+    assert agent.q.model.get_layer("q_pad").output.shape[1:3] == (86, 86)  # restored padded
 
 
 class Recorder(gym.Wrapper):
