@@ -27,6 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
+from rlkit.errors import UsageError
+
 ITERATION = 250_000  # agent steps (1M frames)
 # Dopamine's DQN baseline (google/dopamine baselines/atari/data/<game>.json, agent "DQN"):
 # the training score of each iteration, mean of its 5 seeds, and the lowest and highest seed
@@ -193,6 +195,14 @@ def main() -> None:
     )
     parser.add_argument("--plot", type=Path, help="write the curves to this PNG")
     args = parser.parse_args()
+    try:
+        report(parser, args)
+    except UsageError as error:  # a folder that is no run: one line, exit 2
+        parser.error(str(error))
+
+
+def report(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Print each run's table (and write the figure) for :func:`main`'s arguments."""
     lives = [int(n) for n in args.lives.split(",")]
     lives = lives * len(args.run_dirs) if len(lives) == 1 else lives
     labels = (

@@ -84,3 +84,13 @@ def test_a_reference_run_of_another_library_reads_from_its_reference_json(curve,
     assert curve.library(run) == "stable-baselines3"
     assert curve.schedule(run) == "ε 1 → 0.01 over 250k, learning from 20k, target every 8k"
     assert curve.library(write_run(tmp_path / "rlkit", ["game,10,1,1,10,"])) == "rlkit"
+
+
+def test_a_folder_that_is_no_run_is_refused_in_one_line(curve, tmp_path, monkeypatch, capsys):
+    (tmp_path / "notes").mkdir()
+    monkeypatch.setattr("sys.argv", ["atari_curve.py", str(tmp_path / "notes")])
+    with pytest.raises(SystemExit) as stop:
+        curve.main()
+    assert stop.value.code == 2
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last.endswith("is not an rlkit run folder: config.toml is missing"), last
