@@ -133,23 +133,24 @@ The zoo's ± 0.08 is the spread of one run's 100 episodes, not of seeds, so a se
 under it is within what seeds differ by. (The wall-clock shown is of runs that shared the
 two cores with two other jobs for their last 50k: ~140 steps/s against ~170 alone.)
 
-## BipedalWalker-v3: TD3 walks from 175k steps on, DDPG never settles
+## BipedalWalker-v3: TD3 walks from 175–300k steps on, DDPG never settles
 
-Seeds 0 and 1 of each (a million steps, rl-zoo's settings key by key but for the batch
-size (below), run side by side with one TensorFlow thread each: ~97 min a run for TD3,
-~85 min for DDPG; seed 1 was stopped at a checkpoint by the end of a session and resumed).
-TD3's evaluations (every 25k steps, 50 episodes) pass 230 by 175–200k and stay at
-243–325 for the rest of the run but for a few dips (seed 0: 58 at 725k, 14 at 775k;
-seed 1: 188 at 275k, 150 at 450k, 79 at 500k); its final models score 317.6 ± 34.7 and
-317.5 ± 27.0 over 100 episodes, both above the zoo's 306.0, and its best 324.9 and 319.5.
+Seeds 0–2 of TD3 and 0–1 of DDPG (a million steps, rl-zoo's settings key by key but for
+the batch size (below), run side by side with one TensorFlow thread each: ~97 min a run
+for TD3, ~85 min for DDPG; seeds 1 and 2 were stopped at a checkpoint by the end of a
+session and resumed). TD3's evaluations (every 25k steps, 50 episodes) pass 230 by
+175–300k and stay at 243–325 for the rest of the run but for a few dips (seed 0: 58 at
+725k, 14 at 775k; seed 1: 188 at 275k, 150 at 450k, 79 at 500k; seed 2: 160 at 325k, 170
+at 875k); its final models score 317.6 ± 34.7, 317.5 ± 27.0 and 306.1 ± 1.0 over 100
+episodes, all three at the zoo's 306.0 or above, and its best 324.9, 319.5 and 310.2.
 DDPG's
 evaluations swing between −239 and +160 from 150k to the end on seed 0 (the last eight:
 160, −43, 1, −73, −99, −84, −136, −102, −52) and sit at −80 to −177 on seed 1, with
 spikes to 184 (275k) and 149 (550k); its final models score −59.1 ± 25.5 and
 −130.9 ± 5.1 (a walker that falls at once), below the zoo's 197.5 ± 141.6, while its
 best models (800k; 275k) score 133.9 ± 125.6 and 195.6 ± 111.0. The zoo's DDPG row is one
-run with a std of 142: a walker that falls on a third of its episodes. Seed 2 is still to
-run (`zoo_table.py` resumes a run stopped at a checkpoint). On this environment, as on
+run with a std of 142: a walker that falls on a third of its episodes. DDPG's seed 2 is
+still to finish (`zoo_table.py` resumes a run stopped at a checkpoint). On this environment, as on
 LunarLanderContinuous, TD3 is the preset to use.
 
 ## The zoo's DDPG and TD3 rows ran with a batch of 100, not 256
