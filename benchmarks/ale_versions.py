@@ -29,6 +29,7 @@ Result (2026-11-23, docs/atari.md): bit-identical over 400,000 frames; with stic
 from __future__ import annotations
 
 import argparse
+import contextlib
 import ctypes
 import os
 from pathlib import Path
@@ -37,6 +38,22 @@ import numpy as np
 
 MINIMAL_ACTIONS = (0, 1, 3, 4)  # NOOP, FIRE, RIGHT, LEFT (ALE's full-set indices)
 BALL_X, BALL_Y, PADDLE_X = 99, 101, 72  # Breakout's RAM addresses
+
+
+@contextlib.contextmanager
+def silenced():
+    """File descriptors 1 and 2 to /dev/null (C/C++ output of a library) for the block."""
+    saved = [os.dup(fd) for fd in (1, 2)]
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        for fd in (1, 2):
+            os.dup2(null, fd)
+        yield
+    finally:
+        for fd, copy in zip((1, 2), saved, strict=True):
+            os.dup2(copy, fd)
+            os.close(copy)
+        os.close(null)
 
 
 class OldALE:
@@ -56,12 +73,13 @@ class OldALE:
         }  # fmt: skip
         for name, (args, result) in signatures.items():
             getattr(lib, name).argtypes, getattr(lib, name).restype = args, result
-        self._lib, self._ale = lib, lib.ALE_new()
-        lib.setInt(self._ale, b"random_seed", seed)
-        lib.setFloat(self._ale, b"repeat_action_probability", sticky)
-        lib.setInt(self._ale, b"frame_skip", 1)
-        lib.setBool(self._ale, b"color_averaging", False)
-        lib.loadROM(self._ale, str(rom).encode())
+        with silenced():  # ALE 0.5 writes a banner to stderr on every start and ROM load
+            self._lib, self._ale = lib, lib.ALE_new()
+            lib.setInt(self._ale, b"random_seed", seed)
+            lib.setFloat(self._ale, b"repeat_action_probability", sticky)
+            lib.setInt(self._ale, b"frame_skip", 1)
+            lib.setBool(self._ale, b"color_averaging", False)
+            lib.loadROM(self._ale, str(rom).encode())
         self._ram = np.zeros(128, np.uint8)
         self._screen = np.zeros((210, 160), np.uint8)
 
@@ -202,23 +220,14 @@ def main() -> None:
     if not args.old_lib.is_file():
         parser.error(f"no library at {args.old_lib}: build it as this script's docstring says")
     rom = Path(ale_py.roms.get_rom_path("breakout"))
-    quiet, stdout = os.open(os.devnull, os.O_WRONLY), os.dup(1)
-    os.dup2(quiet, 1)  # the old ALE prints a banner on every ROM load
-    pairs = {
-        p: (OldALE(args.old_lib, rom, 0.0, 0), NewALE(rom, 0.0, 0)) for p in ("random", "ball")
-    }
-    sticky = OldALE(args.old_lib, rom, 0.25, 101), NewALE(rom, 0.25, 202)
-    ctypes.CDLL(None).fflush(None)  # C's buffered banner goes to /dev/null, not after
-    os.dup2(stdout, 1)
-    for policy, (old, new) in pairs.items():
+    for policy in ("random", "ball"):
+        old, new = OldALE(args.old_lib, rom, 0.0, 0), NewALE(rom, 0.0, 0)
         difference, games = lockstep(old, new, args.frames, policy)
         best = max((score for score, _ in games), default=0)
         print(f"lockstep, {policy} actions, {args.frames:,} frames, {len(games)} games "
               f"(best score {best}): {difference or 'identical'}", flush=True)  # fmt: skip
-    old_games, new_games = (
-        random_games(sticky[0], args.games, 1),
-        random_games(sticky[1], args.games, 2),
-    )
+    old_games = random_games(OldALE(args.old_lib, rom, 0.25, 101), args.games, seed=1)
+    new_games = random_games(NewALE(rom, 0.25, 202), args.games, seed=2)
     print(f"sticky actions 0.25, {args.games} random games each:")
     print("  " + compare_distributions(old_games[:, 0], new_games[:, 0], "score"))
     print("  " + compare_distributions(old_games[:, 1], new_games[:, 1], "frames"))
