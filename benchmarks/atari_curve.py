@@ -172,7 +172,7 @@ def plot(run_dirs: list[Path], lives: list[int], labels: list[str], output: Path
     ax.set_xlim(0, right * 1.02)
     ax.set_xlabel("agent steps (4 frames each)")
     ax.set_ylabel("game score (all lives)")
-    ax.set_title(f"rlkit DQN (DQN3.0's update) on {game}")
+    ax.set_title(f"DQN on {game}: the runs and Dopamine's baseline")
     ax.grid(alpha=0.3)
     ax.legend(loc="upper left", fontsize=8)
     fig.tight_layout()

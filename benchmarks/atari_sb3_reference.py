@@ -10,6 +10,10 @@ Huber loss averaged over the batch (SB3's own), no gradient clipping, and centre
 2.5e-4 (rho 0.95) with epsilon 1e-5 *inside* the square root as TensorFlow's (PyTorch's
 adds it outside; :class:`CentredRMSProp` below). If SB3 lands where rlkit does, the gap
 lies in the environment, not in rlkit's agent; if it lands on Dopamine's curve, in rlkit.
+Result (2026-11-23, seed 0, docs/atari.md): 1.6 in iteration 0 and 2.4 in iteration 1
+(rlkit 1.7 and 2.2, Dopamine 1.6 and 3.1): with rlkit. ``benchmarks/ale_versions.py`` then
+found the emulator to be the one Dopamine's baseline ran on: the gap lies in neither rlkit's
+agent nor the emulator.
 
 SB3 stores whole frame stacks (``optimize_memory_usage`` keeps one copy): the replay holds
 ``--buffer`` transitions at 28 KB each (500k: 14.1 GB), so a run to 500k steps with
