@@ -2,21 +2,17 @@
 where there is one (checked with two ale-py emulators; the old atari-py library is built by
 hand, not in CI)."""
 
-import importlib.util
 from pathlib import Path
 
 import pytest
+from benchmark_scripts import load_benchmark
 
 ale_py = pytest.importorskip("ale_py")
-SCRIPT = Path(__file__).parents[1] / "benchmarks" / "ale_versions.py"
 
 
 @pytest.fixture(scope="module")
 def versions():
-    spec = importlib.util.spec_from_file_location("ale_versions", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("ale_versions")
 
 
 @pytest.fixture(scope="module")

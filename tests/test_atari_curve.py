@@ -1,14 +1,13 @@
 """benchmarks/atari_curve.py: whole games grouped into Dopamine iterations (the numbers
 docs/atari.md prints next to Dopamine's)."""
 
-import importlib.util
 import json
 from pathlib import Path
 
 import numpy as np
 import pytest
+from benchmark_scripts import load_benchmark
 
-SCRIPT = Path(__file__).parents[1] / "benchmarks" / "atari_curve.py"
 CONFIG = """[run]
 agent = "dqn"
 env = "ALE/Breakout-v5"
@@ -23,10 +22,7 @@ target_update = 8000
 
 @pytest.fixture(scope="module")
 def curve():
-    spec = importlib.util.spec_from_file_location("atari_curve", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("atari_curve")
 
 
 def write_run(path: Path, rows: list[str]) -> Path:

@@ -1,28 +1,14 @@
 """benchmarks/atari_sb3_reference.py: the reference run's schedule and optimizer are
 Dopamine's (its epsilon by hand, its centred RMSProp against Keras')."""
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
-
-BENCHMARKS = Path(__file__).parents[1] / "benchmarks"
+from benchmark_scripts import load_benchmark
 
 
 @pytest.fixture(scope="module")
 def reference():
-    spec = importlib.util.spec_from_file_location(
-        "atari_sb3_reference", BENCHMARKS / "atari_sb3_reference.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, str(BENCHMARKS))  # it imports atari_dopamine, as when run
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(BENCHMARKS))
-    return module
+    return load_benchmark("atari_sb3_reference")  # it imports atari_dopamine, as when run
 
 
 def test_epsilon_is_dopamines_linearly_decaying_epsilon(reference):

@@ -1,24 +1,15 @@
 """benchmarks/zoo_table.py: --report's rows and figures per preset; stopped runs resumed."""
 
-import importlib.util
 import json
 from pathlib import Path
 
-SCRIPT = Path(__file__).parents[1] / "benchmarks" / "zoo_table.py"
-
-
-def load_zoo_table(monkeypatch):
-    monkeypatch.syspath_prepend(str(SCRIPT.parent))  # the script imports benchmarks/common.py
-    spec = importlib.util.spec_from_file_location("zoo_table", SCRIPT)
-    zoo_table = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(zoo_table)
-    return zoo_table
+from benchmark_scripts import load_benchmark
 
 
 def test_report_groups_ddpg_and_td3_runs_by_preset_though_their_folders_look_alike(
     tmp_path, monkeypatch
 ):
-    zoo_table = load_zoo_table(monkeypatch)
+    zoo_table = load_benchmark("zoo_table")
     out, docs = tmp_path / "zoo-runs", tmp_path / "docs"
     out.mkdir()
     for preset, finals in (("ddpg/Pendulum-v1", (-150.0, -170.0)),
@@ -50,10 +41,10 @@ def test_report_groups_ddpg_and_td3_runs_by_preset_though_their_folders_look_ali
     assert "| ddpg/Pendulum-v1-td3 | td3, 20,000 |" in text and "-150.0 (-140.0, -160.0)" in text
 
 
-def test_a_stopped_run_of_the_same_plan_is_found_to_resume_and_no_other(tmp_path, monkeypatch):
+def test_a_stopped_run_of_the_same_plan_is_found_to_resume_and_no_other(tmp_path):
     from rlkit import experiment
 
-    zoo_table = load_zoo_table(monkeypatch)
+    zoo_table = load_benchmark("zoo_table")
     runs = tmp_path / "runs"
 
     def plan(seed=0, **overrides):
