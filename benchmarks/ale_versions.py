@@ -212,16 +212,25 @@ def compare_distributions(old: np.ndarray, new: np.ndarray, name: str) -> str:
 
 
 def main() -> None:
-    import ale_py.roms
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--old-lib", type=Path, required=True, help="atari-py 0.1.7 libale_c.so")
     parser.add_argument("--frames", type=int, default=200_000, help="per lockstep stream")
     parser.add_argument("--games", type=int, default=1000, help="sticky games per emulator")
     args = parser.parse_args()
+    if args.frames < 1 or args.games < 2:
+        parser.error("--frames must be at least 1 and --games at least 2")
     if not args.old_lib.is_file():
         parser.error(f"no library at {args.old_lib}: build it as this script's docstring says")
+    try:
+        import ale_py.roms
+    except ImportError:
+        parser.error("needs ale-py: pip install '.[atari]'")
     rom = Path(ale_py.roms.get_rom_path("breakout"))
+    try:
+        ctypes.cdll.LoadLibrary(str(args.old_lib.resolve()))
+    except OSError as error:
+        parser.error(f"cannot load {args.old_lib} as a library ({error}): build it as this "
+                     "script's docstring says")  # fmt: skip
     for policy in ("random", "ball"):
         old, new = OldALE(args.old_lib, rom, 0.0, 0), NewALE(rom, 0.0, 0)
         difference, games = lockstep(old, new, args.frames, policy)

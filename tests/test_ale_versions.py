@@ -41,3 +41,12 @@ def test_sticky_actions_on_one_side_are_found_within_a_game(versions, rom):
 def test_random_games_are_whole_games(versions, rom):
     games = versions.random_games(versions.NewALE(rom, 0.25, 0), 3, seed=0)
     assert games.shape == (3, 2) and (games[:, 1] > 100).all()  # a game lasts 500+ frames
+
+
+def test_a_file_that_is_no_library_is_refused_in_one_line(versions, tmp_path, monkeypatch, capsys):
+    (tmp_path / "libale_c.so").write_text("not a library")
+    monkeypatch.setattr("sys.argv", ["ale_versions.py", "--old-lib", str(tmp_path / "libale_c.so")])
+    with pytest.raises(SystemExit) as stop:
+        versions.main()
+    assert stop.value.code == 2
+    assert "cannot load" in capsys.readouterr().err.strip().splitlines()[-1]
