@@ -135,7 +135,7 @@ two cores with two other jobs for their last 50k: ~140 steps/s against ~170 alon
 
 ## BipedalWalker-v3: TD3 walks from 175–300k steps on, DDPG never settles
 
-Seeds 0–2 of TD3 and 0–1 of DDPG (a million steps, rl-zoo's settings key by key but for
+Seeds 0–2 of TD3 and DDPG (a million steps, rl-zoo's settings key by key but for
 the batch size (below), run side by side with one TensorFlow thread each: ~97 min a run
 for TD3, ~85 min for DDPG; seeds 1 and 2 were stopped at a checkpoint by the end of a
 session and resumed). TD3's evaluations (every 25k steps, 50 episodes) pass 230 by
@@ -145,13 +145,14 @@ at 875k); its final models score 317.6 ± 34.7, 317.5 ± 27.0 and 306.1 ± 1.0 o
 episodes, all three at the zoo's 306.0 or above, and its best 324.9, 319.5 and 310.2.
 DDPG's
 evaluations swing between −239 and +160 from 150k to the end on seed 0 (the last eight:
-160, −43, 1, −73, −99, −84, −136, −102, −52) and sit at −80 to −177 on seed 1, with
-spikes to 184 (275k) and 149 (550k); its final models score −59.1 ± 25.5 and
-−130.9 ± 5.1 (a walker that falls at once), below the zoo's 197.5 ± 141.6, while its
-best models (800k; 275k) score 133.9 ± 125.6 and 195.6 ± 111.0. The zoo's DDPG row is one
-run with a std of 142: a walker that falls on a third of its episodes. DDPG's seed 2 is
-still to finish (`zoo_table.py` resumes a run stopped at a checkpoint). On this environment, as on
-LunarLanderContinuous, TD3 is the preset to use.
+160, −43, 1, −73, −99, −84, −136, −102, −52), sit at −80 to −177 on seed 1, with
+spikes to 184 (275k) and 149 (550k), and on seed 2 between −152 and 160 (525k) up to 600k,
+then at −152 … −9 but for one 67 (950k); its final models score −59.1 ± 25.5,
+−130.9 ± 5.1 and −86.4 ± 33.6 (a walker that falls), 0 of 3 at the zoo's 197.5 ± 141.6,
+while its best models (800k; 275k; 525k) score 133.9 ± 125.6, 195.6 ± 111.0 and
+109.1 ± 134.1. The zoo's DDPG row is one run with a std of 142: a walker that falls on a
+third of its episodes. On this environment, as on LunarLanderContinuous, TD3 is the
+preset to use.
 
 ## The zoo's DDPG and TD3 rows ran with a batch of 100, not 256
 
