@@ -51,9 +51,10 @@ class ActionBounds:
 class Actor:
     """``mu(s)``: ``[B, obs_dim] -> [B, act_dim]`` in the action bounds' units.
 
-    ReLU hidden layers, a final layer initialised to ``U(-3e-3, 3e-3)`` (the DDPG
-    paper's choice: the initial policy is near the middle of the bounds), ``tanh``,
-    then the affine map to ``[low, high]``.
+    ReLU hidden layers initialised by ``init`` (:func:`rlkit.networks.dense`), a final
+    layer initialised to ``U(-output_scale, output_scale)`` (the DDPG paper's 3e-3: the
+    initial policy is near the middle of the bounds; 0: by ``init`` too), ``tanh``, then
+    the affine map to ``[low, high]``.
     """
 
     def __init__(
@@ -63,11 +64,15 @@ class Actor:
         hidden_sizes: Sequence[int],
         seed: int = 0,
         name: str = "actor",
+        init: str = "glorot",
+        output_scale: float = 3e-3,
     ) -> None:
         self.bounds = bounds
         base = network_seed(seed, "actor")
-        self.hidden = mlp_layers(hidden_sizes, base, name, seed_stride=2)
-        self.head = dense(bounds.dim, "tanh", base + 998, f"{name}_out", 3e-3)
+        self.hidden = mlp_layers(hidden_sizes, base, name, init, obs_dim, seed_stride=2)
+        fan_in = hidden_sizes[-1] if hidden_sizes else obs_dim
+        self.head = dense(bounds.dim, "tanh", base + 998, f"{name}_out", output_scale, init,
+                          fan_in)  # fmt: skip
         inputs = keras.Input((obs_dim,), name=f"{name}_obs")
         outputs = bounds.from_unit(self.head(apply_layers(inputs, self.hidden)))
         self.model = keras.Model(inputs, outputs, name=name)
@@ -96,7 +101,8 @@ class Critic:
     """``Q(s, a)``: ``([B, obs_dim], [B, act_dim]) -> [B]``, an MLP on ``concat(s, a_n)``.
 
     ``a`` is in the bounds' units; the model maps it to ``a_n`` in ``[-1, 1]`` first.
-    ``index`` picks distinct initial weights (TD3's twin critics).
+    ``index`` picks distinct initial weights (TD3's twin critics). ``init`` and
+    ``output_scale`` as :class:`Actor`'s.
     """
 
     def __init__(
@@ -107,14 +113,18 @@ class Critic:
         seed: int = 0,
         name: str = "critic",
         index: int = 0,
+        init: str = "glorot",
+        output_scale: float = 3e-3,
     ) -> None:
         obs = keras.Input((obs_dim,), name=f"{name}_obs")
         action = keras.Input((bounds.dim,), name=f"{name}_action")
         x = keras.ops.concatenate([obs, bounds.to_unit(action)], axis=-1)
         base = network_seed(seed, "critic", index)  # twin critics start apart
-        self.hidden = mlp_layers(hidden_sizes, base, name, seed_stride=2)
+        input_dim = obs_dim + bounds.dim
+        self.hidden = mlp_layers(hidden_sizes, base, name, init, input_dim, seed_stride=2)
         x = apply_layers(x, self.hidden)
-        self.head = dense(1, None, base + 99, f"{name}_out", 3e-3)
+        fan_in = hidden_sizes[-1] if hidden_sizes else input_dim
+        self.head = dense(1, None, base + 99, f"{name}_out", output_scale, init, fan_in)
         outputs = keras.ops.squeeze(self.head(x), axis=-1)
         self.model = keras.Model([obs, action], outputs, name=name)
 

@@ -404,6 +404,57 @@ def test_config_checks():
         make_agent(lr_end_fraction=1.5, lr_anneal_steps=10)
     with pytest.raises(UsageError, match="needs lr_anneal_steps"):
         make_agent(lr_end_fraction=0.5)
+    with pytest.raises(UsageError, match="init"):
+        make_agent(init="xavier")
+    with pytest.raises(UsageError, match="output_init_scale"):
+        make_agent(output_init_scale=-1.0)
+
+
+# -- initialisation ------------------------------------------------------------------------
+
+
+def layers_with_fan_in(agent):
+    """``(name, kernel, bias, fan_in)`` of every layer of the actor and the critics."""
+    for net in [agent.actor, *agent.critics]:
+        for layer in [*net.hidden, net.head]:
+            kernel, bias = layer.get_weights()
+            yield layer.name, kernel, bias, kernel.shape[0]
+
+
+def test_default_init_is_glorot_hidden_layers_and_the_ddpg_papers_output_layers():
+    agent = make_agent(actor_hidden_sizes=(64, 48), critic_hidden_sizes=(64, 48), td3=True)
+    for name, kernel, bias, fan_in in layers_with_fan_in(agent):
+        if name.endswith("_out"):
+            assert np.abs(kernel).max() <= 3e-3 and np.abs(bias).max() <= 3e-3, name
+            assert np.abs(bias).max() > 0, name
+        else:
+            glorot = np.sqrt(6.0 / (fan_in + kernel.shape[1]))
+            assert np.abs(kernel).max() <= glorot and np.abs(kernel).max() > 0.9 * glorot, name
+            assert not bias.any(), name
+
+
+@pytest.mark.parametrize("output_scale", [0.0, 3e-3])
+def test_torch_init_draws_layers_as_pytorch_linear(output_scale):
+    """SB3's networks: kernel and bias U(+-1/sqrt(fan_in)) (PyTorch's nn.Linear default)."""
+    agent = make_agent(
+        actor_hidden_sizes=(64, 48),
+        critic_hidden_sizes=(64, 48),
+        td3=True,
+        init="torch",
+        output_init_scale=output_scale,
+    )
+    layers = list(layers_with_fan_in(agent))
+    assert [fan_in for *_, fan_in in layers] == [3, 64, 48, 5, 64, 48, 5, 64, 48]
+    for name, kernel, bias, fan_in in layers:
+        bound = output_scale if name.endswith("_out") and output_scale else fan_in**-0.5
+        for values in (kernel, bias):
+            assert np.abs(values).max() <= bound, name
+        assert np.abs(kernel).max() > 0.9 * bound, name
+        if kernel.size >= 1000:  # uniform: std = bound / sqrt(3)
+            assert kernel.std() == pytest.approx(bound / np.sqrt(3), rel=0.05), name
+        assert np.abs(bias).max() > 0 and not np.allclose(bias, kernel.ravel()[: bias.size])
+    critic0, critic1 = agent.critics
+    assert not np.allclose(critic0.head.get_weights()[0], critic1.head.get_weights()[0])
 
 
 # -- learning-rate schedule ----------------------------------------------------------------

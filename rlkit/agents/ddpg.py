@@ -68,9 +68,10 @@ class DDPG(OffPolicyAgent):
         self._action_dtype = self.action_space.dtype
         self.bounds = ActionBounds(self.action_space.low, self.action_space.high)
         self.action_spec = ((self.bounds.dim,), np.float32)
-        self.actor = Actor(obs_dim, self.bounds, cfg.actor_hidden_sizes, seed, "actor")
+        init = {"init": cfg.init, "output_scale": cfg.output_init_scale}
+        self.actor = Actor(obs_dim, self.bounds, cfg.actor_hidden_sizes, seed, "actor", **init)
         self.critics = [
-            Critic(obs_dim, self.bounds, cfg.critic_hidden_sizes, seed, f"critic{k}", index=k)
+            Critic(obs_dim, self.bounds, cfg.critic_hidden_sizes, seed, f"critic{k}", k, **init)
             for k in range(2 if cfg.td3 else 1)
         ]
         self.actor_pipeline = UpdatePipeline(

@@ -17,6 +17,7 @@ from rlkit.config import (
 from rlkit.optimizers import OPTIMIZERS
 
 NOISES = ("gaussian", "ou")
+HIDDEN_INITS = ("glorot", "torch")
 
 
 def _open_unit_interval(value: float) -> str | None:
@@ -45,6 +46,18 @@ class DDPGConfig:
     )
     critic_hidden_sizes: tuple[int, ...] = option(
         (64, 64), "hidden layer sizes of the critic Q(s, a) (input: concat(s, a))", positive_sizes
+    )
+    init: str = option(
+        "glorot",
+        "hidden layers' initialisation: glorot (Keras': Glorot-uniform kernels, zero biases) | "
+        "torch (PyTorch's nn.Linear, SB3's: kernel and bias U(+-1/sqrt(fan_in)))",
+        one_of(*HIDDEN_INITS),
+    )
+    output_init_scale: float = option(
+        3e-3,
+        "the actor's and critics' output layers start U(+-this) (the DDPG paper's 3e-3); "
+        "0: initialised like the hidden layers (init)",
+        non_negative,
     )
     actor_learning_rate: float = option(1e-3, "actor optimizer learning rate", positive)
     critic_learning_rate: float = option(1e-3, "critic optimizer learning rate", positive)
