@@ -10,6 +10,10 @@ folder reads like any other: ``benchmarks/atari_curve.py RUN_DIR --lives 1`` pri
 per Dopamine iteration next to Dopamine's curve (episodes are whole games here).
 
     python benchmarks/atari_dopamine.py --steps 500000 --out runs/atari-dopamine-protocol
+    python benchmarks/atari_dopamine.py --resume RUN_DIR --steps 1250000   # go on (Ctrl-C
+                                                        # stops a run with a checkpoint)
+
+A resumed run starts a fresh game (an ALE emulator is not pickled with the checkpoint).
 """
 
 from __future__ import annotations
@@ -46,25 +50,50 @@ def main() -> None:
     parser.add_argument("--eval-every", type=int, default=250_000)
     parser.add_argument("--checkpoint-every", type=int, default=250_000)
     parser.add_argument("--out", type=Path, default=Path("runs/atari-dopamine-protocol"))
+    parser.add_argument(
+        "--resume", type=Path, metavar="RUN_DIR", help="continue this run to --steps"
+    )
     args = parser.parse_args()
 
     from rlkit import presets
     from rlkit.agents import DQN
     from rlkit.atari import make_atari
+    from rlkit.errors import UsageError
+    from rlkit.runs import read_run_config
     from rlkit.training import Trainer
 
-    env = make_atari(args.env, training=True, **DOPAMINE_ENV)
-    eval_env = make_atari(args.env, training=False, **DOPAMINE_ENV)
-    preset = presets.lookup("dqn", "dqn3").agent_config
-    config = {**preset, **DOPAMINE_SCHEDULE, **NETWORKS[args.network]}
-    agent = DQN.from_env(env, seed=args.seed, **config)
-    run_dir = (
-        args.out / f"dqn-{args.env.replace('/', '_')}-{args.seed}-{time.strftime('%Y%m%d-%H%M%S')}"
-    )
-    trainer = Trainer(agent, env, run_dir=run_dir, eval_env=eval_env, eval_every=args.eval_every,
-                      checkpoint_every=args.checkpoint_every)  # fmt: skip
-    print(f"training dqn (dqn3 preset, Dopamine's schedule and environment, {args.network} "
-          f"network) -> {run_dir}")  # fmt: skip
+    if args.resume:
+        try:
+            env_id = read_run_config(args.resume)[0].env
+            trainer = Trainer.resume(
+                args.resume,
+                lambda: make_atari(env_id, training=False, **DOPAMINE_ENV),
+                lambda: make_atari(env_id, training=True, **DOPAMINE_ENV),
+                eval_every=args.eval_every,
+                checkpoint_every=args.checkpoint_every,
+            )
+        except UsageError as exc:
+            parser.error(str(exc))
+        run_dir = args.resume
+        print(f"resuming {run_dir} at step {trainer.step:,} ({env_id}, Dopamine's protocol)")
+    else:
+        env = make_atari(args.env, training=True, **DOPAMINE_ENV)
+        eval_env = make_atari(args.env, training=False, **DOPAMINE_ENV)
+        preset = presets.lookup("dqn", "dqn3").agent_config
+        config = {**preset, **DOPAMINE_SCHEDULE, **NETWORKS[args.network]}
+        agent = DQN.from_env(env, seed=args.seed, **config)
+        run_name = f"dqn-{args.env.replace('/', '_')}-{args.seed}-{time.strftime('%Y%m%d-%H%M%S')}"
+        run_dir = args.out / run_name
+        trainer = Trainer(
+            agent,
+            env,
+            run_dir=run_dir,
+            eval_env=eval_env,
+            eval_every=args.eval_every,
+            checkpoint_every=args.checkpoint_every,
+        )
+        print(f"training dqn (dqn3 preset, Dopamine's schedule and environment, {args.network} "
+              f"network) -> {run_dir}")  # fmt: skip
     signal.signal(signal.SIGINT, lambda *_: trainer.request_stop())  # stop with a checkpoint
     history = trainer.run(args.steps)
     print(f"{history.steps} steps in {history.seconds:.0f} s ({history.steps_per_second:.0f}/s)")
