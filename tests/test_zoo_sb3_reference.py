@@ -1,0 +1,51 @@
+"""benchmarks/zoo_sb3_reference.py: SB3 runs the settings rlkit's presets translated from
+rl-zoo (but the batch), for the zoo's step budget; bad input is one line, exit 2."""
+
+import json
+
+import pytest
+from benchmark_scripts import load_benchmark
+
+from rlkit import presets
+
+
+@pytest.fixture(scope="module")
+def reference():
+    return load_benchmark("zoo_sb3_reference")
+
+
+def test_settings_are_the_presets_and_the_budget_the_zoo_tables(reference):
+    zoo_table = load_benchmark("zoo_table")
+    for env_id, zoo in reference.ZOO_SETTINGS.items():
+        preset = presets.lookup("ddpg", env_id).agent_config
+        assert zoo["n_timesteps"] == zoo_table.ZOO[f"ddpg/{env_id}"][3]
+        for key in ("gamma", "buffer_size", "learning_starts"):
+            assert zoo[key] == preset[key], (env_id, key)
+        assert zoo["noise_std"] == preset["noise_scale"] and preset["noise"] == "gaussian"
+        assert zoo["learning_rate"] == preset["actor_learning_rate"]
+        assert zoo["learning_rate"] == preset["critic_learning_rate"]
+        assert zoo["net_arch"] == list(preset["actor_hidden_sizes"])
+        assert zoo["net_arch"] == list(preset["critic_hidden_sizes"])
+
+
+@pytest.mark.parametrize(
+    "bad", [["--batch-size", "0"], ["--steps", "-5"], ["--env", "CartPole-v1"]]
+)
+def test_bad_arguments_are_one_line_and_exit_2(reference, monkeypatch, capsys, bad):
+    monkeypatch.setattr("sys.argv", ["zoo_sb3_reference.py", *bad])
+    with pytest.raises(SystemExit) as exit_info:
+        reference.main()
+    assert exit_info.value.code == 2
+    assert "error:" in capsys.readouterr().err
+
+
+def test_a_short_run_writes_its_final_evaluation(reference, tmp_path):
+    pytest.importorskip("stable_baselines3")  # the bench extra
+    row = reference.train("BipedalWalker-v3", "td3", 1, 200, 100, 100, 1, tmp_path)
+    (path,) = tmp_path.glob("*.json")
+    assert path.name == "sb3-td3-BipedalWalker-v3-batch100-seed1.json"
+    assert json.loads(path.read_text()) == row
+    assert row["model"]["episodes"] == 100 and len(row["evaluations"]) == 2
+    assert (
+        sum(row["episode_lengths"]) >= 200
+    )  # SB3 collects whole episodes with train_freq (1, "episode")
