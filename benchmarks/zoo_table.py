@@ -174,6 +174,31 @@ A batch of 100 halves the wall-clock (380–410 steps/s against ~200: 44 min for
 BipedalWalker's million steps, 12 min for LunarLanderContinuous' 300k), but DDPG's final
 model stays a lottery at either size; the presets keep 256 until three seeds say
 otherwise.
+
+## DDPG on BipedalWalker-v3: the DDPG paper's actor step size, SB3's initialisation
+
+Two more variants, each with the zoo table's batch of 100, after a line-by-line reading of
+rlkit's DDPG against SB3's found no difference in the update, only in the batch and the
+networks' initialisation:
+
+- The DDPG paper's actor step size, 1e-4 (`actor_learning_rate=0.0001 batch_size=100`;
+  critic 1e-3 as before), seeds 0–2: final models 148.0 ± 167.3, −174.9 ± 29.0,
+  42.3 ± 96.8 (1 of 3 at the zoo's level, 55.9), best models 257.9, 271.1, 287.8 (all
+  three above the zoo's 197.5, where the preset's best are 133.9, 195.6, 109.1). The
+  evaluations pass 200 from 300–400k on every seed and still swing to the end (seed 1:
+  246, 118, 84, 128, −113, 71, −155, −107, 47, −117, 113 from 625k; seed 2: 237, 99,
+  216, 101, 131, −179, −116, −102, −116 from 675k). A better peak, the same lottery
+  for the last model. 47–53 min a run (two side by side, one TensorFlow thread each).
+- SB3's networks (`init=torch output_init_scale=0 batch_size=100`: PyTorch's
+  `nn.Linear` in every layer, output layers included), seed 0: final −45.9 ± 87.4, best
+  245.5, against −1.8 and 246.9 with rlkit's initialisation at the same batch. On
+  Pendulum (DDPG and TD3) and MountainCarContinuous (DDPG) the same option changes
+  nothing beyond seed noise (variant rows above). Not the initialisation.
+
+What would settle whether the zoo's DDPG row (one run) is itself a draw:
+`python benchmarks/zoo_sb3_reference.py --env BipedalWalker-v3 --algo ddpg --seed S`
+trains SB3's own DDPG on the same settings and scores its final model the same way
+(~1 h a seed alone on this machine; not run to the end yet).
 """
 
 
