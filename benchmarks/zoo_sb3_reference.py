@@ -111,14 +111,14 @@ def main() -> None:
     parser.add_argument("--eval-episodes", type=int, default=20)
     parser.add_argument("--out", type=Path, default=ROOT / "zoo-runs" / "sb3")
     args = parser.parse_args()
-    if min(args.steps or 1, args.batch_size, args.eval_every, args.eval_episodes) < 1:
+    steps = ZOO_SETTINGS[args.env]["n_timesteps"] if args.steps is None else args.steps
+    if min(steps, args.batch_size, args.eval_every, args.eval_episodes) < 1:
         parser.error("--steps, --batch-size, --eval-every and --eval-episodes must be >= 1")
     try:
         import stable_baselines3  # noqa: F401
     except ImportError:
         parser.error("needs Stable-Baselines3: pip install -e '.[bench]'")
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    steps = args.steps or ZOO_SETTINGS[args.env]["n_timesteps"]
     train(args.env, args.algo, args.seed, steps, args.batch_size, args.eval_every,
           args.eval_episodes, args.out)  # fmt: skip
 

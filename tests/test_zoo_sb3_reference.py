@@ -29,7 +29,7 @@ def test_settings_are_the_presets_and_the_budget_the_zoo_tables(reference):
 
 
 @pytest.mark.parametrize(
-    "bad", [["--batch-size", "0"], ["--steps", "-5"], ["--env", "CartPole-v1"]]
+    "bad", [["--batch-size", "0"], ["--steps", "-5"], ["--steps", "0"], ["--env", "CartPole-v1"]]
 )
 def test_bad_arguments_are_one_line_and_exit_2(reference, monkeypatch, capsys, bad):
     monkeypatch.setattr("sys.argv", ["zoo_sb3_reference.py", *bad])
