@@ -121,10 +121,12 @@ def train(agent, env_id, steps, overrides, config_file, num_envs, episodes, eval
         click.echo(f"replay: {replay.capacity:,} transitions, {size} at capacity "
                    f"({type(replay).__name__})", err=True)  # fmt: skip
         if replay.nbytes >= CHECKPOINT_WARN_BYTES and run.checkpoint_every != 0:
-            # ~0.3 GB/s measured here (docs/atari.md): a checkpoint of a full replay stalls
-            click.echo(f"each checkpoint writes the replay (up to {size}, ~"
-                       f"{replay.nbytes / 0.3e9:.0f} s at 0.3 GB/s) every "
-                       f"{run.checkpoint_every:,} steps; --checkpoint-every sets how often, "
+            # blocks the ring did not touch since the last checkpoint are not written again
+            # (rlkit.checkpoint_blocks): a full checkpoint stalls a run for ~30 s here
+            changed = replay.nbytes * min(1.0, run.checkpoint_every / replay.capacity)
+            click.echo(f"a checkpoint every {run.checkpoint_every:,} steps writes what the "
+                       f"replay took in since the last one (~{changed / 1e9:.2f} GB; the first "
+                       f"up to {size}); --checkpoint-every sets how often, "
                        "0 only at the end", err=True)  # fmt: skip
     return _drive(trainer, run, quiet)
 

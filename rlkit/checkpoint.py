@@ -3,7 +3,9 @@
 A checkpoint is a folder ``step-<N>/`` written under a temporary name and renamed
 into place, so a crash never leaves a half-written one; ``latest`` (a small text
 file, also replaced atomically) names the newest. Older checkpoints beyond
-``keep`` are removed only after the new one is complete.
+``keep`` are removed only after the new one is complete. Large arrays (a replay's
+frames) are saved as blocks the checkpoints share, each written once
+(:mod:`rlkit.checkpoint_blocks`): a checkpoint writes what changed since the last one.
 """
 
 from __future__ import annotations
@@ -18,6 +20,14 @@ from typing import Any
 import numpy as np
 
 from rlkit.agents.base import Agent
+from rlkit.checkpoint_blocks import (
+    BLOCKS_DIR,
+    MANIFEST_FILE,
+    load_blocks,
+    remove_unlisted_blocks,
+    save_blocks,
+    split_large,
+)
 from rlkit.errors import UsageError
 from rlkit.files import atomic_write_bytes
 
@@ -83,7 +93,11 @@ def save_checkpoint(
     try:
         agent.save(tmp / "model")
         arrays, scalars = flatten_state(agent.state())
-        np.savez(tmp / ARRAYS_FILE, **arrays)
+        small, large = split_large(arrays)
+        np.savez(tmp / ARRAYS_FILE, **small)
+        if large:
+            manifest = save_blocks(large, root / BLOCKS_DIR)
+            (tmp / MANIFEST_FILE).write_text(json.dumps(manifest))
         state = {"agent": agent.name, **scalars, "loop": loop_state}
         (tmp / STATE_FILE).write_text(json.dumps(state))
         if env is not None and state_survives_pickling(env):
@@ -92,9 +106,13 @@ def save_checkpoint(
             except Exception:  # an env that cannot be pickled restarts its episode on resume
                 pass
         final = root / name
-        if final.exists():
-            shutil.rmtree(final)
-        tmp.rename(final)
+        if final.exists():  # the same step saved again: the old one goes only once replaced
+            trash = Path(tempfile.mkdtemp(prefix=f".{name}.old.", dir=root))
+            final.rename(trash / name)
+            tmp.rename(final)
+            shutil.rmtree(trash, ignore_errors=True)
+        else:
+            tmp.rename(final)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -148,6 +166,7 @@ def _prune(root: Path, keep: int) -> None:
     done = sorted(p for p in root.glob("step-*") if p.is_dir())
     for old in done[:-keep] if keep > 0 else []:
         shutil.rmtree(old, ignore_errors=True)
+    remove_unlisted_blocks(root, [p for p in root.glob("step-*") if p.is_dir()])
 
 
 def checkpoints_newest_first(root: Path) -> list[Path]:
@@ -225,6 +244,7 @@ def load_checkpoint(path: Path) -> tuple[Agent, dict[str, Any], Any]:
     try:
         with np.load(path / ARRAYS_FILE) as data:
             arrays = dict(data)
+        arrays.update(load_blocks(path))
         agent.load_state(unflatten_state(arrays, state))
         env = None
         if (path / ENV_FILE).is_file():

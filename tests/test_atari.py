@@ -214,8 +214,10 @@ def test_a_run_with_a_large_replay_says_what_each_checkpoint_writes(capsys, tmp_
                          "--out", tmp_path)  # fmt: skip
     assert status == 0, err
     assert "replay: 1,000,000 transitions, 7.09 GB at capacity (FrameReplay)" in err
-    assert "each checkpoint writes the replay (up to 7.09 GB" in err
-    assert "every 250,000 steps; --checkpoint-every sets how often" in err
+    assert (
+        "a checkpoint every 250,000 steps writes what the replay took in since the last one "
+        "(~1.77 GB; the first up to 7.09 GB); --checkpoint-every sets how often"
+    ) in err
 
 
 @pytest.mark.slow
