@@ -5,7 +5,9 @@ seeds (DDPG on BipedalWalker-v3: docs/benchmarks.md), this trains the library th
 was made with, SB3, on rl-zoo's hyperparameters (hyperparams/ddpg.yml, td3.yml) and the
 batch size its table ran with (100: SB3 < 2.3's default), and scores the final model as
 ``zoo_table.py`` scores rlkit's: 100 greedy episodes from the same reset seeds. Needs the
-bench extra (stable-baselines3, torch).
+bench extra (stable-baselines3, torch). Slow: SB3 updates after every step in eager
+PyTorch, ~90 steps per CPU-second on BipedalWalker here (2.7-2.9 h a seed on one core),
+and it does not resume. ``zoo_reference_curves.py`` reads the zoo run's own evaluations.
 
     python benchmarks/zoo_sb3_reference.py --env BipedalWalker-v3 --algo ddpg --seed 0
 """

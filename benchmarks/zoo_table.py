@@ -195,10 +195,44 @@ networks' initialisation:
   Pendulum (DDPG and TD3) and MountainCarContinuous (DDPG) the same option changes
   nothing beyond seed noise (variant rows above). Not the initialisation.
 
-What would settle whether the zoo's DDPG row (one run) is itself a draw:
+## The zoo's own DDPG runs swing too: its rows are one draw
+
+rl-zoo's table is one run per row ("not a quantitative benchmark as it corresponds to only
+one run", its benchmark.md says), and rl-trained-agents keeps each run's folder with the
+evaluations its training logged (SB3's EvalCallback: 10 greedy episodes every 10k steps).
+`python benchmarks/zoo_reference_curves.py --preset P --zoo
+rl-trained-agents/ALGO/ENV_1/evaluations.npz` reads them (the `-v2` ids of the zoo's
+runs for LunarLander), from half the step budget on: how many, the share at the row's
+mean and at zoo level, the last and the best, and the chance that at least 2 of 3 final
+models are at zoo level if each were drawn like those evaluations:
+
+| zoo run (row) | evals | ≥ mean | ≥ mean − std | last | best | P(2 of 3 at zoo level) |
+|---|---:|---:|---:|---:|---:|---:|
+| DDPG BipedalWalker (row 197.5 ± 141.6) | 51 | 8% | 43% | 293.1 | 293.1 (1M) | 0.40 |
+| TD3 BipedalWalker (row 306.0 ± 56.9) | 51 | 78% | 94% | 320.1 | 323.4 (630k) | 0.99 |
+| DDPG LunarLanderContinuous (row 230.2 ± 92.4) | 16 | 0% | 62% | 189.6 | 228.8 (280k) | 0.68 |
+| TD3 LunarLanderContinuous (row 207.5 ± 67.6) | 16 | 38% | 100% | 211.2 | 235.6 (290k) | 1.00 |
+
+The zoo's DDPG BipedalWalker run was at its own row's mean on 4 of its last 51
+evaluations and below the zoo level on 29 (its last ten: 34, 225, 32, 195, 164, 41, 93,
+−23, 183, 52, then 293 at 1M, its best of all 100): its final model landed on a peak. Had
+each of three final models been drawn like its late evaluations, 2 of 3 at zoo level
+would happen 40% of the time; rlkit's preset drew 0 of 3 (18.5% under that model) and the
+DDPG paper's actor step size 1 of 3. The zoo's DDPG LunarLanderContinuous run never
+evaluated at its row's 230.2 after 150k (best 228.8): the row is above everything its
+run logged, as rlkit's LunarLanderContinuous DDPG mean (149.9, 2 of 3 at zoo level) is
+below it. TD3's runs are steady, as rlkit's TD3 presets are (3 of 3 on both). (The zoo's
+evaluations average 10 episodes, rlkit's 50, so the zoo's swing a little more from noise
+alone; the DDPG swings of −181 to 293 are far beyond that.) So DDPG's BipedalWalker row
+is a draw from a process that swings by ±150 to its last step, in the zoo's run as in
+rlkit's; TD3 is the preset to use there.
+
 `python benchmarks/zoo_sb3_reference.py --env BipedalWalker-v3 --algo ddpg --seed S`
-trains SB3's own DDPG on the same settings and scores its final model the same way
-(~1 h a seed alone on this machine; not run to the end yet).
+trains SB3's own DDPG on the same settings and scores its final model as rlkit's: three
+seeds side by side ran at ~90 steps per CPU-second once learning (50k steps in 13.5 min
+each, sharing the two cores), 2.7–2.9 h a seed on one core, longer than a working session, and the
+script does not resume, so it was stopped at ~58k. The zoo's own logs above answer the
+question it was written for.
 """
 
 
