@@ -14,15 +14,22 @@ def reference():
     return load_benchmark("zoo_sb3_reference")
 
 
+#: where a preset leaves rl-zoo's settings on purpose (measured: docs/benchmarks.md)
+PRESET_DEPARTURES = {"BipedalWalker-v3": {"actor_learning_rate": 1e-4}}
+
+
 def test_settings_are_the_presets_and_the_budget_the_zoo_tables(reference):
     zoo_table = load_benchmark("zoo_table")
     for env_id, zoo in reference.ZOO_SETTINGS.items():
         preset = presets.lookup("ddpg", env_id).agent_config
+        departures = PRESET_DEPARTURES.get(env_id, {})
+        assert {k: preset[k] for k in departures} == departures
         assert zoo["n_timesteps"] == zoo_table.ZOO[f"ddpg/{env_id}"][3]
         for key in ("gamma", "buffer_size", "learning_starts"):
             assert zoo[key] == preset[key], (env_id, key)
         assert zoo["noise_std"] == preset["noise_scale"] and preset["noise"] == "gaussian"
-        assert zoo["learning_rate"] == preset["actor_learning_rate"]
+        if "actor_learning_rate" not in departures:
+            assert zoo["learning_rate"] == preset["actor_learning_rate"]
         assert zoo["learning_rate"] == preset["critic_learning_rate"]
         assert zoo["net_arch"] == list(preset["actor_hidden_sizes"])
         assert zoo["net_arch"] == list(preset["critic_hidden_sizes"])
