@@ -45,7 +45,9 @@ def fill(replay, count: int, rng) -> None:
         stack = np.zeros_like(stack) if ended else next_stack
 
 
-def measure(mode: str, agent, more: int, rng, out: Path) -> None:
+def measure(mode: str, agent, more: int, rng, out: Path) -> dict[str, int]:
+    """Checkpoint ``agent``, add ``more`` transitions, checkpoint again, load the newest;
+    print the figures and return the bytes each checkpoint wrote."""
     from rlkit import checkpoint_blocks
     from rlkit.checkpoint import load_checkpoint, save_checkpoint
 
@@ -53,6 +55,7 @@ def measure(mode: str, agent, more: int, rng, out: Path) -> None:
     if mode == "whole":
         checkpoint_blocks.BLOCK_BYTES = 2**62  # nothing is that large: the old layout
     root = out / mode
+    bytes_written = {}
     for label in ("first", "second"):
         if label == "second":
             fill(agent.replay, more, rng)
@@ -64,6 +67,7 @@ def measure(mode: str, agent, more: int, rng, out: Path) -> None:
         now = disk_bytes(root)
         newest = root / f"step-{agent.num_steps:010d}"
         written = now - before if mode == "blocks" else disk_bytes(newest)
+        bytes_written[label] = written
         print(f"{mode:>6} {label:>6} checkpoint ({len(agent.replay):,} transitions): "
               f"{seconds:6.1f} s, {written / 1e9:5.2f} GB written, kept checkpoints "
               f"{now / 1e9:5.2f} GB on disk", flush=True)  # fmt: skip
@@ -72,9 +76,10 @@ def measure(mode: str, agent, more: int, rng, out: Path) -> None:
     print(f"{mode:>6} load of the newest: {time.perf_counter() - start:6.1f} s", flush=True)
     del restored
     checkpoint_blocks.BLOCK_BYTES = default_block_bytes
+    return bytes_written
 
 
-def main() -> None:
+def main() -> dict[str, dict[str, int]]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--fill", type=int, default=1_000_000, help="transitions first")
     parser.add_argument("--more", type=int, default=250_000, help="transitions between saves")
@@ -101,11 +106,13 @@ def main() -> None:
         agent.num_steps = args.fill
         print(f"filled {args.fill:,} transitions in {time.perf_counter() - start:.0f} s",
               flush=True)  # fmt: skip
+        results = {}
         for mode in ("whole", "blocks"):
-            measure(mode, agent, args.more, rng, out)
+            results[mode] = measure(mode, agent, args.more, rng, out)
             shutil.rmtree(out / mode)
     finally:
         shutil.rmtree(out, ignore_errors=True)
+    return results
 
 
 if __name__ == "__main__":
