@@ -65,3 +65,20 @@ def test_a_stopped_run_of_the_same_plan_is_found_to_resume_and_no_other(tmp_path
     result = experiment.drive(trainer, run, handle_signals=False)
     assert result.status == experiment.FINISHED and result.history.steps == 400
     assert zoo_table.unfinished_run(runs, plan()) is None  # finished: summary.json
+
+
+def test_a_result_measured_with_other_settings_than_todays_preset_is_not_reused(tmp_path):
+    from rlkit import experiment
+
+    zoo_table = load_benchmark("zoo_table")
+    preset = "ddpg/BipedalWalker-v3"
+    today = experiment.plan("ddpg", preset=preset).agent_config
+    path = tmp_path / "result.json"
+    path.write_text(json.dumps({"agent_config": zoo_table.agent_config_record(today)}))
+    assert zoo_table.made_with_todays_preset(path, preset)
+    assert not zoo_table.made_with_todays_preset(path, preset, ("batch_size=256",))
+    older = {**zoo_table.agent_config_record(today), "actor_learning_rate": 1e-3}
+    path.write_text(json.dumps({"agent_config": older}))  # before the preset changed
+    assert not zoo_table.made_with_todays_preset(path, preset)
+    path.write_text(json.dumps({"preset": preset}))  # from before configs were recorded
+    assert zoo_table.made_with_todays_preset(path, preset)
