@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rlkit.errors import UsageError
+from rlkit.core.errors import UsageError
 
 ITERATION = 250_000  # agent steps (1M frames)
 # Dopamine's DQN baseline (google/dopamine baselines/atari/data/<game>.json, agent "DQN"):
@@ -76,7 +76,7 @@ def library(run_dir: Path) -> str:
 
 
 def game_name(run_dir: Path) -> str:
-    from rlkit.runs import read_run_config
+    from rlkit.config.run import read_run_config
 
     reference = reference_run(run_dir)
     env = reference["env"] if reference else read_run_config(run_dir)[0].env  # ALE/Breakout-v5
@@ -86,7 +86,7 @@ def game_name(run_dir: Path) -> str:
 def schedule(run_dir: Path) -> str:
     """The settings that set a run's training score apart: its exploration schedule, when
     it starts learning and how often it copies its target."""
-    from rlkit.runs import read_run_config
+    from rlkit.config.run import read_run_config
 
     reference = reference_run(run_dir)
     agent = reference["schedule"] if reference else read_run_config(run_dir)[1]
@@ -142,7 +142,7 @@ def plot(run_dirs: list[Path], lives: list[int], labels: list[str], output: Path
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from rlkit.plotting import smooth
+    from rlkit.run.plotting import smooth
 
     fig, ax = plt.subplots(figsize=(9, 5.5), dpi=100)
     last, right = 0, ITERATION

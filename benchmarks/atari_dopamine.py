@@ -55,12 +55,12 @@ def main() -> None:
     )
     args = parser.parse_args()
 
-    from rlkit import presets
     from rlkit.agents import DQN
-    from rlkit.atari import make_atari
-    from rlkit.errors import UsageError
-    from rlkit.runs import read_run_config
-    from rlkit.training import Trainer
+    from rlkit.config import presets
+    from rlkit.config.run import read_run_config
+    from rlkit.core.errors import UsageError
+    from rlkit.envs.atari import make_atari
+    from rlkit.run.loop import Trainer
 
     if args.resume:
         try:

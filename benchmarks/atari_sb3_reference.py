@@ -2,7 +2,7 @@
 
 rlkit's DQN under Dopamine's protocol (benchmarks/atari_dopamine.py) trains below
 Dopamine's published Breakout curve (docs/atari.md). This trains SB3's ``CnnPolicy`` DQN
-(PyTorch, written by others) on the very same environment (rlkit.atari with Dopamine's
+(PyTorch, written by others) on the very same environment (rlkit.envs.atari with Dopamine's
 settings: whole games, no no-op starts, sticky actions 0.25, rewards clipped to [-1, 1])
 with Dopamine's ``dqn.gin`` schedule and update: epsilon 1 -> 0.01 over 250k agent steps
 after 20k, an update every 4 steps from 20k, target copy every 8k, batch 32, gamma 0.99,
@@ -120,7 +120,7 @@ def main() -> None:
     from stable_baselines3 import DQN
     from stable_baselines3.common.callbacks import BaseCallback
 
-    from rlkit.atari import make_atari
+    from rlkit.envs.atari import make_atari
 
     torch.set_num_threads(args.threads)
     run_dir = args.out / f"sb3-dqn-{args.env.replace('/', '_')}-{args.seed}-" \

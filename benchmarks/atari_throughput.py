@@ -1,6 +1,6 @@
 """Atari throughput: rlkit's DQN (dqn3 settings) against SB3's CnnPolicy DQN, same settings.
 
-Both train on the same environment (rlkit.atari's DQN3.0 pipeline: ALE/Breakout-v5, 84x84x4
+Both train on the same environment (rlkit.envs.atari's DQN3.0 pipeline: ALE/Breakout-v5, 84x84x4
 uint8; SB3 transposes it to channels-first itself), batch 32, an update every 4 steps,
 Nature CNN, target copy every 10,000 steps, centred RMSProp 2.5e-4, the same buffer size,
 learning from step --learning-starts, for --steps agent steps; alternating which goes
@@ -24,15 +24,15 @@ ENV = "ALE/Breakout-v5"
 
 
 def _env():
-    from rlkit.envs import make_env
+    from rlkit.envs.make import make_env
 
     return make_env(ENV)
 
 
 def run_rlkit(steps: int, learning_starts: int, buffer: int, seed: int) -> dict:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    from rlkit import experiment
-    from rlkit.training import Trainer
+    from rlkit.run import experiment
+    from rlkit.run.loop import Trainer
 
     plan = experiment.plan("dqn", ENV, preset="dqn3", seed=seed, overrides={
         "buffer_size": buffer, "learning_starts": learning_starts})  # fmt: skip

@@ -48,8 +48,8 @@ def fill(replay, count: int, rng) -> None:
 def measure(mode: str, agent, more: int, rng, out: Path) -> dict[str, int]:
     """Checkpoint ``agent``, add ``more`` transitions, checkpoint again, load the newest;
     print the figures and return the bytes each checkpoint wrote."""
-    from rlkit import checkpoint_blocks
-    from rlkit.checkpoint import load_checkpoint, save_checkpoint
+    from rlkit.run import checkpoint_blocks
+    from rlkit.run.checkpoint import load_checkpoint, save_checkpoint
 
     default_block_bytes = checkpoint_blocks.BLOCK_BYTES
     if mode == "whole":
@@ -92,8 +92,8 @@ def main() -> dict[str, dict[str, int]]:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     import numpy as np
 
-    from rlkit import experiment
-    from rlkit.envs import make_env
+    from rlkit.envs.make import make_env
+    from rlkit.run import experiment
 
     out = Path(tempfile.mkdtemp(prefix="rlkit-ckpt-", dir=args.dir))
     try:

@@ -12,19 +12,19 @@ def parse_seeds(text: str) -> list[int]:
 
 
 def run_as_cli(agent: str, env: str, seed: int, overrides: dict[str, str], **run) -> dict:
-    """One whole run exactly as ``rlkit train`` runs it (rlkit.experiment), in a temporary
+    """One whole run exactly as ``rlkit train`` runs it (rlkit.run.experiment), in a temporary
     folder; returns the summary, the greedy evaluations during training and the final
     model's returns on ``wide_episodes`` further starts (when ``wide_episodes`` is given).
 
-    ``run`` takes rlkit.experiment.plan's keywords (steps, episodes, eval_every, ...).
+    ``run`` takes rlkit.run.experiment.plan's keywords (steps, episodes, eval_every, ...).
     """
     import os
     import tempfile
 
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     import rlkit
-    from rlkit import experiment
-    from rlkit.envs import make_env
+    from rlkit.envs.make import make_env
+    from rlkit.run import experiment
 
     wide_episodes = run.pop("wide_episodes", 0)
     plan = experiment.plan(agent, env, seed=seed, checkpoint_every=0, overrides=overrides, **run)

@@ -1,6 +1,6 @@
 """Does `rlkit train ddpg --env Pendulum-v1` learn the swing-up for most seeds?
 
-Runs what the CLI runs (rlkit.experiment): DDPG with the built-in defaults (plus any
+Runs what the CLI runs (rlkit.run.experiment): DDPG with the built-in defaults (plus any
 --set overrides) for 20,000 steps on each seed, evaluates the greedy policy for 10
 episodes (mean >= -200 counts as solved; the CLI's final evaluation, reset seed +
 2,000,000) and prints a table and the number of seeds solved. The target: at least 4 of

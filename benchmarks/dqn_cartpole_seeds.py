@@ -1,6 +1,6 @@
 """Does `rlkit train dqn --env CartPole-v1` solve CartPole for most seeds?
 
-Runs what the CLI runs by default (rlkit.experiment), on each seed: DQN with the defaults
+Runs what the CLI runs by default (rlkit.run.experiment), on each seed: DQN with the defaults
 (plus any --set overrides) for 50,000 steps, a 10-episode greedy evaluation every
 2,500 steps that keeps the best model (ties go to the later one). Then both the
 final model and the best model are evaluated on 10 fresh greedy episodes (seeds

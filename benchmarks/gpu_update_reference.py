@@ -115,8 +115,8 @@ def time_rlkit(updates: int) -> dict:
     import gymnasium as gym
     import tensorflow as tf
 
-    from rlkit import experiment
     from rlkit.agents.dqn import DQN
+    from rlkit.run import experiment
 
     space = gym.spaces.Box(0, 255, (SIDE, SIDE, HISTORY), np.uint8)
     plan = experiment.plan("dqn", "ALE/Breakout-v5", preset="dqn3", seed=0)

@@ -31,7 +31,7 @@ def run_one(game: str, seed: int, steps: int, out: Path) -> dict:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     import numpy as np
 
-    from rlkit import experiment
+    from rlkit.run import experiment
 
     plan = experiment.plan("dqn", f"MinAtar/{game}-v0", seed=seed, steps=steps)
     start = time.perf_counter()

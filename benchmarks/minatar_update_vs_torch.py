@@ -26,10 +26,10 @@ def main() -> None:
     import torch
     import torch.nn.functional as F
 
-    from rlkit import experiment
     from rlkit.agents import DQN
-    from rlkit.envs import make_env
-    from rlkit.replay import Batch
+    from rlkit.envs.make import make_env
+    from rlkit.replay.memory import Batch
+    from rlkit.run import experiment
 
     env_id = f"MinAtar/{args.game}-v0"
     env = make_env(env_id)

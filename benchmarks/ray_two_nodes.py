@@ -31,7 +31,7 @@ def main() -> None:
     os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
     from ray.cluster_utils import Cluster
 
-    from rlkit.sweep import trial_dir
+    from rlkit.sweeps.grid import trial_dir
 
     out = Path(tempfile.mkdtemp(prefix="rlkit-two-nodes-")) / "sweep"
     cluster = Cluster(initialize_head=True, head_node_args={
@@ -84,7 +84,7 @@ def _attempts(out: Path, seed: int) -> list[str]:
 
 
 def _equal_to_train(out: Path, seed: int) -> bool:
-    from rlkit.sweep import trial_dir
+    from rlkit.sweeps.grid import trial_dir
 
     with tempfile.TemporaryDirectory() as reference:
         subprocess.run([sys.executable, "-m", "rlkit.cli.main", "train", *COMMON, "--seed",

@@ -1,6 +1,6 @@
 """Does `rlkit train reinforce --env CartPole-v1` solve CartPole within 1,000 episodes?
 
-Runs what the CLI runs (rlkit.experiment), on each seed: REINFORCE with the built-in
+Runs what the CLI runs (rlkit.run.experiment), on each seed: REINFORCE with the built-in
 defaults (plus any --set overrides) for 1,000 training episodes, then evaluates the final
 model on 10 fresh greedy episodes seeded as the CLI's final evaluation is (seed +
 2,000,000, never used in training); mean >= 475 counts as solved. The target: at least 4

@@ -71,7 +71,7 @@ def batched_acting_costs(num_envs: list[int]) -> None:
     import numpy as np
 
     import rlkit
-    from rlkit.envs import make_vector_env
+    from rlkit.envs.make import make_vector_env
 
     agent = rlkit.agents.DQN.from_env(gym.make("CartPole-v1"), seed=0)
     for n in num_envs:
@@ -89,8 +89,8 @@ def vector_throughput(num_envs: list[int], steps: int) -> None:
     import gymnasium as gym
 
     import rlkit
-    from rlkit.envs import make_vector_env
-    from rlkit.training import Trainer
+    from rlkit.envs.make import make_vector_env
+    from rlkit.run.loop import Trainer
 
     for learning in (True, False):
         for n in num_envs:

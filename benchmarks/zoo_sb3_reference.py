@@ -47,7 +47,7 @@ def train(env_id: str, algo: str, seed: int, steps: int, batch_size: int, eval_e
     from stable_baselines3.common.monitor import Monitor
     from stable_baselines3.common.noise import NormalActionNoise
 
-    from rlkit import seeding
+    from rlkit.core import seeding
 
     torch.set_num_threads(1)
     zoo = ZOO_SETTINGS[env_id]

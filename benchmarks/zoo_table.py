@@ -2,7 +2,7 @@
 benchmark.md), and docs/benchmarks.md written from what finished.
 
 Each (preset, seed) is one whole run as ``rlkit train AGENT --preset NAME --seed S``
-does it (rlkit.experiment), for the zoo's n_timesteps (``--budget zoo``, the default) or
+does it (rlkit.run.experiment), for the zoo's n_timesteps (``--budget zoo``, the default) or
 the preset's own steps (``--budget preset``). Its final and best models are then each
 evaluated on 100 greedy episodes (``--episodes``; reset seed + 2,000,000, never used in
 training). A result file per run lands in ``--out`` (default ``zoo-runs/``), so the
@@ -258,8 +258,9 @@ def run_one(
 
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     import rlkit
-    from rlkit import experiment, seeding
-    from rlkit.envs import make_env
+    from rlkit.core import seeding
+    from rlkit.envs.make import make_env
+    from rlkit.run import experiment
 
     agent = preset.split("/")[0]
     steps = ZOO[preset][3] if budget == "zoo" else None
@@ -300,8 +301,8 @@ def unfinished_run(runs_dir: Path, plan) -> Path | None:
     Long runs (BipedalWalker's million steps) outlast a working session; the next
     invocation goes on from the checkpoint instead of starting over.
     """
-    from rlkit.config import make_config
-    from rlkit.runs import SUMMARY_FILE, read_run_config
+    from rlkit.config.options import make_config
+    from rlkit.config.run import SUMMARY_FILE, read_run_config
 
     found = []
     for config in runs_dir.glob("*/config.toml"):
@@ -324,7 +325,7 @@ def agent_config_record(config) -> dict:
 def made_with_todays_preset(path: Path, preset: str, sets=()) -> bool:
     """Was the result in ``path`` measured with the agent config ``preset`` (and ``sets``)
     gives today? A file from before configs were recorded is taken as it is."""
-    from rlkit import experiment
+    from rlkit.run import experiment
 
     recorded = json.loads(path.read_text()).get("agent_config")
     if recorded is None:
@@ -340,7 +341,7 @@ def result_path(out: Path, preset: str, seed: int, budget: str, sets=()) -> Path
 
 def report(out: Path, docs: Path) -> str:
     """docs/benchmarks.md (and a learning-curve figure per environment) from ``out``."""
-    from rlkit.plotting import plot_runs
+    from rlkit.run.plotting import plot_runs
 
     rows = [json.loads(p.read_text()) for p in sorted(out.glob("*.json"))]
     lines = [

@@ -9,15 +9,15 @@ from pathlib import Path
 import click
 
 from rlkit.agents.registry import agent_spec
-from rlkit.errors import UsageError
-from rlkit.quiet import import_tensorflow_quietly
+from rlkit.core.errors import UsageError
+from rlkit.core.quiet import import_tensorflow_quietly
 
 from .options import non_empty
 
 
 def _model_and_env(path: Path, env_id: str | None, best: bool) -> tuple[Path, str]:
     """The model folder to load and the env id, from a run folder or a model folder."""
-    from rlkit.runs import CONFIG_FILE, MODEL_DIR, read_run_config
+    from rlkit.config.run import CONFIG_FILE, MODEL_DIR, read_run_config
 
     if (path / "agent.json").is_file():  # a model folder itself
         if env_id is None:
@@ -32,7 +32,7 @@ def _model_and_env(path: Path, env_id: str | None, best: bool) -> tuple[Path, st
         return path / "best", env_id or run.env
     if (path / MODEL_DIR / "agent.json").is_file():
         return path / MODEL_DIR, env_id or run.env
-    from rlkit.checkpoint import latest_checkpoint
+    from rlkit.run.checkpoint import latest_checkpoint
 
     try:
         return latest_checkpoint(path / "checkpoints") / "model", env_id or run.env
@@ -72,9 +72,9 @@ def evaluate(path, episodes, seed, best, env_id, video, render) -> None:  # fmt:
     model_dir, env_id = _model_and_env(path, env_id, best)
     import_tensorflow_quietly()
     import rlkit
-    from rlkit.envs import make_env
-    from rlkit.spaces import space_to_dict
-    from rlkit.training import episode_returns
+    from rlkit.core.spaces import space_to_dict
+    from rlkit.envs.make import make_env
+    from rlkit.run.loop import episode_returns
 
     probe = make_env(env_id, training=False)  # a clear error for an unknown id before loading
     agent = rlkit.load(model_dir)
@@ -85,7 +85,7 @@ def evaluate(path, episodes, seed, best, env_id, video, render) -> None:  # fmt:
                 f"than {env_id}'s {getattr(probe, kind)}; pass the environment it was trained on"
             )
     if video is not None:
-        from rlkit.video import record_video
+        from rlkit.run.video import record_video
 
         returns = record_video(agent, env_id, video, episodes=episodes, seed=seed)
         click.echo(f"recorded {episodes} episodes to {video}", err=True)
@@ -143,7 +143,7 @@ def plot(run_dirs, output, window) -> None:  # fmt: skip
     for run_dir in run_dirs:
         if not run_dir.is_dir():
             raise UsageError(f"no run folder at {run_dir}")
-    from rlkit.plotting import plot_runs, sweep_runs
+    from rlkit.run.plotting import plot_runs, sweep_runs
 
     runs, labels = [], {}
     for run_dir in run_dirs:
@@ -167,13 +167,13 @@ def show_config(agent, preset) -> None:
     import dataclasses
 
     if preset is not None:
-        from rlkit import presets
+        from rlkit.config import presets
 
         click.echo(presets.lookup(agent_spec(agent).name, preset).text, nl=False)
         return
 
-    from rlkit.config import field_help
-    from rlkit.runs import _toml_value
+    from rlkit.config.options import field_help
+    from rlkit.config.run import _toml_value
 
     config_class = agent_spec(agent).config_class()
     helps = field_help(config_class)
@@ -193,7 +193,7 @@ def list_presets(agent) -> None:
     """
     import textwrap
 
-    from rlkit import presets
+    from rlkit.config import presets
 
     if agent is not None:
         agent = agent_spec(agent).name

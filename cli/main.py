@@ -10,7 +10,7 @@ import sys
 
 import click
 
-from rlkit.errors import UsageError
+from rlkit.core.errors import UsageError
 
 from . import inspect as inspect_commands
 from . import sweep as sweep_commands

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from rlkit.errors import UsageError
+from rlkit.core.errors import UsageError
 
 from .options import non_empty
 from .train import check_counts, run_options
@@ -89,7 +89,7 @@ def sweep(agent, env_id, steps, overrides, config_file, num_envs, episodes, eval
     """
     import dataclasses
 
-    from rlkit.sweep import SweepSpec, parse_grid, parse_seeds
+    from rlkit.sweeps.grid import SweepSpec, parse_grid, parse_seeds
 
     if resume_dir is not None:
         spec = SweepSpec.load(resume_dir)  # a clear error when it is no sweep
@@ -111,7 +111,7 @@ def sweep(agent, env_id, steps, overrides, config_file, num_envs, episodes, eval
     spec.validate()  # every configuration, before any trial starts
     first = spec.plan(spec.configs()[0], spec.seeds[0])
     spec = dataclasses.replace(spec, agent=first.run.agent)  # it may come from --config
-    from rlkit.experiment import make_envs
+    from rlkit.run.experiment import make_envs
 
     make_envs(first.run, first.spec).close()  # an unknown env id fails here, not in a trial
     _ray(address)
@@ -133,13 +133,13 @@ def _ray(address: str | None) -> None:
 
     if importlib.util.find_spec("ray") is None:
         raise UsageError("rlkit sweep needs Ray: from a clone of rlkit, pip install '.[ray]'")
-    from rlkit.ray_sweep import check_address
+    from rlkit.sweeps.ray_tune import check_address
 
     check_address(address)
 
 
 def _run(spec, out: Path, address, resume: bool, max_failures: int) -> None:
-    from rlkit.ray_sweep import run_sweep
+    from rlkit.sweeps.ray_tune import run_sweep
 
     run_sweep(spec, out, address=address, resume=resume, max_failures=max_failures)
     click.echo(f"results in {out / 'sweep.csv'}; plot them with: rlkit plot {out}", err=True)

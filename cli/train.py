@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from rlkit.agents.registry import AGENTS
-from rlkit.errors import UsageError
+from rlkit.core.errors import UsageError
 
 from .options import non_empty
 
@@ -94,7 +94,7 @@ def train(agent, env_id, steps, overrides, config_file, num_envs, episodes, eval
     model/ and summary.json, then prints the greedy evaluation return.
     Ctrl-C stops cleanly with a checkpoint: continue with 'rlkit resume RUN_DIR'.
     """
-    from rlkit import experiment
+    from rlkit.run import experiment
 
     check_counts(steps=steps, num_envs=num_envs, episodes=episodes, eval_every=eval_every,
                  eval_episodes=eval_episodes, checkpoint_every=checkpoint_every)  # fmt: skip
@@ -122,7 +122,7 @@ def train(agent, env_id, steps, overrides, config_file, num_envs, episodes, eval
                    f"({type(replay).__name__})", err=True)  # fmt: skip
         if replay.nbytes >= CHECKPOINT_WARN_BYTES and run.checkpoint_every != 0:
             # blocks the ring did not touch since the last checkpoint are not written again
-            # (rlkit.checkpoint_blocks): a full checkpoint stalls a run for ~30 s here
+            # (rlkit.run.checkpoint_blocks): a full checkpoint stalls a run for ~30 s here
             changed = replay.nbytes * min(1.0, run.checkpoint_every / replay.capacity)
             click.echo(f"a checkpoint every {run.checkpoint_every:,} steps writes what the "
                        f"replay took in since the last one (~{changed / 1e9:.2f} GB; the first "
@@ -153,7 +153,7 @@ def resume(run_dir, steps, episodes, quiet) -> int:
     generators, counters and the environment are restored, so the run goes on
     exactly as if it had never stopped. --steps / --episodes raise the run's limits.
     """
-    from rlkit import experiment
+    from rlkit.run import experiment
 
     trainer, run = experiment.resume(run_dir, steps, episodes)
     for line in trainer.skipped_checkpoints:
@@ -182,7 +182,7 @@ def _say_stopping(signum: int) -> None:
 def _drive(trainer, run, quiet: bool) -> int:
     """Drive the run to its end with a progress bar; print how it ended; return the exit
     status (0 finished, 1 diverged, 130 interrupted)."""
-    from rlkit import experiment
+    from rlkit.run import experiment
 
     from .progress import TrainingProgress
 

@@ -23,7 +23,7 @@ import gymnasium as gym  # noqa: E402
 import numpy as np  # noqa: E402
 
 import rlkit  # noqa: E402
-from rlkit.bandit import DEFAULT_ARM_MEANS, ENV_ID, register_envs  # noqa: E402
+from rlkit.envs.bandit import DEFAULT_ARM_MEANS, ENV_ID, register_envs  # noqa: E402
 
 
 def run(

@@ -20,16 +20,17 @@ __version__ = "0.1.0"
 # public name -> "module:attribute" (None: the module itself)
 _LAZY = {
     "agents": "rlkit.agents:",
-    "gradients": "rlkit.gradients:",
-    "losses": "rlkit.losses:",
-    "ReplayMemory": "rlkit.replay:ReplayMemory",
-    "scale_gradient": "rlkit.gradients:scale_gradient",
-    "train": "rlkit.training:train",
-    "evaluate": "rlkit.training:evaluate",
-    "TrainHistory": "rlkit.training:TrainHistory",
+    "gradients": "rlkit.learn.gradients:",
+    "losses": "rlkit.learn.losses:",
+    "ReplayMemory": "rlkit.replay.memory:ReplayMemory",
+    "scale_gradient": "rlkit.learn.gradients:scale_gradient",
+    "train": "rlkit.run.loop:train",
+    "evaluate": "rlkit.run.loop:evaluate",
+    "TrainHistory": "rlkit.run.loop:TrainHistory",
     "load": "rlkit.agents.base:load",
-    "make_env": "rlkit.envs:make_env",
-    "UsageError": "rlkit.errors:UsageError",
+    "experiment": "rlkit.run.experiment:",
+    "make_env": "rlkit.envs.make:make_env",
+    "UsageError": "rlkit.core.errors:UsageError",
 }
 
 __all__ = sorted(_LAZY)
@@ -51,8 +52,8 @@ def __dir__() -> list[str]:
 
 
 def _hooks() -> None:
-    from rlkit.quiet import quiet_tensorflow_when_it_loads
-    from rlkit.registration import register_envs_when_gymnasium_loads
+    from rlkit.core.quiet import quiet_tensorflow_when_it_loads
+    from rlkit.envs.registration import register_envs_when_gymnasium_loads
 
     register_envs_when_gymnasium_loads()
     quiet_tensorflow_when_it_loads()

@@ -1,5 +1,5 @@
 """The pieces every agent is built from: named seeds, observations of any shape (the CNN
-torso for images), and rlkit.experiment, the run procedure as library calls."""
+torso for images), and rlkit.run.experiment, the run procedure as library calls."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from rlkit import experiment, seeding
-from rlkit.errors import UsageError
-from rlkit.spaces import observation_format
+from rlkit.core import seeding
+from rlkit.core.errors import UsageError
+from rlkit.core.spaces import observation_format
+from rlkit.run import experiment
 
 IMAGES = gym.spaces.Box(0, 255, (84, 84, 4), np.uint8)
 
@@ -170,7 +171,7 @@ def test_experiment_run_returns_a_result_and_writes_what_the_cli_writes(tmp_path
 
 def test_one_step_counter_the_agents(tmp_path):
     import rlkit
-    from rlkit.training import Trainer
+    from rlkit.run.loop import Trainer
 
     env = gym.make("CartPole-v1")
     agent = rlkit.agents.DQN.from_env(env, seed=0, hidden_sizes=(8,), learning_starts=10**6)

@@ -15,8 +15,8 @@ cv2 = pytest.importorskip("cv2")
 import gymnasium as gym  # noqa: E402
 
 import rlkit  # noqa: E402
-from rlkit.atari import make_atari  # noqa: E402
 from rlkit.cli.main import main  # noqa: E402
+from rlkit.envs.atari import make_atari  # noqa: E402
 
 
 def cli(capsys, *args):
@@ -107,7 +107,7 @@ def test_the_step_that_ends_a_game_reports_the_whole_game():
 def test_an_env_checkpointed_before_game_figures_existed_resumes():
     import pickle
 
-    from rlkit.atari import LifeLossTerminal
+    from rlkit.envs.atari import LifeLossTerminal
 
     env = make_atari("ALE/Breakout-v5", training=True)
     env.reset(seed=0)
@@ -187,7 +187,7 @@ def test_making_atari_and_minatar_envs_prints_nothing():
     import subprocess
     import sys
 
-    code = ("from rlkit.envs import make_env\n"
+    code = ("from rlkit.envs.make import make_env\n"
             "for env_id in ('ALE/Pong-v5', 'MinAtar/Breakout-v0'):\n"
             "    make_env(env_id).reset(seed=0)\n")  # fmt: skip
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
@@ -197,7 +197,7 @@ def test_making_atari_and_minatar_envs_prints_nothing():
 
 
 def test_minatar_ids_without_a_preset_of_their_own_use_the_minatar_preset():
-    from rlkit import experiment
+    from rlkit.run import experiment
 
     plan = experiment.plan("dqn", "MinAtar/Breakout-v1")  # the minimal action set
     assert plan.preset.name == "dqn/minatar" and plan.agent_config.learning_rate == 2.5e-4
@@ -232,7 +232,7 @@ def test_atari_smoke_run_with_the_dqn3_preset_and_frame_replay(capsys, tmp_path)
     (run_dir,) = tmp_path.iterdir()
     status, _, err = cli(capsys, "resume", run_dir, "--steps", "400", "--quiet")
     assert status == 0, err
-    from rlkit.checkpoint import latest_checkpoint, load_checkpoint
+    from rlkit.run.checkpoint import latest_checkpoint, load_checkpoint
 
     agent, _, _ = load_checkpoint(latest_checkpoint(run_dir / "checkpoints"))
     assert type(agent.replay).__name__ == "FrameReplay" and agent.replay.obs.shape[1:] == (84, 84)

@@ -16,16 +16,16 @@ def run_script(monkeypatch, *args: str) -> None:
 
 
 def test_a_resumed_run_continues_with_dopamines_environment(monkeypatch, tmp_path, capsys):
-    import rlkit.atari
+    import rlkit.envs.atari
 
     made = []
-    make_atari = rlkit.atari.make_atari
+    make_atari = rlkit.envs.atari.make_atari
 
     def recording_make_atari(env_id, **kwargs):
         made.append((env_id, kwargs))
         return make_atari(env_id, **kwargs)
 
-    monkeypatch.setattr(rlkit.atari, "make_atari", recording_make_atari)
+    monkeypatch.setattr(rlkit.envs.atari, "make_atari", recording_make_atari)
     common = ["--eval-every", "0", "--checkpoint-every", "100"]
     run_script(
         monkeypatch, "--env", "ALE/Pong-v5", "--steps", "150", "--out", str(tmp_path), *common

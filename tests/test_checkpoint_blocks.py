@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 import rlkit
-from rlkit import checkpoint_blocks
-from rlkit.checkpoint import load_checkpoint, load_newest_usable, save_checkpoint
-from rlkit.errors import UsageError
-from rlkit.training import Trainer
+from rlkit.core.errors import UsageError
+from rlkit.run import checkpoint_blocks
+from rlkit.run.checkpoint import load_checkpoint, load_newest_usable, save_checkpoint
+from rlkit.run.loop import Trainer
 from tests.test_runs import TINY, cli, only_run, weights
 
 ROW_BYTES = 16  # one CartPole observation: 4 float32

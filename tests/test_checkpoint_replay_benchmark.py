@@ -9,7 +9,7 @@ pytest.importorskip("ale_py")  # the atari extra: the dqn3 agent is built for an
 
 def test_a_small_run_prints_both_layouts_and_blocks_write_less(monkeypatch, capsys, tmp_path):
     bench = load_benchmark("checkpoint_replay")
-    from rlkit import checkpoint_blocks
+    from rlkit.run import checkpoint_blocks
 
     monkeypatch.setattr(checkpoint_blocks, "BLOCK_BYTES", 50 * 84 * 84)  # 50 frames a block
     monkeypatch.setattr("sys.argv", ["checkpoint_replay.py", "--fill", "300", "--more", "60",

@@ -3,7 +3,7 @@
 import numpy as np
 import tensorflow as tf
 
-from rlkit.compiled import CompiledFunction
+from rlkit.learn.compiled import CompiledFunction
 
 
 def test_same_result_as_tf_function_and_updates_captured_variables():

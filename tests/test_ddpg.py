@@ -8,13 +8,13 @@ import pytest
 import tensorflow as tf
 
 import rlkit
-from rlkit.actor_critic import ActionBounds, Actor, Critic
 from rlkit.agents import DDPG
 from rlkit.agents.ddpg import bootstrap_target, squared_error
 from rlkit.cli.main import main
-from rlkit.errors import UsageError
-from rlkit.noise import GaussianNoise, OrnsteinUhlenbeckNoise
-from rlkit.replay import Batch
+from rlkit.core.errors import UsageError
+from rlkit.learn.noise import GaussianNoise, OrnsteinUhlenbeckNoise
+from rlkit.networks.actor_critic import ActionBounds, Actor, Critic
+from rlkit.replay.memory import Batch
 
 OBS = gym.spaces.Box(-np.inf, np.inf, (3,), np.float32)
 ACTIONS = gym.spaces.Box(np.array([-1, 0], np.float32), np.array([3, 0.5], np.float32))
@@ -618,8 +618,8 @@ def test_gradient_steps_minus_one_per_step_is_train_freq_updates_a_block():
 
 
 def test_trains_on_vector_envs_with_batched_acting():
-    from rlkit.envs import make_vector_env
-    from rlkit.training import Trainer
+    from rlkit.envs.make import make_vector_env
+    from rlkit.run.loop import Trainer
 
     env = make_vector_env("Pendulum-v1", 4)
     agent = DDPG.from_env(env, seed=0, **{**SMALL, "noise": "ou", "train_freq": 8,

@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from rlkit import losses
 from rlkit.agents import DQN
-from rlkit.errors import UsageError
-from rlkit.replay import Batch
-from rlkit.schedules import dqn3_epsilon
+from rlkit.core.errors import UsageError
+from rlkit.core.schedules import dqn3_epsilon
+from rlkit.learn import losses
+from rlkit.replay.memory import Batch
 
 OBS = gym.spaces.Box(-np.inf, np.inf, (3,), np.float32)
 ACTIONS = gym.spaces.Discrete(4)
@@ -222,7 +222,7 @@ def test_dqn3_epsilon_schedule():
 
 
 def test_centred_rmsprop_is_dqn3_update():
-    from rlkit.optimizers import make_optimizer
+    from rlkit.learn.optimizers import make_optimizer
 
     w = tf.Variable([1.0, -2.0])
     opt = make_optimizer("rmsprop_centered", 0.1)
@@ -281,7 +281,7 @@ def test_dqn3_update_is_dopamine_update_with_epsilon_over_batch_squared():
 
 
 def test_dqn_rejects_continuous_actions():
-    from rlkit.errors import UsageError
+    from rlkit.core.errors import UsageError
 
     with pytest.raises(UsageError, match="ddpg"):
         DQN.from_env(gym.make("Pendulum-v1"))
@@ -325,7 +325,7 @@ def test_polyak_target_update_closed_form():
 
 
 def test_blocks_due_counts_train_freq_boundaries_from_start():
-    from rlkit.schedules import blocks_due
+    from rlkit.core.schedules import blocks_due
 
     assert [blocks_due(t - 1, t, 4, 0) for t in range(1, 9)] == [0, 0, 0, 1, 0, 0, 0, 1]
     assert blocks_due(0, 16, 4, 0) == 4  # a vector step (or a rare update call) owes 4

@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from rlkit import gradients
-from rlkit.gradients import UpdatePipeline, scale_gradient
+from rlkit.learn import gradients
+from rlkit.learn.gradients import UpdatePipeline, scale_gradient
 
 G = [tf.constant([3.0, 4.0]), None, tf.constant([[0.0, -12.0]])]  # norms 5 and 12, global 13
 
@@ -85,7 +85,7 @@ def test_output_gradients_start_the_backward_pass_at_the_output():
 
 
 def test_torch_centred_rmsprop_puts_epsilon_outside_the_square_root():
-    from rlkit.optimizers import make_optimizer
+    from rlkit.learn.optimizers import make_optimizer
 
     optimizer = make_optimizer("rmsprop_centered_torch", 0.1)
     w = tf.Variable([1.0, -2.0])

@@ -22,8 +22,8 @@ import pytest
 import rlkit
 from rlkit.cli.main import main
 from rlkit.cli.progress import TrainingProgress, format_duration
-from rlkit.errors import UsageError
-from rlkit.training import Trainer, stop_on_signals
+from rlkit.core.errors import UsageError
+from rlkit.run.loop import Trainer, stop_on_signals
 
 TINY = [
     "--quiet", "--eval-episodes", "2", "--set", "learning_starts=100", "--set", "train_freq=50",
@@ -248,8 +248,8 @@ def test_config_takes_a_mapping_or_refuses_clearly():
 
 
 def test_a_gradient_chain_set_before_the_first_update_is_used_and_a_late_one_refused():
-    from rlkit import gradients
-    from rlkit.replay import Batch
+    from rlkit.learn import gradients
+    from rlkit.replay.memory import Batch
 
     obs, actions = gym.spaces.Box(-1, 1, (3,)), gym.spaces.Discrete(2)
     small = dict(hidden_sizes=(8,), jit_compile=False, batch_size=4, learning_starts=0)

@@ -6,11 +6,12 @@ import tomllib
 
 import pytest
 
-from rlkit import experiment, presets
 from rlkit.agents.registry import agent_spec
 from rlkit.cli.main import main
-from rlkit.config import make_config
-from rlkit.errors import UsageError
+from rlkit.config import presets
+from rlkit.config.options import make_config
+from rlkit.core.errors import UsageError
+from rlkit.run import experiment
 
 
 def cli(capsys, *args):
@@ -93,7 +94,7 @@ def test_box2d_run_resumes(capsys, tmp_path):
 def test_box2d_env_without_its_package_names_the_extra(monkeypatch):
     import gymnasium as gym
 
-    from rlkit.envs import make_env
+    from rlkit.envs.make import make_env
 
     def missing(*args, **kwargs):
         raise gym.error.DependencyNotInstalled("Box2D is not installed")
@@ -101,7 +102,7 @@ def test_box2d_env_without_its_package_names_the_extra(monkeypatch):
     monkeypatch.setattr(gym, "make", missing)
     with pytest.raises(UsageError, match=r"pip install '\.\[box2d\]'"):
         make_env("LunarLander-v3")
-    from rlkit import atari
+    from rlkit.envs import atari
 
     def no_package(env_id):
         raise ImportError("No module named 'ale_py'")

@@ -19,11 +19,11 @@ from rlkit.agents.reinforce import (
     value_loss,
 )
 from rlkit.agents.reinforce_config import ReinforceConfig, resolve_preset
-from rlkit.bandit import DEFAULT_ARM_MEANS, ENV_ID, MultiArmedBandit, register_envs
 from rlkit.cli.main import main
-from rlkit.errors import UsageError
-from rlkit.replay import Batch
-from rlkit.returns import returns_to_go
+from rlkit.core.errors import UsageError
+from rlkit.envs.bandit import DEFAULT_ARM_MEANS, ENV_ID, MultiArmedBandit, register_envs
+from rlkit.learn.returns import returns_to_go
+from rlkit.replay.memory import Batch
 
 register_envs()  # until rlkit/__init__.py does it on import
 
@@ -241,7 +241,7 @@ def test_config_rejects_bad_values():
 
 def test_config_module_does_not_import_tensorflow():
     code = (
-        "import sys, rlkit.agents.reinforce_config, rlkit.returns; "
+        "import sys, rlkit.agents.reinforce_config, rlkit.learn.returns; "
         "sys.exit('tensorflow' in sys.modules)"
     )
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0

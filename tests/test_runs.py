@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 import rlkit
-from rlkit.checkpoint import latest_checkpoint, load_checkpoint
 from rlkit.cli.main import main
-from rlkit.training import Trainer, TrainingDiverged
+from rlkit.run.checkpoint import latest_checkpoint, load_checkpoint
+from rlkit.run.loop import Trainer, TrainingDiverged
 
 TINY_AGENT = [
     "--set", "learning_starts=100", "--set", "train_freq=50", "--set", "gradient_steps=4",
@@ -416,7 +416,7 @@ def test_registration_survives_a_find_spec_probe():
 
 
 def test_summary_scores_give_the_standard_error_of_the_mean():
-    from rlkit.experiment import _score
+    from rlkit.run.experiment import _score
 
     assert _score(10.0, 3.0, 9) == "10.0 ± 3.0 (s.e. 1.0)"  # 3 / sqrt(9)
     assert _score(-152.25, 94.3, 100) == "-152.2 ± 94.3 (s.e. 9.4)"
@@ -425,7 +425,7 @@ def test_summary_scores_give_the_standard_error_of_the_mean():
 def test_plot_names_the_axis_game_score_for_runs_with_whole_games(monkeypatch, tmp_path):
     import matplotlib.axes
 
-    from rlkit.plotting import plot_runs
+    from rlkit.run.plotting import plot_runs
 
     header = "kind,step,episode,return,length,return_std\n"
     for name, env, rows in (

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from rlkit.cli.main import main
-from rlkit.errors import UsageError
-from rlkit.sweep import (
+from rlkit.core.errors import UsageError
+from rlkit.sweeps.grid import (
     SweepSpec,
     bootstrap_ci,
     config_label,
@@ -102,7 +102,7 @@ def test_sweep_without_ray_says_how_to_install_it(capsys, tmp_path, monkeypatch)
 
 
 def test_import_rlkit_and_train_never_import_ray():
-    code = "import rlkit, rlkit.experiment, rlkit.cli.main, sys; print('ray' in sys.modules)"
+    code = "import rlkit, rlkit.run.experiment, rlkit.cli.main, sys; print('ray' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.stdout.strip() == "False"
 

@@ -6,7 +6,7 @@ import json
 import pytest
 from benchmark_scripts import load_benchmark
 
-from rlkit import presets
+from rlkit.config import presets
 
 
 @pytest.fixture(scope="module")

@@ -27,7 +27,7 @@ def test_report_groups_ddpg_and_td3_runs_by_preset_though_their_folders_look_ali
     def fake_plot_runs(run_dirs, output, labels=None):
         drawn[Path(output).name] = {Path(d).name: labels[d] for d in run_dirs}
 
-    monkeypatch.setattr("rlkit.plotting.plot_runs", fake_plot_runs)
+    monkeypatch.setattr("rlkit.run.plotting.plot_runs", fake_plot_runs)
     text = zoo_table.report(out, docs)
     assert drawn == {"Pendulum-v1.png": {
         "ddpg-Pendulum-v1-0-0": "ddpg/Pendulum-v1", "ddpg-Pendulum-v1-1-0": "ddpg/Pendulum-v1",
@@ -42,7 +42,7 @@ def test_report_groups_ddpg_and_td3_runs_by_preset_though_their_folders_look_ali
 
 
 def test_a_stopped_run_of_the_same_plan_is_found_to_resume_and_no_other(tmp_path):
-    from rlkit import experiment
+    from rlkit.run import experiment
 
     zoo_table = load_benchmark("zoo_table")
     runs = tmp_path / "runs"
@@ -68,7 +68,7 @@ def test_a_stopped_run_of_the_same_plan_is_found_to_resume_and_no_other(tmp_path
 
 
 def test_a_result_measured_with_other_settings_than_todays_preset_is_not_reused(tmp_path):
-    from rlkit import experiment
+    from rlkit.run import experiment
 
     zoo_table = load_benchmark("zoo_table")
     preset = "ddpg/BipedalWalker-v3"

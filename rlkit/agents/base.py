@@ -9,10 +9,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from rlkit import config as configs
-from rlkit.errors import UsageError
-from rlkit.files import atomic_write_bytes
-from rlkit.spaces import space_from_dict, space_to_dict
+from rlkit.config import options as configs
+from rlkit.core.errors import UsageError
+from rlkit.core.files import atomic_write_bytes
+from rlkit.core.spaces import space_from_dict, space_to_dict
 
 AGENT_FILE = "agent.json"
 WEIGHTS_FILE = "weights.npz"
@@ -83,7 +83,7 @@ class Agent:
 
         ``{"counters": {name: int}, "rngs": {name: np.random.Generator},
         "optimizer": {name: Keras optimizer}, "memory": {name: ReplayMemory},
-        "extra": {name: JSON value}}``. :mod:`rlkit.checkpoint` writes it (arrays to
+        "extra": {name: JSON value}}``. :mod:`rlkit.run.checkpoint` writes it (arrays to
         ``state.npz``, the rest to ``state.json``) and hands the saved values back to
         :meth:`load_state`.
         """

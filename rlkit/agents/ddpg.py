@@ -10,7 +10,7 @@ variables (``model.stateless_call(shadows, [], x)``).
 Critic: ``y = stop_gradient(r + gamma (1 - terminated) Q'(s2, mu'(s2)))`` (time-limit
 truncation still bootstraps), per-example ``(y - Q(s, a))^2`` averaged over the
 minibatch. Actor: the gradient of ``-mean Q(s, mu(s))`` w.r.t. the actor's variables
-only. Each goes through its own :class:`~rlkit.gradients.UpdatePipeline` (own
+only. Each goes through its own :class:`~rlkit.learn.gradients.UpdatePipeline` (own
 optimizer and gradient transforms).
 
 ``td3=True``: twin critics and the smaller of the two target values, target policy
@@ -26,18 +26,18 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from rlkit import seeding
-from rlkit.actor_critic import ActionBounds, Actor, Critic
 from rlkit.agents import ddpg_config
 from rlkit.agents.ddpg_config import DDPGConfig
 from rlkit.agents.off_policy import OffPolicyAgent
-from rlkit.compiled import CompiledFunction
-from rlkit.gradients import UpdatePipeline, transforms_from_config
-from rlkit.losses import bootstrap_target, smooth_target_action, squared_error
-from rlkit.noise import make_noise
-from rlkit.optimizers import make_optimizer
-from rlkit.replay import Batch
-from rlkit.schedules import dqn3_linear
+from rlkit.core import seeding
+from rlkit.core.schedules import dqn3_linear
+from rlkit.learn.compiled import CompiledFunction
+from rlkit.learn.gradients import UpdatePipeline, transforms_from_config
+from rlkit.learn.losses import bootstrap_target, smooth_target_action, squared_error
+from rlkit.learn.noise import make_noise
+from rlkit.learn.optimizers import make_optimizer
+from rlkit.networks.actor_critic import ActionBounds, Actor, Critic
+from rlkit.replay.memory import Batch
 
 
 class DDPG(OffPolicyAgent):
@@ -50,11 +50,11 @@ class DDPG(OffPolicyAgent):
         seed: seeds weight initialisation, replay sampling, random actions and noise.
 
     Attributes:
-        actor: :class:`~rlkit.actor_critic.Actor`, ``mu(s)`` in the bounds' units.
-        critics: one :class:`~rlkit.actor_critic.Critic` (two with ``td3``).
+        actor: :class:`~rlkit.networks.actor_critic.Actor`, ``mu(s)`` in the bounds' units.
+        critics: one :class:`~rlkit.networks.actor_critic.Critic` (two with ``td3``).
         ema: the ``tf.train.ExponentialMovingAverage(decay=1 - tau)`` whose shadow
             variables are the target actor and critics.
-        replay: the :class:`~rlkit.replay.ReplayMemory`; actions stored as float32
+        replay: the :class:`~rlkit.replay.memory.ReplayMemory`; actions stored as float32
             ``[act_dim]`` in the environment's units.
     """
 
@@ -137,7 +137,7 @@ class DDPG(OffPolicyAgent):
     def learning_rate_scale(self) -> float:
         """What both learning rates are multiplied by now: 1 falling linearly to
         ``lr_end_fraction`` over ``lr_anneal_steps`` steps after ``learning_starts``
-        (DQN3.0's formula, :func:`rlkit.schedules.dqn3_linear`); 1 when off."""
+        (DQN3.0's formula, :func:`rlkit.core.schedules.dqn3_linear`); 1 when off."""
         cfg = self.config
         if cfg.lr_end_fraction < 0:
             return 1.0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rlkit.config import (
+from rlkit.config.options import (
     gradient_steps_option,
     non_negative,
     one_of,
@@ -14,7 +14,7 @@ from rlkit.config import (
     train_freq_unit_option,
     unit_interval,
 )
-from rlkit.optimizers import OPTIMIZERS
+from rlkit.learn.optimizers import OPTIMIZERS
 
 NOISES = ("gaussian", "ou")
 HIDDEN_INITS = ("glorot", "torch")
@@ -145,8 +145,8 @@ def check_spaces(observation_space, action_space, env_id: str = "the environment
     """DDPG needs a bounded Box action space (low < high) and Box or Discrete observations."""
     import numpy as np
 
-    from rlkit.errors import UsageError
-    from rlkit.spaces import observation_format, require_box_actions
+    from rlkit.core.errors import UsageError
+    from rlkit.core.spaces import observation_format, require_box_actions
 
     require_box_actions(action_space, "ddpg", env_id)
     if not np.all(action_space.high > action_space.low):

@@ -16,17 +16,18 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from rlkit import losses, seeding
 from rlkit.agents import dqn_config
 from rlkit.agents.dqn_config import DQNConfig
 from rlkit.agents.off_policy import OffPolicyAgent
-from rlkit.compiled import CompiledFunction
-from rlkit.errors import UsageError
-from rlkit.gradients import UpdatePipeline, transforms_from_config
-from rlkit.networks import QNetwork
-from rlkit.optimizers import make_optimizer
-from rlkit.replay import Batch
-from rlkit.schedules import crossed, dqn3_epsilon, dqn3_linear
+from rlkit.core import seeding
+from rlkit.core.errors import UsageError
+from rlkit.core.schedules import crossed, dqn3_epsilon, dqn3_linear
+from rlkit.learn import losses
+from rlkit.learn.compiled import CompiledFunction
+from rlkit.learn.gradients import UpdatePipeline, transforms_from_config
+from rlkit.learn.optimizers import make_optimizer
+from rlkit.networks.torso import QNetwork
+from rlkit.replay.memory import Batch
 
 
 class DQN(OffPolicyAgent):

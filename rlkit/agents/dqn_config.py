@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rlkit.config import (
+from rlkit.config.options import (
     gradient_steps_option,
     non_negative,
     one_of,
@@ -14,7 +14,7 @@ from rlkit.config import (
     train_freq_unit_option,
     unit_interval,
 )
-from rlkit.optimizers import OPTIMIZERS
+from rlkit.learn.optimizers import OPTIMIZERS
 
 
 @dataclass(frozen=True)
@@ -153,7 +153,7 @@ class DQNConfig:
 
 def check_spaces(observation_space, action_space, env_id: str = "the environment") -> None:
     """DQN needs discrete actions and Box or Discrete observations."""
-    from rlkit.spaces import observation_format, require_discrete_actions
+    from rlkit.core.spaces import observation_format, require_discrete_actions
 
     require_discrete_actions(action_space, "dqn", env_id)
     observation_format(observation_space, "dqn", images=True)

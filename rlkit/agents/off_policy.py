@@ -1,6 +1,6 @@
 """The off-policy half of DQN and DDPG, written once.
 
-An off-policy agent stores every transition in a :class:`~rlkit.replay.ReplayMemory`
+An off-policy agent stores every transition in a :class:`~rlkit.replay.memory.ReplayMemory`
 and, as the step count passes multiples of ``train_freq`` (from ``learning_starts``
 on), runs blocks of ``gradient_steps`` updates on minibatches sampled from it. What
 differs between agents is small, and it is all a subclass writes:
@@ -23,11 +23,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from rlkit import seeding
 from rlkit.agents.base import Agent
-from rlkit.replay import Batch, FrameReplay, ReplayMemory
-from rlkit.schedules import blocks_due
-from rlkit.spaces import observation_format
+from rlkit.core import seeding
+from rlkit.core.schedules import blocks_due
+from rlkit.core.spaces import observation_format
+from rlkit.replay.memory import Batch, FrameReplay, ReplayMemory
 
 
 class OffPolicyAgent(Agent):
@@ -39,7 +39,7 @@ class OffPolicyAgent(Agent):
     Attributes:
         obs_format: how observations are stored and fed to the networks.
         encode: ``obs_format.encode``.
-        replay: the :class:`~rlkit.replay.ReplayMemory` (sampling stream ``"replay"``).
+        replay: the :class:`~rlkit.replay.memory.ReplayMemory` (sampling stream ``"replay"``).
         rng: the ``"explore"`` generator (exploration, random actions, TD3's smoothing).
         num_updates: gradient updates run so far.
     """

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass, field
 
-from rlkit.errors import UsageError
+from rlkit.core.errors import UsageError
 
 
 @dataclass(frozen=True)

@@ -26,12 +26,13 @@ import numpy as np
 import tensorflow as tf
 from gymnasium import spaces
 
-from rlkit import seeding
 from rlkit.agents import reinforce_config
 from rlkit.agents.base import Agent
 from rlkit.agents.reinforce_config import ReinforceConfig, resolve_preset
-from rlkit.gradients import UpdatePipeline, transforms_from_config
-from rlkit.losses import (
+from rlkit.core import seeding
+from rlkit.core.spaces import observation_format
+from rlkit.learn.gradients import UpdatePipeline, transforms_from_config
+from rlkit.learn.losses import (
     gaussian_entropy,
     gaussian_log_loss,
     normalize,
@@ -39,11 +40,10 @@ from rlkit.losses import (
     softmax_log_loss,
     value_loss,
 )
-from rlkit.networks import NumpyMLP, apply_layers, dense, layer_weights, mlp_layers
-from rlkit.optimizers import make_optimizer
-from rlkit.replay import Batch, ReplayMemory
-from rlkit.returns import returns_to_go
-from rlkit.spaces import observation_format
+from rlkit.learn.optimizers import make_optimizer
+from rlkit.learn.returns import returns_to_go
+from rlkit.networks.torso import NumpyMLP, apply_layers, dense, layer_weights, mlp_layers
+from rlkit.replay.memory import Batch, ReplayMemory
 
 
 # -- networks -----------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from rlkit.config import (
+from rlkit.config.options import (
     non_negative,
     one_of,
     option,
@@ -15,7 +15,7 @@ from rlkit.config import (
     unit_interval,
     validate,
 )
-from rlkit.optimizers import OPTIMIZERS
+from rlkit.learn.optimizers import OPTIMIZERS
 
 PRESETS: dict[str, dict[str, Any]] = {
     "none": {},
@@ -91,8 +91,8 @@ def check_spaces(observation_space, action_space, env_id: str = "the environment
     """REINFORCE needs Discrete or bounded Box actions and Box or Discrete observations."""
     from gymnasium import spaces
 
-    from rlkit.errors import UsageError
-    from rlkit.spaces import observation_format, require_box_actions
+    from rlkit.core.errors import UsageError
+    from rlkit.core.spaces import observation_format, require_box_actions
 
     if not isinstance(action_space, spaces.Discrete):
         if not isinstance(action_space, spaces.Box):

@@ -55,7 +55,7 @@ def quiet_tensorflow_when_it_loads() -> None:
     """Arrange for TensorFlow's first import to be quiet (see the module docstring)."""
     if user_wants_tf_logs():
         return
-    from rlkit.import_hooks import around_import
+    from rlkit.core.import_hooks import around_import
 
     os.environ["TF_CPP_MIN_LOG_LEVEL"] = "2"
     around_import("tensorflow", around=silenced_stderr, after=_probe_devices)

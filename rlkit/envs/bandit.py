@@ -77,7 +77,7 @@ def register_envs() -> None:
     if ENV_ID not in gym.registry:
         # the passive checker would warn that the constant Box has low == high: it is meant to
         gym.register(
-            id=ENV_ID, entry_point="rlkit.bandit:MultiArmedBandit", disable_env_checker=True
+            id=ENV_ID, entry_point="rlkit.envs.bandit:MultiArmedBandit", disable_env_checker=True
         )
 
 

@@ -1,6 +1,6 @@
 """Running a sweep's trials as Ray Tune trials, on this machine or a Ray cluster.
 
-Each trial is a function trainable that runs one ordinary rlkit run (``rlkit.experiment``)
+Each trial is a function trainable that runs one ordinary rlkit run (``rlkit.run.experiment``)
 into ``OUT/runs/<config>/seed-<S>/``, with TensorFlow's thread pools sized to the CPUs Ray
 gave it (Ray's ``OMP_NUM_THREADS`` does not reach TensorFlow). Whenever rlkit writes a
 checkpoint the trial reports to Tune with a small Tune checkpoint naming it; a retried
@@ -22,8 +22,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rlkit.errors import UsageError
-from rlkit.sweep import SweepSpec, format_row, summarise, trial_dir, write_results
+from rlkit.core.errors import UsageError
+from rlkit.sweeps.grid import SweepSpec, format_row, summarise, trial_dir, write_results
 
 RAY_DIR = "ray"
 EXPERIMENT = "sweep"
@@ -53,8 +53,8 @@ def run_trial(tune_config: dict[str, Any], spec: SweepSpec, out: str) -> None:
     os.environ["TF_NUM_INTEROP_THREADS"] = "1"
     from ray import tune
 
-    from rlkit import experiment
-    from rlkit.quiet import import_tensorflow_quietly
+    from rlkit.core.quiet import import_tensorflow_quietly
+    from rlkit.run import experiment
 
     import_tensorflow_quietly()
     import tensorflow as tf

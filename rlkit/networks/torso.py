@@ -6,7 +6,7 @@ Every network of every agent is built from the same pieces:
   initialisation);
 - :func:`mlp_layers`: a stack of them with one seed per layer;
 - :func:`torso`: the seam between an observation and the layers above it: the input layer
-  built from the :class:`~rlkit.spaces.ObservationFormat` (a vector as it is, an uint8
+  built from the :class:`~rlkit.core.spaces.ObservationFormat` (a vector as it is, an uint8
   image cast to float32 and divided by 255 inside the network) followed, for images, by
   the Nature CNN's convolutions (channels last: TensorFlow's CPU kernels want NHWC);
 - :class:`NumpyMLP`: the one numpy mirror of an MLP, for acting.
@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 import keras
 import numpy as np
 
-from rlkit.spaces import IMAGE, ObservationFormat
+from rlkit.core.spaces import IMAGE, ObservationFormat
 
 INITS = ("glorot", "torch", "he_normal", "zeros")
 
@@ -224,7 +224,7 @@ class QNetwork:
         conv_padding: str = "valid",
     ) -> None:
         if isinstance(obs_format, int):
-            from rlkit.spaces import vector_format
+            from rlkit.core.spaces import vector_format
 
             obs_format = vector_format(obs_format)
         self.dueling = dueling
@@ -265,7 +265,7 @@ class QNetwork:
         if not self.convs:
             return self.numpy_snapshot()
         if self._compiled_policy is None:
-            from rlkit.compiled import CompiledFunction
+            from rlkit.learn.compiled import CompiledFunction
 
             compiled = CompiledFunction(lambda obs: self.model(obs))
             obs_rank = len(self.model.inputs[0].shape) - 1

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rlkit.errors import UsageError
+from rlkit.core.errors import UsageError
 
 
 def record_video(agent, env_id: str, path: Path, episodes: int = 1, seed: int = 0, fps: int = 30):
@@ -28,7 +28,7 @@ def record_video(agent, env_id: str, path: Path, episodes: int = 1, seed: int = 
     # off-screen rendering: no window, no sound device (pygame/SDL would complain)
     os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
     os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
-    from rlkit.envs import make_env
+    from rlkit.envs.make import make_env
 
     env = make_env(env_id, training=False, render_mode="rgb_array")
     frames, returns = [], []

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from rlkit.errors import UsageError
+from rlkit.core.errors import UsageError
 
 Encoder = Callable[[np.ndarray], np.ndarray]
 

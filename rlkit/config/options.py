@@ -13,7 +13,7 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from rlkit.errors import UsageError
+from rlkit.core.errors import UsageError
 
 Check = Callable[[Any], "str | None"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 
-from rlkit.errors import UsageError
+from rlkit.core.errors import UsageError
 
 
 def make_vector_env(env_id: str, num_envs: int, **kwargs):
@@ -56,7 +56,7 @@ def make_env(env_id: str, training: bool = True, **kwargs):
     """``gymnasium.make(env_id)``; an unknown id raises UsageError with close matches, an id
     whose package is missing names the rlkit extra that installs it.
 
-    ``ALE/...`` ids get DQN3.0's Atari pipeline (:mod:`rlkit.atari`); with ``training``
+    ``ALE/...`` ids get DQN3.0's Atari pipeline (:mod:`rlkit.envs.atari`); with ``training``
     False (evaluation) a lost life does not end the episode. ``MinAtar/...`` ids are
     registered on first use.
     """
@@ -65,7 +65,7 @@ def make_env(env_id: str, training: bool = True, **kwargs):
     family = env_id.split("/")[0]
     if family in ("ALE", "MinAtar"):
         try:
-            from rlkit import atari
+            from rlkit.envs import atari
 
             atari.register(env_id)
         except ImportError:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rlkit.errors import UsageError
+from rlkit.core.errors import UsageError
 
 PRESETS_DIR = Path(__file__).parent
 NONE = "none"  # --preset none: the agent's generic defaults
@@ -61,7 +61,7 @@ def _comment(text: str, key: str) -> str:
 
 
 def load(path: Path) -> Preset:
-    from rlkit.runs import load_config_file
+    from rlkit.config.run import load_config_file
 
     run, agent_config = load_config_file(path)
     text = path.read_text()

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
-from rlkit.errors import UsageError
-from rlkit.metrics import METRICS_FILE
+from rlkit.core.errors import UsageError
+from rlkit.run.metrics import METRICS_FILE
 
 
 def read_episodes(run_dir: Path, kind: str = "episode") -> tuple[np.ndarray, np.ndarray]:
@@ -51,7 +51,7 @@ def _label(run_dir: Path) -> str:
 
 def _env_of(run_dir: Path) -> str:
     """The environment id of a run (its ``config.toml``), else its folder's label."""
-    from rlkit.runs import CONFIG_FILE, read_run_config
+    from rlkit.config.run import CONFIG_FILE, read_run_config
 
     if (run_dir / CONFIG_FILE).is_file():
         try:
@@ -147,7 +147,7 @@ def _draw_panel(ax, groups: dict[str, list], evaluations: dict[str, list], point
 
 def sweep_runs(sweep_dir: Path) -> dict[Path, str]:
     """The finished-or-not trial run folders of a sweep, each labelled by its configuration."""
-    from rlkit.sweep import SweepSpec, trial_dir
+    from rlkit.sweeps.grid import SweepSpec, trial_dir
 
     spec = SweepSpec.load(sweep_dir)
     runs = {trial_dir(sweep_dir, t["config"], t["seed"]): t["config"] for t in spec.trials()}

@@ -3,7 +3,7 @@
 This module holds what a sweep *is*, without Ray: the spec (saved as ``sweep.json``),
 its expansion into trials (the cross product of ``--grid`` values, times the seeds), the
 check of every trial's config before any runs, where each trial's run folder lives, and
-the aggregation of finished trials into ``sweep.csv``. :mod:`rlkit.ray_sweep` runs the
+the aggregation of finished trials into ``sweep.csv``. :mod:`rlkit.sweeps.ray_tune` runs the
 trials as Ray Tune trials.
 
 Sweep folder::
@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from rlkit.errors import UsageError
+from rlkit.core.errors import UsageError
 
 SPEC_FILE = "sweep.json"
 RESULTS_FILE = "sweep.csv"
@@ -38,7 +38,7 @@ DEFAULT_CONFIG = "default"
 class SweepSpec:
     """Everything that defines a sweep.
 
-    ``train``: keyword arguments of :func:`rlkit.experiment.plan` shared by every trial
+    ``train``: keyword arguments of :func:`rlkit.run.experiment.plan` shared by every trial
     (env, steps, episodes, eval_every, config_file, preset, overrides ...).
     ``grid``: key -> values (as ``--set`` strings); trials are the cross product, times
     ``seeds``. ``target``: the return a seed must reach to count as a success.
@@ -67,9 +67,9 @@ class SweepSpec:
         ]
 
     def plan(self, values: dict[str, str], seed: int):
-        """The :class:`~rlkit.experiment.RunPlan` of one trial (``rlkit train``'s own)."""
-        from rlkit import experiment
-        from rlkit.config import parse_overrides
+        """The :class:`~rlkit.run.experiment.RunPlan` of one trial (``rlkit train``'s own)."""
+        from rlkit.config.options import parse_overrides
+        from rlkit.run import experiment
 
         train = dict(self.train)
         overrides = parse_overrides(train.pop("overrides", []))
@@ -82,7 +82,7 @@ class SweepSpec:
             self.plan(values, self.seeds[0] if self.seeds else 0)
 
     def save(self, out: Path) -> None:
-        from rlkit.files import atomic_write_text
+        from rlkit.core.files import atomic_write_text
 
         out.mkdir(parents=True, exist_ok=True)
         atomic_write_text(out / SPEC_FILE, json.dumps(asdict(self), indent=2))
@@ -198,7 +198,7 @@ def write_results(out: Path, rows: list[dict[str, Any]]) -> Path:
     """``sweep.csv``: the rows of :func:`summarise` (empty cells where nothing finished)."""
     from io import StringIO
 
-    from rlkit.files import atomic_write_text
+    from rlkit.core.files import atomic_write_text
 
     text = StringIO()
     writer = csv.DictWriter(text, COLUMNS, lineterminator="\n")

@@ -5,7 +5,7 @@ into place, so a crash never leaves a half-written one; ``latest`` (a small text
 file, also replaced atomically) names the newest. Older checkpoints beyond
 ``keep`` are removed only after the new one is complete. Large arrays (a replay's
 frames) are saved as blocks the checkpoints share, each written once
-(:mod:`rlkit.checkpoint_blocks`): a checkpoint writes what changed since the last one.
+(:mod:`rlkit.run.checkpoint_blocks`): a checkpoint writes what changed since the last one.
 """
 
 from __future__ import annotations
@@ -20,7 +20,9 @@ from typing import Any
 import numpy as np
 
 from rlkit.agents.base import Agent
-from rlkit.checkpoint_blocks import (
+from rlkit.core.errors import UsageError
+from rlkit.core.files import atomic_write_bytes
+from rlkit.run.checkpoint_blocks import (
     BLOCKS_DIR,
     MANIFEST_FILE,
     load_blocks,
@@ -28,8 +30,6 @@ from rlkit.checkpoint_blocks import (
     save_blocks,
     split_large,
 )
-from rlkit.errors import UsageError
-from rlkit.files import atomic_write_bytes
 
 LATEST = "latest"
 STATE_FILE = "state.json"

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rlkit.errors import UsageError
+from rlkit.core.errors import UsageError
 
 BLOCKS_DIR = "blocks"
 MANIFEST_FILE = "blocks.json"

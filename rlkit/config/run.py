@@ -5,7 +5,7 @@ A run folder ``<out>/<agent>-<env>-<seed>-<YYYYmmdd-HHMMSS>/`` holds
 - ``config.toml``: ``[run]`` (agent, env, steps, seed, evaluation and checkpoint
   settings) and ``[agent]`` (the resolved agent config); pass it back with
   ``rlkit train --config``;
-- ``metrics.csv`` and ``tensorboard/`` (see :mod:`rlkit.metrics`);
+- ``metrics.csv`` and ``tensorboard/`` (see :mod:`rlkit.run.metrics`);
 - ``checkpoints/`` (exact resume), ``best/`` (best evaluated model), ``model/``
   (the final model) and ``summary.json``.
 """
@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rlkit.config import make_config, non_negative, option, positive, seed_range, to_dict
-from rlkit.errors import UsageError
-from rlkit.files import atomic_write_bytes
+from rlkit.config.options import make_config, non_negative, option, positive, seed_range, to_dict
+from rlkit.core.errors import UsageError
+from rlkit.core.files import atomic_write_bytes
 
 CONFIG_FILE = "config.toml"
 SUMMARY_FILE = "summary.json"

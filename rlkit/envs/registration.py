@@ -11,14 +11,14 @@ from __future__ import annotations
 import importlib
 import sys
 
-from rlkit.import_hooks import around_import
+from rlkit.core.import_hooks import around_import
 
 
 def _register() -> None:
-    loading = sys.modules.get("rlkit.bandit")
+    loading = sys.modules.get("rlkit.envs.bandit")
     if loading is not None and not hasattr(loading, "register_envs"):
-        return  # rlkit.bandit is importing gymnasium right now; it registers itself when done
-    importlib.import_module("rlkit.bandit").register_envs()
+        return  # rlkit.envs.bandit is importing gymnasium right now; it registers itself when done
+    importlib.import_module("rlkit.envs.bandit").register_envs()
 
 
 def register_envs_when_gymnasium_loads() -> None:

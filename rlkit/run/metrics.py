@@ -13,7 +13,7 @@ import csv
 import time
 from pathlib import Path
 
-from rlkit.files import atomic_write_bytes
+from rlkit.core.files import atomic_write_bytes
 
 METRICS_FILE = "metrics.csv"
 TENSORBOARD_DIR = "tensorboard"

@@ -22,10 +22,10 @@ from typing import Any
 
 import numpy as np
 
-from rlkit import seeding
-from rlkit.errors import UsageError
-from rlkit.metrics import MetricsLogger
-from rlkit.schedules import crossed
+from rlkit.core import seeding
+from rlkit.core.errors import UsageError
+from rlkit.core.schedules import crossed
+from rlkit.run.metrics import MetricsLogger
 
 CHECKPOINT_DIR = "checkpoints"
 BEST_DIR = "best"
@@ -233,8 +233,8 @@ class Trainer:
         """Give a run folder made by a Trainer its ``config.toml`` (if it has none), so that
         ``rlkit resume`` and ``rlkit evaluate`` work on it as on a CLI run. Skipped for an
         agent or environment rlkit cannot rebuild by name (an unregistered env)."""
-        from rlkit import runs
         from rlkit.agents.registry import AGENTS
+        from rlkit.config import run as runs
 
         if self.run_dir is None or (self.run_dir / runs.CONFIG_FILE).exists():
             return
@@ -324,7 +324,7 @@ class Trainer:
 
     def _record_game(self, env_info: dict[str, Any]) -> None:
         """A ``game`` row when the env reports a whole game ending (Atari in training, where a
-        lost life ends the episode: :class:`rlkit.atari.LifeLossTerminal`)."""
+        lost life ends the episode: :class:`rlkit.envs.atari.LifeLossTerminal`)."""
         if "game_return" in env_info:
             ret, length = float(env_info["game_return"]), int(env_info["game_length"])
             self.logger.row("game", self.step, self.state.episodes, ret, length)
@@ -350,8 +350,8 @@ class Trainer:
 
     # -- checkpoints -------------------------------------------------------------------------
     def checkpoint(self) -> Path:
-        """Write a full checkpoint (see :mod:`rlkit.checkpoint`) and return its folder."""
-        from rlkit.checkpoint import save_checkpoint
+        """Write a full checkpoint (see :mod:`rlkit.run.checkpoint`) and return its folder."""
+        from rlkit.run.checkpoint import save_checkpoint
 
         if self.run_dir is None:
             raise ValueError("checkpoints need a run_dir")
@@ -386,7 +386,7 @@ class Trainer:
         vector env). Keyword arguments are as for the constructor (eval_every,
         eval_episodes, checkpoint_every, callbacks ...).
         """
-        from rlkit.checkpoint import load_newest_usable
+        from rlkit.run.checkpoint import load_newest_usable
 
         run_dir = Path(run_dir)
         checkpoint, (agent, loop, env), skipped = load_newest_usable(run_dir / CHECKPOINT_DIR)

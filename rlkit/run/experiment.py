@@ -4,7 +4,7 @@ What ``rlkit train`` and ``rlkit resume`` do, without the shell: nothing here pr
 or exits the process, so sweep runners, benchmarks and notebooks run exactly what the
 CLI runs and get a :class:`RunResult` back.
 
-    from rlkit import experiment
+    from rlkit.run import experiment
     plan = experiment.plan("dqn", env="CartPole-v1", steps=20_000, seed=3,
                            overrides={"learning_rate": 1e-3})
     result = experiment.run(plan, out="runs")
@@ -28,11 +28,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from rlkit import seeding
 from rlkit.agents.registry import AgentSpec, agent_spec
-from rlkit.errors import UsageError
-from rlkit.presets import Preset
-from rlkit.runs import RunConfig
+from rlkit.config.presets import Preset
+from rlkit.config.run import RunConfig
+from rlkit.core import seeding
+from rlkit.core.errors import UsageError
 
 FINISHED, INTERRUPTED, DIVERGED = "finished", "interrupted", "diverged"
 
@@ -110,9 +110,9 @@ def plan(
     Arguments left None take the config file's value, else the preset's, else the
     agent's default.
     """
-    from rlkit import presets
-    from rlkit.config import make_config, parse_overrides
-    from rlkit.runs import load_config_file, resolve_run_config
+    from rlkit.config import presets
+    from rlkit.config.options import make_config, parse_overrides
+    from rlkit.config.run import load_config_file, resolve_run_config
 
     file_run, file_agent = load_config_file(config_file) if config_file else ({}, {})
     agent_name = agent if agent is not None else file_run.get("agent")
@@ -157,7 +157,7 @@ def plan(
 def make_envs(run: RunConfig, spec: AgentSpec):
     """The training env of ``run`` (a vector env with ``num_envs > 1``), checked against
     the agent; UsageError for an unknown id or spaces the agent cannot handle."""
-    from rlkit.envs import make_env, make_vector_env
+    from rlkit.envs.make import make_env, make_vector_env
 
     env = make_env(run.env)
     spec.check_spaces(env.observation_space, env.action_space, run.env)
@@ -177,9 +177,9 @@ def start(
 ):
     """Create the run folder (``out/<agent>-<env>-<seed>-<time>``, or exactly ``run_dir``,
     which must not hold anything yet), the agent and its
-    :class:`~rlkit.training.Trainer`; write ``config.toml``. Returns the trainer
+    :class:`~rlkit.run.loop.Trainer`; write ``config.toml``. Returns the trainer
     (``trainer.run_dir`` is the folder)."""
-    from rlkit import runs
+    from rlkit.config import run as runs
 
     run, spec, config = run_plan.run, run_plan.spec, run_plan.agent_config
     env = make_envs(run, spec)
@@ -196,7 +196,7 @@ def start(
             raise UsageError(f"{run_dir} already holds files; choose an empty or new folder")
         run_dir.mkdir(parents=True, exist_ok=True)
     try:
-        from rlkit.quiet import import_tensorflow_quietly
+        from rlkit.core.quiet import import_tensorflow_quietly
 
         import_tensorflow_quietly()
         agent = spec.load_class().from_env(env, seed=run.seed, config=config)
@@ -211,8 +211,8 @@ def start(
 
 
 def _trainer(agent, env, run: RunConfig, run_dir: Path, tensorboard: bool):
-    from rlkit.envs import make_env
-    from rlkit.training import Trainer
+    from rlkit.envs.make import make_env
+    from rlkit.run.loop import Trainer
 
     return Trainer(
         agent,
@@ -235,8 +235,8 @@ def resume(run_dir: str | Path, steps: int | None = None, episodes: int | None =
     (``summary.json``) and already reached the limits. A run that reached its limits but
     stopped before ``summary.json`` is returned as is: :func:`drive` only finishes it.
     """
-    from rlkit.checkpoint import checkpoints_newest_first, read_checkpoint_summary
-    from rlkit.runs import SUMMARY_FILE, read_run_config
+    from rlkit.config.run import SUMMARY_FILE, read_run_config
+    from rlkit.run.checkpoint import checkpoints_newest_first, read_checkpoint_summary
 
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
@@ -274,9 +274,9 @@ def resume(run_dir: str | Path, steps: int | None = None, episodes: int | None =
             f"{run_dir} already has {saved['episodes']} episodes; "
             "pass --episodes above that (or 0 for no limit) to go on"
         )
-    from rlkit.envs import make_env, make_vector_env
-    from rlkit.quiet import import_tensorflow_quietly
-    from rlkit.training import Trainer
+    from rlkit.core.quiet import import_tensorflow_quietly
+    from rlkit.envs.make import make_env, make_vector_env
+    from rlkit.run.loop import Trainer
 
     import_tensorflow_quietly()
     trainer = Trainer.resume(
@@ -304,7 +304,7 @@ def drive(
     """
     import contextlib
 
-    from rlkit.training import TrainingDiverged, stop_on_signals
+    from rlkit.run.loop import TrainingDiverged, stop_on_signals
 
     run_dir = trainer.run_dir
     if progress is not None:
@@ -337,10 +337,10 @@ def drive(
 def finish(trainer, run: RunConfig) -> RunResult:
     """Save the final model, evaluate it (and the best model, if evaluations kept one) on
     ``eval_episodes`` fresh greedy episodes, write ``summary.json`` and ``curves.png``."""
-    from rlkit import runs
     from rlkit.agents.base import load
-    from rlkit.envs import make_env
-    from rlkit.training import evaluate, save_model
+    from rlkit.config import run as runs
+    from rlkit.envs.make import make_env
+    from rlkit.run.loop import evaluate, save_model
 
     agent, history, run_dir = trainer.agent, trainer.history, trainer.run_dir
     save_model(agent, run_dir / runs.MODEL_DIR)
@@ -372,7 +372,7 @@ def finish(trainer, run: RunConfig) -> RunResult:
         )
     runs.write_summary(run_dir, summary)
     if history.episode_returns:  # the learning curve, as `rlkit plot RUN_DIR` draws it
-        from rlkit.plotting import plot_runs
+        from rlkit.run.plotting import plot_runs
 
         plot_runs([run_dir], run_dir / "curves.png")
     message = (

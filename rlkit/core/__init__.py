@@ -1,0 +1,2 @@
+"""The ground floor: errors, atomic files, named seeds, schedules, observation spaces,
+quiet imports. Nothing here imports TensorFlow."""

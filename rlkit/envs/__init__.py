@@ -1,0 +1,2 @@
+"""Environments: ``make_env`` (ids, vector envs), Atari as DQN3.0 played it, the bandit,
+registration of rlkit's own ids."""

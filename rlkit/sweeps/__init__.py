@@ -1,0 +1,1 @@
+"""Many runs at once: grids and seeds (``grid``) and their trials on Ray Tune."""
