@@ -76,20 +76,22 @@ def library(run_dir: Path) -> str:
 
 
 def game_name(run_dir: Path) -> str:
-    from rlkit.config.run import read_run_config
+    from rlkit.run.folder import RunFolder
 
     reference = reference_run(run_dir)
-    env = reference["env"] if reference else read_run_config(run_dir)[0].env  # ALE/Breakout-v5
+    env = (
+        reference["env"] if reference else RunFolder(run_dir).read_config()[0].env
+    )  # ALE/Breakout-v5
     return env.split("/")[-1].split("-")[0]
 
 
 def schedule(run_dir: Path) -> str:
     """The settings that set a run's training score apart: its exploration schedule, when
     it starts learning and how often it copies its target."""
-    from rlkit.config.run import read_run_config
+    from rlkit.run.folder import RunFolder
 
     reference = reference_run(run_dir)
-    agent = reference["schedule"] if reference else read_run_config(run_dir)[1]
+    agent = reference["schedule"] if reference else RunFolder(run_dir).read_config()[1]
     return (
         f"ε 1 → {agent['eps_end']:g} over {_steps(agent['eps_anneal_steps'])}, "
         f"learning from {_steps(agent['learning_starts'])}, "

@@ -57,15 +57,16 @@ def main() -> None:
 
     from rlkit.agents import DQN
     from rlkit.config import presets
-    from rlkit.config.run import read_run_config
     from rlkit.core.errors import UsageError
     from rlkit.envs.atari import make_atari
+    from rlkit.run.folder import RunFolder
     from rlkit.run.loop import Trainer
+    from rlkit.run.resume import resume_trainer
 
     if args.resume:
         try:
-            env_id = read_run_config(args.resume)[0].env
-            trainer = Trainer.resume(
+            env_id = RunFolder.open(args.resume).read_config()[0].env
+            trainer = resume_trainer(
                 args.resume,
                 lambda: make_atari(env_id, training=False, **DOPAMINE_ENV),
                 lambda: make_atari(env_id, training=True, **DOPAMINE_ENV),

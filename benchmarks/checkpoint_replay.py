@@ -50,11 +50,13 @@ def measure(mode: str, agent, more: int, rng, out: Path) -> dict[str, int]:
     print the figures and return the bytes each checkpoint wrote."""
     from rlkit.run import checkpoint_blocks
     from rlkit.run.checkpoint import load_checkpoint, save_checkpoint
+    from rlkit.run.folder import RunFolder
 
     default_block_bytes = checkpoint_blocks.BLOCK_BYTES
     if mode == "whole":
         checkpoint_blocks.BLOCK_BYTES = 2**62  # nothing is that large: the old layout
-    root = out / mode
+    folder = RunFolder(out / mode)
+    root = folder.checkpoints_dir
     bytes_written = {}
     for label in ("first", "second"):
         if label == "second":
@@ -62,7 +64,7 @@ def measure(mode: str, agent, more: int, rng, out: Path) -> dict[str, int]:
             agent.num_steps += more
         before = disk_bytes(root) if root.exists() else 0
         start = time.perf_counter()
-        save_checkpoint(root, agent, {"state": {}}, keep=2)
+        save_checkpoint(folder, agent, {"state": {}}, keep=2)
         seconds = time.perf_counter() - start
         now = disk_bytes(root)
         newest = root / f"step-{agent.num_steps:010d}"

@@ -302,17 +302,17 @@ def unfinished_run(runs_dir: Path, plan) -> Path | None:
     invocation goes on from the checkpoint instead of starting over.
     """
     from rlkit.config.options import make_config
-    from rlkit.config.run import SUMMARY_FILE, read_run_config
+    from rlkit.run.folder import RunFolder
 
     found = []
-    for config in runs_dir.glob("*/config.toml"):
-        run_dir = config.parent
-        if (run_dir / SUMMARY_FILE).exists() or not any(run_dir.glob("checkpoints/step-*")):
+    for run_dir in sorted(runs_dir.iterdir()) if runs_dir.is_dir() else []:
+        folder = RunFolder(run_dir)
+        if not folder.has_config or folder.is_finished or not folder.has_checkpoints():
             continue
-        run, agent_table = read_run_config(run_dir)
+        run, agent_table = folder.read_config()
         if run != plan.run:
             continue
-        if make_config(plan.spec.config_class(), agent_table) == plan.agent_config:
+        if make_config(plan.spec.config_class, agent_table) == plan.agent_config:
             found.append(run_dir)
     return max(found, key=lambda d: d.stat().st_mtime, default=None)
 

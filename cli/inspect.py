@@ -17,25 +17,27 @@ from .options import non_empty
 
 def _model_and_env(path: Path, env_id: str | None, best: bool) -> tuple[Path, str]:
     """The model folder to load and the env id, from a run folder or a model folder."""
-    from rlkit.config.run import CONFIG_FILE, MODEL_DIR, read_run_config
+    from rlkit.agents.base import is_saved_agent
+    from rlkit.run.folder import RunFolder
 
-    if (path / "agent.json").is_file():  # a model folder itself
+    if is_saved_agent(path):  # a model folder itself
         if env_id is None:
             raise UsageError(f"{path} is a model folder: say which environment with --env ID")
         return path, env_id
-    if not (path / CONFIG_FILE).is_file():
+    if not RunFolder.is_run(path):
         raise UsageError(f"{path} is neither an rlkit run folder nor a saved model")
-    run, _ = read_run_config(path)
+    folder = RunFolder(path)
+    run, _ = folder.read_config()
     if best:
-        if not (path / "best" / "agent.json").is_file():
+        if not folder.has_model(best=True):
             raise UsageError(f"{path} has no best model (train with --eval-every N to keep one)")
-        return path / "best", env_id or run.env
-    if (path / MODEL_DIR / "agent.json").is_file():
-        return path / MODEL_DIR, env_id or run.env
-    from rlkit.run.checkpoint import latest_checkpoint
+        return folder.best_dir, env_id or run.env
+    if folder.has_model():
+        return folder.model_dir, env_id or run.env
+    from rlkit.run.checkpoint import checkpoint_model_dir, latest_checkpoint
 
     try:
-        return latest_checkpoint(path / "checkpoints") / "model", env_id or run.env
+        return checkpoint_model_dir(latest_checkpoint(folder)), env_id or run.env
     except UsageError:
         raise UsageError(
             f"{path} has no model to evaluate yet: no model/ folder and no checkpoint "
@@ -74,7 +76,7 @@ def evaluate(path, episodes, seed, best, env_id, video, render) -> None:  # fmt:
     import rlkit
     from rlkit.core.spaces import space_to_dict
     from rlkit.envs.make import make_env
-    from rlkit.run.loop import episode_returns
+    from rlkit.run.evaluation import episode_returns
 
     probe = make_env(env_id, training=False)  # a clear error for an unknown id before loading
     agent = rlkit.load(model_dir)
@@ -143,11 +145,12 @@ def plot(run_dirs, output, window) -> None:  # fmt: skip
     for run_dir in run_dirs:
         if not run_dir.is_dir():
             raise UsageError(f"no run folder at {run_dir}")
-    from rlkit.run.plotting import plot_runs, sweep_runs
+    from rlkit.run.plotting import plot_runs
+    from rlkit.sweeps.grid import is_sweep, sweep_runs
 
     runs, labels = [], {}
     for run_dir in run_dirs:
-        if (run_dir / "sweep.json").is_file():
+        if is_sweep(run_dir):
             trials = sweep_runs(run_dir)
             if not trials:
                 raise UsageError(f"no trial of the sweep in {run_dir} has started yet")
@@ -173,14 +176,14 @@ def show_config(agent, preset) -> None:
         return
 
     from rlkit.config.options import field_help
-    from rlkit.config.run import _toml_value
+    from rlkit.config.run import toml_value
 
-    config_class = agent_spec(agent).config_class()
+    config_class = agent_spec(agent).config_class
     helps = field_help(config_class)
     defaults = config_class()
     click.echo("[agent]")
     for f in dataclasses.fields(config_class):
-        click.echo(f"# {helps[f.name]}\n{f.name} = {_toml_value(getattr(defaults, f.name))}")
+        click.echo(f"# {helps[f.name]}\n{f.name} = {toml_value(getattr(defaults, f.name))}")
 
 
 @click.command("presets")

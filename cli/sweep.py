@@ -89,7 +89,7 @@ def sweep(agent, env_id, steps, overrides, config_file, num_envs, episodes, eval
     """
     import dataclasses
 
-    from rlkit.sweeps.grid import SweepSpec, parse_grid, parse_seeds
+    from rlkit.sweeps.grid import SweepSpec, is_sweep, parse_grid, parse_seeds
 
     if resume_dir is not None:
         spec = SweepSpec.load(resume_dir)  # a clear error when it is no sweep
@@ -118,7 +118,7 @@ def sweep(agent, env_id, steps, overrides, config_file, num_envs, episodes, eval
     if out is None:
         stamp = time.strftime("%Y%m%d-%H%M%S")
         out = Path("sweeps") / f"{first.run.agent}-{first.run.env.replace('/', '_')}-{stamp}"
-    if (out / "sweep.json").exists():
+    if is_sweep(out):
         raise UsageError(f"{out} already holds a sweep: continue it with --resume {out}")
     trials = len(spec.trials())
     click.echo(f"sweep of {trials} trials ({len(spec.configs())} configurations x "

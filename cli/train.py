@@ -114,7 +114,7 @@ def train(agent, env_id, steps, overrides, config_file, num_envs, episodes, eval
         + f" (seed {run.seed}) -> {trainer.run_dir}",
         err=True,
     )
-    replay = getattr(trainer.agent, "replay", None)
+    replay = trainer.agent.replay_memory()
     if replay is not None:  # what it will take in memory, and in every checkpoint
         size = replay.nbytes
         size = f"{size / 1e9:.2f} GB" if size >= 1e9 else f"{size / 1e6:.1f} MB"

@@ -233,8 +233,9 @@ def test_atari_smoke_run_with_the_dqn3_preset_and_frame_replay(capsys, tmp_path)
     status, _, err = cli(capsys, "resume", run_dir, "--steps", "400", "--quiet")
     assert status == 0, err
     from rlkit.run.checkpoint import latest_checkpoint, load_checkpoint
+    from rlkit.run.folder import RunFolder
 
-    agent, _, _ = load_checkpoint(latest_checkpoint(run_dir / "checkpoints"))
+    agent, _, _ = load_checkpoint(latest_checkpoint(RunFolder(run_dir)))
     assert type(agent.replay).__name__ == "FrameReplay" and agent.replay.obs.shape[1:] == (84, 84)
     assert agent.replay.rewards.max() <= 1.0 and agent.replay.rewards.min() >= -1.0
     assert agent.config.rescale_r and agent.config.r_max_running

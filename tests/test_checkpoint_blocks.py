@@ -9,7 +9,13 @@ import pytest
 import rlkit
 from rlkit.core.errors import UsageError
 from rlkit.run import checkpoint_blocks
-from rlkit.run.checkpoint import load_checkpoint, load_newest_usable, save_checkpoint
+from rlkit.run.checkpoint import (
+    checkpoints_newest_first,
+    load_checkpoint,
+    load_newest_usable,
+    save_checkpoint,
+)
+from rlkit.run.folder import RunFolder
 from rlkit.run.loop import Trainer
 from tests.test_runs import TINY, cli, only_run, weights
 
@@ -103,7 +109,9 @@ def test_a_damaged_block_falls_back_to_the_older_checkpoint(damage, small_blocks
         block.write_bytes(block.read_bytes()[:-ROW_BYTES])
     with pytest.raises(UsageError, match=f"block .* of memory/replay/obs is {damage}"):
         load_checkpoint(root / "step-0000000300")
-    path, (restored, _, _), skipped = load_newest_usable(root)
+    path, (restored, _, _), skipped = load_newest_usable(
+        checkpoints_newest_first(RunFolder(tmp_path))
+    )
     assert path.name == "step-0000000150" and restored.num_steps == 150
     assert len(skipped) == 1 and "corrupt checkpoint" in skipped[0]
 
@@ -125,7 +133,7 @@ def test_a_save_interrupted_while_writing_a_block_leaves_no_block_behind(
 
     monkeypatch.setattr(checkpoint_blocks.np, "save", save_half_then_stop)
     with pytest.raises(KeyboardInterrupt):
-        save_checkpoint(root, agent, {"state": {}}, keep=2)
+        save_checkpoint(RunFolder(tmp_path), agent, {"state": {}}, keep=2)
     assert {p.name for p in (root / "blocks").iterdir()} == before  # nothing half-written
     assert sorted(p.name for p in root.iterdir()) == ["blocks", "latest", "step-0000000150"]
     restored, _, _ = load_checkpoint(root / "step-0000000150")
@@ -149,7 +157,7 @@ def test_a_shared_block_lost_is_a_one_line_error_naming_it(small_blocks, tmp_pat
     assert shared in obs_blocks(root / "step-0000000150")
     (root / "blocks" / shared).unlink()
     with pytest.raises(UsageError, match=f"block {shared} of memory/replay/obs is missing"):
-        load_newest_usable(root)
+        load_newest_usable(checkpoints_newest_first(RunFolder(tmp_path)))
 
 
 def test_a_cut_short_block_is_written_again_and_a_step_saved_twice_replaces_the_first(
@@ -164,7 +172,7 @@ def test_a_cut_short_block_is_written_again_and_a_step_saved_twice_replaces_the_
     size = block.stat().st_size
     block.write_bytes(block.read_bytes()[: size // 2])  # as after a crash mid-write
     agent.replay.obs[0] += 1.0  # block 0 changes too
-    save_checkpoint(root, agent, {"state": {"step": 250, "episodes": 0}}, keep=1)
+    save_checkpoint(RunFolder(tmp_path), agent, {"state": {"step": 250, "episodes": 0}}, keep=1)
     assert block.stat().st_size == size  # rewritten whole, not trusted for its name
     restored, _, _ = load_checkpoint(root / "step-0000000250")
     np.testing.assert_array_equal(restored.replay.obs, agent.replay.obs)
@@ -184,7 +192,7 @@ def test_a_manifest_of_the_wrong_shape_keeps_every_block_and_saving_goes_on(smal
     agent.replay.obs[:100] += 1.0  # the next save makes block 0 of step-200 unlisted
     before = {p.name for p in (root / "blocks").iterdir()}
     agent.num_steps = 201
-    save_checkpoint(root, agent, {"state": {"step": 201, "episodes": 0}}, keep=3)
+    save_checkpoint(RunFolder(tmp_path), agent, {"state": {"step": 201, "episodes": 0}}, keep=3)
     assert before < {p.name for p in (root / "blocks").iterdir()}  # nothing was deleted
     with pytest.raises(UsageError, match="corrupt checkpoint"):
         load_checkpoint(root / "step-0000000100")

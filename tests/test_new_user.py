@@ -23,7 +23,8 @@ import rlkit
 from rlkit.cli.main import main
 from rlkit.cli.progress import TrainingProgress, format_duration
 from rlkit.core.errors import UsageError
-from rlkit.run.loop import Trainer, stop_on_signals
+from rlkit.run.loop import Trainer
+from rlkit.run.signals import stop_on_signals
 
 TINY = [
     "--quiet", "--eval-episodes", "2", "--set", "learning_starts=100", "--set", "train_freq=50",

@@ -22,7 +22,7 @@ def cli(capsys, *args):
 
 @pytest.mark.parametrize("preset", presets.presets(), ids=lambda p: p.name)
 def test_every_shipped_preset_validates_and_says_where_it_comes_from(preset):
-    make_config(agent_spec(preset.agent).config_class(), preset.agent_config)
+    make_config(agent_spec(preset.agent).config_class, preset.agent_config)
     experiment.plan(preset.agent, preset=preset.name)  # its [run] table too
     assert preset.source and preset.result
     assert tomllib.loads(preset.text)  # readable and valid as a --config file

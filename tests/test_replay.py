@@ -254,7 +254,7 @@ def stacked_stream(n, seed=0, history=4, max_len=9):
 
 
 def test_frame_replay_rebuilds_exactly_the_stacks_it_was_given():
-    from rlkit.replay.memory import FrameReplay
+    from rlkit.replay.frames import FrameReplay
 
     memory = FrameReplay(40, (*FRAME, 4), np.uint8, seed=0)
     naive = NaiveReplay(40)
@@ -283,7 +283,7 @@ def test_frame_replay_rebuilds_exactly_the_stacks_it_was_given():
 
 
 def test_frame_replay_with_vector_streams_and_state_round_trip():
-    from rlkit.replay.memory import FrameReplay
+    from rlkit.replay.frames import FrameReplay
 
     streams = [list(stacked_stream(30, seed=s)) for s in range(3)]
     memory, naive = FrameReplay(60, (*FRAME, 4), np.uint8, seed=4), NaiveReplay(60)
@@ -305,7 +305,7 @@ def test_frame_replay_with_vector_streams_and_state_round_trip():
 
 
 def test_frame_replay_refuses_what_is_not_a_frame_stack():
-    from rlkit.replay.memory import FrameReplay
+    from rlkit.replay.frames import FrameReplay
 
     memory = FrameReplay(10, (*FRAME, 4), np.uint8)
     full = np.ones((*FRAME, 4), np.uint8)
@@ -314,7 +314,7 @@ def test_frame_replay_refuses_what_is_not_a_frame_stack():
 
 
 def test_one_million_atari_transitions_fit_in_7_2_gb():
-    from rlkit.replay.memory import FrameReplay
+    from rlkit.replay.frames import FrameReplay
 
     million = FrameReplay.bytes_needed(1_000_000, IMAGE, np.uint8)
     print(f"1M Atari transitions, frames stored once: {million / 1e9:.3f} GB")

@@ -15,6 +15,7 @@ import pytest
 import rlkit
 from rlkit.cli.main import main
 from rlkit.run.checkpoint import latest_checkpoint, load_checkpoint
+from rlkit.run.folder import RunFolder
 from rlkit.run.loop import Trainer, TrainingDiverged
 
 TINY_AGENT = [
@@ -75,7 +76,7 @@ def test_resume_restores_every_piece_of_state(tmp_path):
     trainer = Trainer(agent, env, run_dir=tmp_path, tensorboard=False)
     trainer.run(333)
     trainer.close()
-    restored, loop, env2 = load_checkpoint(latest_checkpoint(tmp_path / "checkpoints"))
+    restored, loop, env2 = load_checkpoint(latest_checkpoint(RunFolder(tmp_path)))
     assert restored.num_steps == 333 and restored.num_updates == agent.num_updates
     assert loop["state"]["step"] == 333
     assert restored.rng.bit_generator.state == agent.rng.bit_generator.state
@@ -154,7 +155,7 @@ def test_sigint_writes_a_loadable_checkpoint_and_exits_130(tmp_path):
     assert proc.returncode == 130, err
     assert "rlkit resume" in err and "Traceback" not in err
     run_dir = only_run(tmp_path)
-    agent, loop, _ = load_checkpoint(latest_checkpoint(run_dir / "checkpoints"))
+    agent, loop, _ = load_checkpoint(latest_checkpoint(RunFolder(run_dir)))
     assert agent.num_steps == loop["state"]["step"] > 0
     assert not list((run_dir / "checkpoints").glob(".*"))  # no temporary leftovers
 
@@ -170,7 +171,7 @@ def test_sigterm_also_stops_cleanly(tmp_path):
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
-    latest_checkpoint(only_run(tmp_path) / "checkpoints")
+    latest_checkpoint(RunFolder(only_run(tmp_path)))
 
 
 def test_nan_loss_stops_with_a_clear_error_and_keeps_last_good_checkpoint(tmp_path):
@@ -179,7 +180,7 @@ def test_nan_loss_stops_with_a_clear_error_and_keeps_last_good_checkpoint(tmp_pa
                                       gradient_steps=2, jit_compile=False)  # fmt: skip
     trainer = Trainer(agent, env, run_dir=tmp_path, checkpoint_every=100, tensorboard=False)
     trainer.run(200)
-    good = weights(latest_checkpoint(tmp_path / "checkpoints") / "model")
+    good = weights(latest_checkpoint(RunFolder(tmp_path)) / "model")
     real_update = agent.update
 
     def poisoned_update():
@@ -189,7 +190,7 @@ def test_nan_loss_stops_with_a_clear_error_and_keeps_last_good_checkpoint(tmp_pa
     agent.update = poisoned_update
     with pytest.raises(TrainingDiverged, match="loss became nan"):
         trainer.run(400)
-    kept = latest_checkpoint(tmp_path / "checkpoints")
+    kept = latest_checkpoint(RunFolder(tmp_path))
     assert kept.name == "step-0000000200"
     for key, value in weights(kept / "model").items():
         np.testing.assert_array_equal(value, good[key])

@@ -32,6 +32,8 @@ class Agent:
 
     name: ClassVar[str] = "agent"
     config_class: ClassVar[type]
+    #: whether it learns from a gymnasium VectorEnv (``observe_batch``: N steps at once)
+    vector_envs: ClassVar[bool] = False
 
     def __init__(self, observation_space, action_space, config=None, seed: int = 0, **overrides):
         self.check_spaces(observation_space, action_space)
@@ -69,6 +71,10 @@ class Agent:
         """Write one encoded transition to ``memory`` and count the step."""
         memory.add(self.encode(obs), action, reward, self.encode(next_obs), terminated, truncated)
         self.num_steps += 1
+
+    def replay_memory(self):
+        """The agent's replay memory (None for an agent without one)."""
+        return None
 
     def checkpoint_variables(self) -> dict[str, list]:
         """``{group: [variables]}`` saved and restored by :meth:`save` / :meth:`load`.
@@ -205,6 +211,11 @@ def _agent_class(name: str) -> type[Agent]:
     from rlkit.agents.registry import agent_spec
 
     return agent_spec(name).load_class()
+
+
+def is_saved_agent(path: str | os.PathLike) -> bool:
+    """Does ``path`` hold an agent written by :meth:`Agent.save`?"""
+    return (Path(path) / AGENT_FILE).is_file()
 
 
 def load(path: str | os.PathLike) -> Any:

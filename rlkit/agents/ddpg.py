@@ -201,10 +201,10 @@ class DDPG(OffPolicyAgent):
         critic_loss, actor_loss, q, self._actor_weights = self._train_block(
             *self._tensors(batch), smoothing, np.int64(self.num_updates)
         )
-        done = self.num_updates
+        updates_before = self.num_updates
         self.num_updates += int(batch.rewards.shape[0])
         delay = cfg.policy_delay if cfg.td3 else 1
-        self.num_actor_updates += self.num_updates // delay - done // delay
+        self.num_actor_updates += self.num_updates // delay - updates_before // delay
         return {"critic_loss": float(critic_loss), "actor_loss": float(actor_loss), "q": float(q)}
 
     def refresh_policy(self) -> None:
@@ -237,26 +237,28 @@ class DDPG(OffPolicyAgent):
             tf.convert_to_tensor(batch.terminated, tf.float32),
         )
 
-    def _train_block_graph(self, obs, actions, rewards, next_obs, terminated, smoothing, done):
+    def _train_block_graph(
+        self, obs, actions, rewards, next_obs, terminated, smoothing, updates_before
+    ):
         """``K`` updates in one graph; inputs have leading shape ``[K, B]``.
 
-        ``done``: critic updates before this block (int64), which places TD3's delayed
+        ``updates_before``: critic updates before this block (int64), which places TD3's delayed
         actor updates. Returns the block's mean critic loss, actor loss and ``Q(s, a)``,
         and the actor's weights after the block (for the numpy acting copy: returning
         them is cheaper than reading the variables again after the call).
         """
         cfg = self.config
-        num_blocks = tf.shape(rewards)[0]
+        num_updates_in_block = tf.shape(rewards)[0]
         critic_total, q_total = tf.constant(0.0), tf.constant(0.0)
         actor_total, actor_count = tf.constant(0.0), tf.constant(0.0)
-        for k in tf.range(num_blocks):
+        for k in tf.range(num_updates_in_block):
             critic_loss, q = self._critic_step(
                 obs[k], actions[k], rewards[k], next_obs[k], terminated[k], smoothing[k]
             )
             critic_total += critic_loss
             q_total += q
             if cfg.td3:
-                due = (done + tf.cast(k, tf.int64) + 1) % cfg.policy_delay == 0
+                due = (updates_before + tf.cast(k, tf.int64) + 1) % cfg.policy_delay == 0
                 actor_loss = tf.cond(
                     due, lambda k=k: self._actor_step(obs[k]), lambda: tf.constant(0.0)
                 )
@@ -265,7 +267,7 @@ class DDPG(OffPolicyAgent):
                 actor_loss = self._actor_step(obs[k])
                 actor_count += 1.0
             actor_total += actor_loss
-        n = tf.cast(num_blocks, tf.float32)
+        n = tf.cast(num_updates_in_block, tf.float32)
         actor_weights = [tf.identity(w) for w in self.actor.layer_weights()]
         return (
             critic_total / n,

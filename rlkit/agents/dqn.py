@@ -27,7 +27,8 @@ from rlkit.learn.compiled import CompiledFunction
 from rlkit.learn.gradients import UpdatePipeline, transforms_from_config
 from rlkit.learn.optimizers import make_optimizer
 from rlkit.networks.torso import QNetwork
-from rlkit.replay.memory import Batch
+from rlkit.replay.frames import FrameReplay
+from rlkit.replay.memory import Batch, ReplayMemory
 
 
 class DQN(OffPolicyAgent):
@@ -44,6 +45,11 @@ class DQN(OffPolicyAgent):
     name = "dqn"
     config_class = DQNConfig
     accepts_images = True
+
+    def replay_class(self) -> type[ReplayMemory]:
+        """A frame replay (each frame stored once) when ``frame_stack`` says the observations
+        are stacks of frames."""
+        return FrameReplay if self.config.frame_stack else ReplayMemory
 
     def build(self, seed: int) -> None:
         cfg = self.config
@@ -209,7 +215,7 @@ class DQN(OffPolicyAgent):
 
     def _train_block_graph(self, obs, actions, rewards, next_obs, terminated):
         """``K`` updates in one graph; inputs have leading shape ``[K, B]``."""
-        num_blocks = tf.shape(rewards)[0]
+        num_updates_in_block = tf.shape(rewards)[0]
         totals = tf.zeros([3])
         # With hard target copies the target network is fixed for the whole block, so its
         # values for all K minibatches come from one large (and efficient) forward pass.
@@ -217,9 +223,9 @@ class DQN(OffPolicyAgent):
         if self.config.target_tau == 0:
             flat = tf.reshape(next_obs, [-1, *self.obs_format.shape])
             all_next_q_target = tf.reshape(
-                self.q_target.model(flat), [num_blocks, -1, self.num_actions]
+                self.q_target.model(flat), [num_updates_in_block, -1, self.num_actions]
             )
-        for k in tf.range(num_blocks):
+        for k in tf.range(num_updates_in_block):
             step_metrics = self._update_step(
                 obs[k],
                 actions[k],
@@ -229,7 +235,7 @@ class DQN(OffPolicyAgent):
                 None if all_next_q_target is None else all_next_q_target[k],
             )
             totals += tf.stack(step_metrics)
-        totals /= tf.cast(num_blocks, tf.float32)
+        totals /= tf.cast(num_updates_in_block, tf.float32)
         return totals[0], totals[1], totals[2]
 
     def _update_step(self, obs, actions, rewards, next_obs, terminated, next_q_target=None):

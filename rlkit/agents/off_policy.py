@@ -27,7 +27,7 @@ from rlkit.agents.base import Agent
 from rlkit.core import seeding
 from rlkit.core.schedules import blocks_due
 from rlkit.core.spaces import observation_format
-from rlkit.replay.memory import Batch, FrameReplay, ReplayMemory
+from rlkit.replay.memory import Batch, ReplayMemory
 
 
 class OffPolicyAgent(Agent):
@@ -48,6 +48,7 @@ class OffPolicyAgent(Agent):
     action_spec: tuple[tuple[int, ...], Any]
     #: whether image observations are accepted (an agent with a convolutional torso)
     accepts_images: ClassVar[bool] = False
+    vector_envs: ClassVar[bool] = True
 
     def __init__(self, observation_space, action_space, config=None, seed: int = 0, **overrides):
         super().__init__(observation_space, action_space, config, seed, **overrides)
@@ -59,8 +60,7 @@ class OffPolicyAgent(Agent):
         self._episodes_pending = 0  # episodes ended since the last block (episode unit)
         self._rollout_start = 0  # num_steps at the last block (episode unit)
         self.build(self.seed)
-        memory = FrameReplay if getattr(cfg, "frame_stack", False) else ReplayMemory
-        self.replay = memory(
+        self.replay = self.replay_class()(
             cfg.buffer_size,
             self.obs_format.shape,
             self.obs_format.dtype,
@@ -74,6 +74,13 @@ class OffPolicyAgent(Agent):
     def build(self, seed: int) -> None:
         """Create the networks, pipelines and compiled learner; set :attr:`action_spec`."""
         raise NotImplementedError
+
+    def replay_class(self) -> type[ReplayMemory]:
+        """The kind of replay memory the config asks for (DQN: a frame replay for stacks)."""
+        return ReplayMemory
+
+    def replay_memory(self) -> ReplayMemory:
+        return self.replay
 
     def learn(self, batch: Batch) -> dict[str, float]:
         """One block of ``K`` updates on ``batch`` (leading shape ``[K, B]``); its metrics."""

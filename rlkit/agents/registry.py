@@ -32,7 +32,9 @@ class AgentSpec:
         """The agent class (imports TensorFlow)."""
         return self._resolve(self.agent_path)
 
-    def config_class(self):
+    @property
+    def config_class(self) -> type:
+        """The agent's config dataclass (as ``Agent.config_class``; no TensorFlow)."""
         return self._resolve(self.config_path)
 
     def check_spaces(self, observation_space, action_space, env_id: str) -> None:

@@ -1,32 +1,19 @@
-"""Run folders and run configs: what a training run writes and how it is described.
-
-A run folder ``<out>/<agent>-<env>-<seed>-<YYYYmmdd-HHMMSS>/`` holds
-
-- ``config.toml``: ``[run]`` (agent, env, steps, seed, evaluation and checkpoint
-  settings) and ``[agent]`` (the resolved agent config); pass it back with
-  ``rlkit train --config``;
-- ``metrics.csv`` and ``tensorboard/`` (see :mod:`rlkit.run.metrics`);
-- ``checkpoints/`` (exact resume), ``best/`` (best evaluated model), ``model/``
-  (the final model) and ``summary.json``.
+"""Run settings and config files: the ``[run]`` table, reading a TOML or YAML file with
+``[run]`` and ``[agent]``, and writing flat tables as TOML. Nothing here touches a run
+folder (:class:`rlkit.run.folder.RunFolder` does) or imports TensorFlow.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import time
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rlkit.config.options import make_config, non_negative, option, positive, seed_range, to_dict
+from rlkit.config.options import make_config, non_negative, option, positive, seed_range
 from rlkit.core.errors import UsageError
-from rlkit.core.files import atomic_write_bytes
-
-CONFIG_FILE = "config.toml"
-SUMMARY_FILE = "summary.json"
-MODEL_DIR = "model"
 
 
 @dataclass(frozen=True)
@@ -97,31 +84,8 @@ def resolve_run_config(file_values: dict[str, Any], cli_values: dict[str, Any]) 
         raise UsageError(str(exc).replace("config key", "run setting")) from None
 
 
-def create_run_dir(out: str | os.PathLike, agent: str, env_id: str, seed: int) -> Path:
-    """Make ``out/<agent>-<env>-<seed>-<YYYYmmdd-HHMMSS>`` (a suffix keeps names unique).
-
-    Raises UsageError when ``out`` cannot be created or written.
-    """
-    out = Path(out)
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    base = f"{agent}-{env_id.replace('/', '_')}-{seed}-{stamp}"
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        for n in range(1000):
-            path = out / (base if n == 0 else f"{base}-{n}")
-            try:
-                path.mkdir()
-                return path
-            except FileExistsError:
-                continue
-    except OSError as exc:
-        raise UsageError(
-            f"cannot write to output directory {out}: {exc.strerror}; choose another with --out"
-        ) from None
-    raise UsageError(f"too many runs named {base} in {out}")
-
-
-def _toml_value(value: Any) -> str:
+def toml_value(value: Any) -> str:
+    """One value as TOML writes it (bool, int, float, str, or a list of those)."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | float):
@@ -129,7 +93,7 @@ def _toml_value(value: Any) -> str:
     if isinstance(value, str):
         return json.dumps(value)  # a JSON string is a valid TOML basic string
     if isinstance(value, list | tuple):
-        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
     raise TypeError(f"cannot write {value!r} to TOML")
 
 
@@ -138,25 +102,6 @@ def to_toml(tables: dict[str, dict[str, Any]]) -> str:
     lines = []
     for table, values in tables.items():
         lines.append(f"[{table}]")
-        lines.extend(f"{key} = {_toml_value(value)}" for key, value in values.items())
+        lines.extend(f"{key} = {toml_value(value)}" for key, value in values.items())
         lines.append("")
     return "\n".join(lines)
-
-
-def write_config(run_dir: Path, run: RunConfig, agent_config: Any) -> None:
-    """``config.toml``: the ``[run]`` settings and the resolved ``[agent]`` config."""
-    text = to_toml({"run": to_dict(run), "agent": to_dict(agent_config)})
-    atomic_write_bytes(run_dir / CONFIG_FILE, text.encode())
-
-
-def read_run_config(run_dir: Path) -> tuple[RunConfig, dict[str, Any]]:
-    """The ``RunConfig`` and raw agent table a run folder was started with."""
-    path = Path(run_dir) / CONFIG_FILE
-    if not path.is_file():
-        raise UsageError(f"{run_dir} is not an rlkit run folder: {CONFIG_FILE} is missing")
-    run, agent = load_config_file(path)
-    return resolve_run_config(run, {}), agent
-
-
-def write_summary(run_dir: Path, summary: dict[str, Any]) -> None:
-    atomic_write_bytes(run_dir / SUMMARY_FILE, json.dumps(summary, indent=2).encode())

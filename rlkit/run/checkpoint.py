@@ -1,9 +1,11 @@
 """Full checkpoints for exact resume: weights, optimizer slots, replay, RNGs, loop state.
 
-A checkpoint is a folder ``step-<N>/`` written under a temporary name and renamed
-into place, so a crash never leaves a half-written one; ``latest`` (a small text
-file, also replaced atomically) names the newest. Older checkpoints beyond
-``keep`` are removed only after the new one is complete. Large arrays (a replay's
+A checkpoint is a folder the run folder names (:class:`~rlkit.run.folder.RunFolder`
+keeps the index: which exist, which is the latest, which are pruned), written under a
+temporary name and renamed into place, so a crash never leaves a half-written one.
+Older checkpoints beyond ``keep`` are removed only after the new one is complete.
+This module owns what is inside one: the agent's model, ``state.json``, ``state.npz``,
+the pickled environment. Large arrays (a replay's
 frames) are saved as blocks the checkpoints share, each written once
 (:mod:`rlkit.run.checkpoint_blocks`): a checkpoint writes what changed since the last one.
 """
@@ -17,11 +19,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 
 from rlkit.agents.base import Agent
 from rlkit.core.errors import UsageError
-from rlkit.core.files import atomic_write_bytes
 from rlkit.run.checkpoint_blocks import (
     BLOCKS_DIR,
     MANIFEST_FILE,
@@ -30,8 +32,9 @@ from rlkit.run.checkpoint_blocks import (
     save_blocks,
     split_large,
 )
+from rlkit.run.folder import RunFolder
 
-LATEST = "latest"
+MODEL_DIR = "model"
 STATE_FILE = "state.json"
 ARRAYS_FILE = "state.npz"
 ENV_FILE = "env.pkl"
@@ -75,23 +78,23 @@ def unflatten_state(arrays: dict[str, np.ndarray], scalars: dict) -> dict[str, d
 
 
 def save_checkpoint(
-    root: Path,
+    folder: RunFolder,
     agent: Agent,
     loop_state: dict[str, Any],
     env: Any = None,
     keep: int = 2,
 ) -> Path:
-    """Write a checkpoint of ``agent`` and the training ``loop_state`` under ``root``.
+    """Write a checkpoint of ``agent`` and the training ``loop_state`` into run ``folder``.
 
     ``loop_state`` must be JSON-serialisable. ``env`` is pickled when possible so
-    that an episode in progress continues exactly on resume. Returns the folder.
+    that an episode in progress continues exactly on resume. Returns the checkpoint.
     """
-    root = Path(root)
+    root = folder.checkpoints_dir
     root.mkdir(parents=True, exist_ok=True)
-    name = f"step-{agent.num_steps:010d}"
+    name = folder.checkpoint_name(agent.num_steps)
     tmp = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=root))
     try:
-        agent.save(tmp / "model")
+        agent.save(tmp / MODEL_DIR)
         arrays, scalars = flatten_state(agent.state())
         small, large = split_large(arrays)
         np.savez(tmp / ARRAYS_FILE, **small)
@@ -116,8 +119,8 @@ def save_checkpoint(
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    atomic_write_bytes(root / LATEST, name.encode())
-    _prune(root, keep)
+    folder.mark_latest(final)
+    remove_unlisted_blocks(root, folder.prune_checkpoints(keep))
     return final
 
 
@@ -128,8 +131,6 @@ class _VectorEnvState:
         self.envs = envs
 
     def rebuild(self):
-        import gymnasium as gym
-
         return gym.vector.SyncVectorEnv(
             [lambda e=e: e for e in self.envs],
             autoreset_mode=gym.vector.AutoresetMode.SAME_STEP,
@@ -147,60 +148,49 @@ def state_survives_pickling(env) -> bool:
     """
     from gymnasium.utils import EzPickle
 
-    envs = list(env.envs) if hasattr(env, "num_envs") and hasattr(env, "envs") else [env]
+    envs = list(env.envs) if isinstance(env, gym.vector.SyncVectorEnv) else [env]
     for layer in envs:
         while layer is not None:  # the wrappers, then the base env
             if isinstance(layer, EzPickle):
                 return False
-            layer = getattr(layer, "env", None)
+            layer = layer.env if isinstance(layer, gym.Wrapper) else None
     return True
 
 
 def _picklable_env(env):
-    if hasattr(env, "num_envs") and hasattr(env, "envs"):
+    if isinstance(env, gym.vector.SyncVectorEnv):
         return _VectorEnvState(list(env.envs))
     return env
 
 
-def _prune(root: Path, keep: int) -> None:
-    done = sorted(p for p in root.glob("step-*") if p.is_dir())
-    for old in done[:-keep] if keep > 0 else []:
-        shutil.rmtree(old, ignore_errors=True)
-    remove_unlisted_blocks(root, [p for p in root.glob("step-*") if p.is_dir()])
+def checkpoints_newest_first(folder: RunFolder) -> list[Path]:
+    """The run's complete checkpoints, the latest first, then the others newest first;
+    UsageError when there is none."""
+    complete = [p for p in folder.checkpoint_dirs() if (p / STATE_FILE).is_file()]
+    return folder.checkpoints_newest_first(complete)
 
 
-def checkpoints_newest_first(root: Path) -> list[Path]:
-    """Complete checkpoints under ``root``, the one ``latest`` names first, then the others
-    newest first; UsageError when there is none."""
-    root = Path(root)
-    done = sorted((p for p in root.glob("step-*") if (p / STATE_FILE).is_file()), reverse=True)
-    pointer = root / LATEST
-    if pointer.is_file():
-        try:
-            named = root / pointer.read_text().strip()
-        except (OSError, UnicodeDecodeError, ValueError):
-            named = None  # a damaged pointer: fall back to the newest folder
-        if named in done:
-            done = [named, *(p for p in done if p != named)]
-    if not done:
-        raise UsageError(f"no checkpoint in {root}; nothing to resume")
-    return done
+def latest_checkpoint(folder: RunFolder) -> Path:
+    """The run's newest complete checkpoint; UsageError when there is none."""
+    return checkpoints_newest_first(folder)[0]
 
 
-def latest_checkpoint(root: Path) -> Path:
-    """The newest complete checkpoint under ``root``; UsageError when there is none."""
-    return checkpoints_newest_first(root)[0]
+def checkpoint_model_dir(checkpoint: Path) -> Path:
+    """The agent folder inside a checkpoint (``rlkit.load`` reads it)."""
+    return Path(checkpoint) / MODEL_DIR
 
 
-def load_newest_usable(root: Path) -> tuple[Path, tuple[Agent, dict[str, Any], Any], list[str]]:
-    """Load the newest checkpoint under ``root`` that loads, falling back to older ones.
+def load_newest_usable(
+    candidates: list[Path],
+) -> tuple[Path, tuple[Agent, dict[str, Any], Any], list[str]]:
+    """Load the first of ``candidates`` (newest first) that loads, falling back to older ones.
 
     Returns ``(folder, (agent, loop_state, env), skipped)`` where ``skipped`` says, one line
     each, which newer checkpoints were corrupt and why. UsageError when none loads.
     """
     skipped: list[str] = []
     first_error = None
-    for path in checkpoints_newest_first(root):
+    for path in candidates:
         try:
             return path, load_checkpoint(path), skipped
         except UsageError as exc:
@@ -240,7 +230,7 @@ def load_checkpoint(path: Path) -> tuple[Agent, dict[str, Any], Any]:
         raise UsageError(f"corrupt checkpoint {path}: {STATE_FILE}: {exc!r}") from None
     from rlkit.agents.base import load
 
-    agent = load(path / "model")
+    agent = load(path / MODEL_DIR)
     try:
         with np.load(path / ARRAYS_FILE) as data:
             arrays = dict(data)

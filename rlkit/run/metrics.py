@@ -15,47 +15,46 @@ from pathlib import Path
 
 from rlkit.core.files import atomic_write_bytes
 
-METRICS_FILE = "metrics.csv"
-TENSORBOARD_DIR = "tensorboard"
 COLUMNS = ["kind", "step", "episode", "return", "length", "return_std"]
 
 
 class MetricsLogger:
-    """Appends rows to ``metrics.csv`` and scalars to TensorBoard under ``run_dir``.
+    """Appends rows to a run's ``metrics.csv`` (``csv_path``) and scalars to TensorBoard
+    event files in ``tensorboard_dir`` (:class:`~rlkit.run.folder.RunFolder` names both).
 
-    With ``run_dir=None`` it only keeps nothing (library use without a run folder).
+    With ``csv_path=None`` it keeps nothing (library use without a run folder).
     ``rows_written`` counts CSV data rows, so a resumed run can cut rows written
     after its checkpoint (:meth:`truncate`).
     """
 
-    def __init__(self, run_dir: Path | None, tensorboard: bool = True) -> None:
-        self.run_dir = Path(run_dir) if run_dir is not None else None
+    def __init__(self, csv_path: Path | None, tensorboard_dir: Path | None = None) -> None:
+        self.path = Path(csv_path) if csv_path is not None else None
         self.rows_written = 0
         self._file = None
         self._csv = None
         self._writer = None
-        if self.run_dir is None:
+        if self.path is None:
             return
-        path = self.run_dir / METRICS_FILE
+        path = self.path
         new = not path.exists()
         self._file = open(path, "a", newline="")  # noqa: SIM115 - closed in close()
         self._csv = csv.writer(self._file, lineterminator="\n")
         if new:
             self._csv.writerow(COLUMNS)
             self._file.flush()
-        if tensorboard:
+        if tensorboard_dir is not None:
             # TensorBoard's own event writer: ~100x cheaper per scalar than an eager
             # tf.summary.scalar call (~0.5 ms), and it runs in a background thread.
             from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
-            self._writer = EventFileWriter(str(self.run_dir / TENSORBOARD_DIR), flush_secs=10)
+            self._writer = EventFileWriter(str(tensorboard_dir), flush_secs=10)
 
     def truncate(self, rows: int) -> None:
         """Keep only the header and the first ``rows`` data rows of ``metrics.csv``."""
-        if self.run_dir is None:
+        if self.path is None:
             return
         self._file.close()
-        path = self.run_dir / METRICS_FILE
+        path = self.path
         lines = path.read_text().splitlines()  # LF or CRLF (files of older rlkit versions)
         atomic_write_bytes(path, "".join(line + "\n" for line in lines[: rows + 1]).encode())
         self._file = open(path, "a", newline="")  # noqa: SIM115

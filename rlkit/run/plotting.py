@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from rlkit.core.errors import UsageError
-from rlkit.run.metrics import METRICS_FILE
+from rlkit.run.folder import METRICS_FILE, RunFolder
 
 
 def read_episodes(run_dir: Path, kind: str = "episode") -> tuple[np.ndarray, np.ndarray]:
@@ -18,7 +18,7 @@ def read_episodes(run_dir: Path, kind: str = "episode") -> tuple[np.ndarray, np.
     ``kind="eval"`` gives the greedy evaluations instead (mean return per evaluation);
     ``kind="game"`` the whole games of an Atari run (where a lost life ends an episode).
     """
-    path = Path(run_dir) / METRICS_FILE
+    path = RunFolder(run_dir).metrics_path
     if not path.is_file():
         raise UsageError(f"no {METRICS_FILE} in {run_dir}: is it an rlkit run folder?")
     steps, returns = [], []
@@ -51,11 +51,10 @@ def _label(run_dir: Path) -> str:
 
 def _env_of(run_dir: Path) -> str:
     """The environment id of a run (its ``config.toml``), else its folder's label."""
-    from rlkit.config.run import CONFIG_FILE, read_run_config
-
-    if (run_dir / CONFIG_FILE).is_file():
+    folder = RunFolder(run_dir)
+    if folder.has_config:
         try:
-            return read_run_config(run_dir)[0].env
+            return folder.read_config()[0].env
         except UsageError:
             pass
     return _label(run_dir)
@@ -143,12 +142,3 @@ def _draw_panel(ax, groups: dict[str, list], evaluations: dict[str, list], point
             ax.fill_between(grid, stacked.min(0), stacked.max(0), color=color, alpha=0.15)
         else:
             ax.lines[-1].set_label(label)
-
-
-def sweep_runs(sweep_dir: Path) -> dict[Path, str]:
-    """The finished-or-not trial run folders of a sweep, each labelled by its configuration."""
-    from rlkit.sweeps.grid import SweepSpec, trial_dir
-
-    spec = SweepSpec.load(sweep_dir)
-    runs = {trial_dir(sweep_dir, t["config"], t["seed"]): t["config"] for t in spec.trials()}
-    return {d: label for d, label in runs.items() if (d / "metrics.csv").is_file()}

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from rlkit.core.errors import UsageError
+from rlkit.run.folder import RunFolder
 
 SPEC_FILE = "sweep.json"
 RESULTS_FILE = "sweep.csv"
@@ -169,9 +170,8 @@ def summarise(out: Path, spec: SweepSpec) -> list[dict[str, Any]]:
         label = config_label(values)
         finals, bests = [], []
         for seed in spec.seeds:
-            path = trial_dir(out, label, seed) / "summary.json"
-            if path.is_file():
-                summary = json.loads(path.read_text())
+            summary = RunFolder(trial_dir(out, label, seed)).read_summary()
+            if summary is not None:
                 finals.append(summary["final_model"]["eval_return_mean"])
                 best = summary.get("best_model", {}).get("eval_return_mean")
                 bests.append(best if best is not None else finals[-1])
@@ -222,3 +222,15 @@ def format_row(row: dict[str, Any]) -> str:
     if "reached_target" in row and not math.isnan(row["reached_target"]):
         text += f"; {row['reached_target']:.0%} reached the target"
     return text
+
+
+def is_sweep(path: Path) -> bool:
+    """Is ``path`` a sweep folder (it has ``sweep.json``)?"""
+    return (Path(path) / SPEC_FILE).is_file()
+
+
+def sweep_runs(sweep_dir: Path) -> dict[Path, str]:
+    """The finished-or-not trial run folders of a sweep, each labelled by its configuration."""
+    spec = SweepSpec.load(sweep_dir)
+    runs = {trial_dir(sweep_dir, t["config"], t["seed"]): t["config"] for t in spec.trials()}
+    return {d: label for d, label in runs.items() if RunFolder(d).has_metrics}

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from rlkit.core.errors import UsageError
+from rlkit.run.folder import RunFolder
+from rlkit.run.hooks.base import Hook
 from rlkit.sweeps.grid import SweepSpec, format_row, summarise, trial_dir, write_results
 
 RAY_DIR = "ray"
@@ -64,19 +65,18 @@ def run_trial(tune_config: dict[str, Any], spec: SweepSpec, out: str) -> None:
         tf.config.threading.set_inter_op_parallelism_threads(1)
     except RuntimeError:  # already initialised in this process: the env vars did it
         pass
-    run_dir = trial_dir(Path(out), config["config"], config["seed"])
-    _log_attempt(run_dir)
-    summary = run_dir / "summary.json"
-    if summary.is_file():  # finished before (a restored sweep): nothing to do
-        tune.report(_final_metrics(json.loads(summary.read_text())))
+    folder = RunFolder(trial_dir(Path(out), config["config"], config["seed"]))
+    _log_attempt(folder.path)
+    if folder.is_finished:  # finished before (a restored sweep): nothing to do
+        tune.report(_final_metrics(folder.read_summary()))
         return
-    if any((run_dir / "checkpoints").glob("step-*")):
-        trainer, run = experiment.resume(run_dir)
+    if folder.has_checkpoints():
+        trainer, run = experiment.resume(folder.path)
     else:
-        shutil.rmtree(run_dir, ignore_errors=True)  # a start that wrote no checkpoint
+        folder.remove()  # a start that wrote no checkpoint
         plan = spec.plan(config["values"], config["seed"])
-        trainer, run = experiment.start(plan, run_dir=run_dir), plan.run
-    trainer.callbacks.append(_Reporter(trainer))
+        trainer, run = experiment.start(plan, run_dir=folder.path), plan.run
+    trainer.hooks.append(_Reporter())
     result = experiment.drive(trainer, run, handle_signals=False)
     if result.status != experiment.FINISHED:
         raise RuntimeError(result.message)
@@ -101,28 +101,29 @@ def _final_metrics(summary: dict[str, Any]) -> dict[str, Any]:
             "best_return": final if best is None else best, "done": 1}  # fmt: skip
 
 
-class _Reporter:
-    """A training callback: progress to Tune, with a Tune checkpoint naming rlkit's newest
+class _Reporter(Hook):
+    """A training-loop hook: progress to Tune, with a Tune checkpoint naming rlkit's newest
     checkpoint each time one is written."""
 
-    def __init__(self, trainer) -> None:
-        self.trainer = trainer
-        self.last_report = trainer.step
+    def on_start(self, loop) -> None:
+        self.last_report = loop.step
 
-    def __call__(self, step: int, info: dict, history) -> None:
+    def on_step(self, loop, before: int, info: dict) -> None:
         from ray import tune
 
-        checkpointed = self.trainer._last_checkpoint_step == step and step > self.last_report
+        step = loop.step
+        checkpointed = loop.last_checkpoint_step == step and step > self.last_report
         if not checkpointed and step - self.last_report < REPORT_EVERY:
             return
         self.last_report = step
-        metrics = {"step": step, "recent_return": history.recent_return() or 0.0, "done": 0}
+        recent = loop.history.recent_return() or 0.0
+        metrics = {"step": step, "recent_return": recent, "done": 0}
         if not checkpointed:
             tune.report(metrics)
             return
         with tempfile.TemporaryDirectory() as pointer:
             Path(pointer, "rlkit_checkpoint.json").write_text(
-                json.dumps({"run_dir": str(self.trainer.run_dir), "step": step})
+                json.dumps({"run_dir": str(loop.run_dir), "step": step})
             )
             tune.report(metrics, checkpoint=tune.Checkpoint.from_directory(pointer))
 

@@ -1,0 +1,198 @@
+"""FrameReplay: a replay memory for stacks of frames that stores each frame once."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from rlkit.replay.memory import Batch, ReplayMemory
+
+
+class FrameReplay(ReplayMemory):
+    """A :class:`ReplayMemory` for stacks of frames that stores each frame once.
+
+    Observations are ``[..., history]`` stacks (e.g. ``[84, 84, 4]`` uint8: the last axis
+    holds the frames, newest last, zero-padded at an episode start, as
+    ``FrameStackObservation(padding_type="zero")`` makes them). Each transition keeps only
+    its newest frame and how far back, in the same stream and episode, its previous
+    transition is; stacks are rebuilt when sampled, frames from before the episode start
+    as zeros (DQN3.0's ``TransitionTable`` and Dopamine's circular buffer do the same).
+    A transition whose stack would reach frames already overwritten is never sampled
+    (DQN3.0 samples them; Dopamine does not). The next observation is the stack shifted by
+    one with the next frame, which is linked or kept apart as in :class:`ReplayMemory`.
+    1M Atari transitions take ~7.07 GB instead of ~28 GB for whole stacks.
+
+    ``add`` checks that each stack continues the previous one of its stream (or starts an
+    episode with zeros) and raises ValueError otherwise: such observations are not
+    frame stacks, use :class:`ReplayMemory`.
+    """
+
+    def __init__(
+        self,
+        capacity: int,
+        obs_shape: tuple[int, ...],
+        obs_dtype: Any = np.uint8,
+        action_shape: tuple[int, ...] = (),
+        action_dtype: Any = np.int64,
+        seed: int | Sequence[int] | None = None,
+    ) -> None:
+        self.history = int(obs_shape[-1])
+        self.stack_shape = tuple(obs_shape)
+        super().__init__(capacity, tuple(obs_shape[:-1]), obs_dtype, action_shape,
+                         action_dtype, seed)  # fmt: skip
+        self.prev_gap = np.zeros((capacity,), dtype=np.int32)  # 0: the episode starts here
+        self._total = 0  # transitions ever added (the global index of the next one)
+        self._last: dict[int, tuple[int, bool]] = {}  # stream -> (global index, episode ended)
+
+    @staticmethod
+    def bytes_needed(capacity: int, obs_shape, obs_dtype, action_shape=(), action_dtype=np.int64):
+        frames = ReplayMemory.bytes_needed(capacity, obs_shape[:-1], obs_dtype, action_shape,
+                                           action_dtype)  # fmt: skip
+        return frames + capacity * 4  # prev_gap
+
+    @property
+    def nbytes(self) -> int:
+        return super().nbytes + self.prev_gap.nbytes
+
+    @property
+    def next_obs(self) -> np.ndarray:
+        out = np.zeros((self.capacity, *self.stack_shape), self.obs.dtype)
+        out[: self._size] = self._gather(np.arange(self._size)).next_obs
+        return out
+
+    # -- writing -----------------------------------------------------------------------------
+    def _gap(self, stream: int, obs: np.ndarray) -> int:
+        """Global distance to the stream's previous transition, 0 where an episode starts
+        (a zero-padded stack: its history frames are all zero), after checking that
+        ``obs`` continues that transition."""
+        if not np.any(obs[..., :-1]):
+            return 0
+        last = self._last.get(stream)
+        if last is None or last[1]:
+            raise ValueError(
+                "a stack that starts an episode must be zero-padded (FrameStackObservation"
+                "(padding_type='zero')); for observations that are not frame stacks use "
+                "ReplayMemory"
+            )
+        held = last[0] >= self._total - self._size
+        if held and obs[..., -2].tobytes() != self.obs[last[0] % self.capacity].tobytes():
+            raise ValueError(
+                "this stack does not continue the previous one of its stream: frame replay "
+                "needs consecutive frame stacks (use ReplayMemory otherwise)"
+            )
+        return self._total - last[0]  # (pointing at an overwritten one: never sampled)
+
+    def add(self, obs, action, reward, next_obs, terminated, truncated) -> None:
+        obs, next_obs = np.asarray(obs), np.asarray(next_obs)
+        gap = self._gap(0, obs)
+        i = self._next
+        super().add(obs[..., -1], action, reward, next_obs[..., -1], terminated, truncated)
+        self.prev_gap[i] = gap
+        self._last[0] = (self._total, bool(terminated or truncated))
+        self._total += 1
+
+    def add_batch(self, obs, actions, rewards, next_obs, terminated, truncated) -> None:
+        obs, next_obs = np.asarray(obs), np.asarray(next_obs)
+        n = len(rewards)
+        gaps = []
+        for j in range(n):  # row j is stream j, and is transition self._total + j
+            self._total += j  # (_gap reads the global index of the transition being added)
+            gaps.append(self._gap(j, obs[j]))
+            self._total -= j
+        idx = (self._next + np.arange(n)) % self.capacity
+        super().add_batch(obs[..., -1], actions, rewards, next_obs[..., -1], terminated,
+                          truncated)  # fmt: skip
+        self.prev_gap[idx] = gaps
+        ended = np.logical_or(terminated, truncated)
+        for j in range(n):
+            self._last[j] = (self._total + j, bool(ended[j]))
+        self._total += n
+
+    # -- reading -----------------------------------------------------------------------------
+    def _global(self, idx: np.ndarray) -> np.ndarray:
+        """The global index of the transition in each slot."""
+        newest = self._total - 1
+        return newest - ((newest - idx) % self.capacity)
+
+    def _frames(self, idx: np.ndarray) -> tuple[list[np.ndarray], np.ndarray]:
+        """``(frames, valid)``: the ``history`` frames of each slot's stack, oldest first, each
+        ``[*idx.shape, *frame_shape]`` (zeros before the episode start), and whether all the
+        frames a stack needs are still held.
+
+        Each frame is gathered whole and contiguous; :func:`numpy.stack` then interleaves
+        them into the last axis in one pass (writing into strided stack slices, or shifting
+        a stack by one with ``concatenate``, costs ~3x as much for 84x84 frames).
+        """
+        oldest = self._total - self._size
+        frames = [self.obs[idx]]
+        g = self._global(idx)
+        alive = np.ones(idx.shape, bool)  # the chain has not reached an episode start
+        valid = np.ones(idx.shape, bool)
+        for _ in range(2, self.history + 1):
+            gap = self.prev_gap[g % self.capacity]
+            alive &= gap > 0
+            g = g - gap
+            held = g >= oldest
+            valid &= ~alive | held
+            take = alive & held
+            frame = self.obs[np.where(take, g % self.capacity, 0)]
+            frame[~take] = 0
+            frames.insert(0, frame)
+            alive &= held
+        return frames, valid
+
+    def _history(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(stacks [..., history], valid)``: each slot's stack rebuilt from its frames, and
+        whether all the frames it needs are still held."""
+        frames, valid = self._frames(idx)
+        return np.stack(frames, axis=-1), valid
+
+    def _gather(self, idx: np.ndarray, stacks: np.ndarray | None = None) -> Batch:
+        if stacks is None:
+            return self._batch(idx, self._frames(idx)[0])
+        return self._batch(idx, [stacks[..., k] for k in range(self.history)])
+
+    def _batch(self, idx: np.ndarray, frames: list[np.ndarray]) -> Batch:
+        """The transitions in slots ``idx`` from their stacks' ``frames`` (oldest first); the
+        next observation is the stack shifted by one with the next frame."""
+        stacks = np.stack(frames, axis=-1)
+        next_stacks = np.stack([*frames[1:], self._next_obs_of(idx)], axis=-1)
+        return Batch(stacks, self.actions[idx], self.rewards[idx], next_stacks,
+                     self.terminated[idx], self.truncated[idx])  # fmt: skip
+
+    def sample(self, batch_size: int, num_batches: int | None = None) -> Batch:
+        """As :meth:`ReplayMemory.sample`, redrawing transitions whose stack reaches frames
+        that were overwritten (at most ``history - 1`` per stream, the oldest ones)."""
+        if batch_size <= 0 or batch_size > self._size:
+            return super().sample(batch_size, num_batches)  # its clear errors
+        shape = (batch_size,) if num_batches is None else (num_batches, batch_size)
+        idx = self.rng.integers(0, self._size, size=shape)
+        while True:
+            frames, valid = self._frames(idx)
+            if valid.all():
+                return self._batch(idx, frames)  # (the frames are not gathered twice)
+            idx[~valid] = self.rng.integers(0, self._size, size=int((~valid).sum()))
+
+    def clear(self) -> None:
+        super().clear()
+        self._last.clear()
+
+    # -- checkpoints -------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, np.ndarray]:
+        state = super().state_dict()
+        last = sorted((s, g, int(e)) for s, (g, e) in self._last.items())
+        return {
+            **state,
+            "prev_gap": self.prev_gap[: self._size].copy(),
+            "total": np.array([self._total], np.int64),
+            "last": np.array(last, np.int64).reshape(-1, 3),
+        }
+
+    def load_state_dict(self, state: dict[str, np.ndarray]) -> None:
+        super().load_state_dict(state)
+        size = self._size
+        self.prev_gap[:size] = state["prev_gap"]
+        self._total = int(state["total"][0])
+        self._last = {int(s): (int(g), bool(e)) for s, g, e in state["last"]}

@@ -1,0 +1,31 @@
+"""Greedy evaluation: play whole episodes with ``agent.act(obs, explore=False)``."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def evaluate(agent, env, episodes: int = 10, seed: int | None = None) -> tuple[float, float]:
+    """Mean and standard deviation of the return of ``episodes`` greedy episodes.
+
+    ``seed`` seeds the first reset (later resets continue the env's generator).
+    """
+    returns = episode_returns(agent, env, episodes, seed)
+    return float(np.mean(returns)), float(np.std(returns))
+
+
+def episode_returns(agent, env, episodes: int, seed: int | None = None) -> list[float]:
+    """Returns of ``episodes`` greedy episodes (``agent.act(obs, explore=False)``)."""
+    if episodes <= 0:
+        raise ValueError(f"episodes must be > 0, got {episodes}")
+    returns = []
+    obs, _ = env.reset(seed=seed)
+    for _ in range(episodes):
+        total, done = 0.0, False
+        while not done:
+            obs, reward, terminated, truncated, _ = env.step(agent.act(obs, explore=False))
+            total += float(reward)
+            done = terminated or truncated
+        returns.append(total)
+        obs, _ = env.reset()
+    return returns

@@ -1,0 +1,257 @@
+"""The run folder: the one place that knows its layout, every path and file name in it.
+
+A run folder ``<out>/<agent>-<env>-<seed>-<YYYYmmdd-HHMMSS>/`` holds::
+
+    config.toml      [run] and [agent]: how the run was started (pass it back with --config)
+    metrics.csv      one row per episode, game and evaluation (rlkit.run.metrics)
+    tensorboard/     TensorBoard event files
+    checkpoints/     step-<N>/ folders (exact resume), ``latest`` naming the newest,
+                     blocks/ shared by them (rlkit.run.checkpoint writes what is inside)
+    best/            the best evaluated model (an agent folder: rlkit.agents.base)
+    model/           the final model
+    summary.json     how the finished run scored
+    curves.png       its learning curve
+
+:class:`RunFolder` reads and writes ``config.toml`` and ``summary.json``, names the model
+folders, and keeps the checkpoint index: which ``step-<N>`` folders exist, which one
+``latest`` names, which are pruned. Nothing else in rlkit spells these names.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from rlkit.config.options import to_dict
+from rlkit.config.run import RunConfig, load_config_file, resolve_run_config, to_toml
+from rlkit.core.errors import UsageError
+from rlkit.core.files import atomic_write_bytes
+
+CONFIG_FILE = "config.toml"
+SUMMARY_FILE = "summary.json"
+METRICS_FILE = "metrics.csv"
+TENSORBOARD_DIR = "tensorboard"
+CHECKPOINTS_DIR = "checkpoints"
+BEST_DIR = "best"
+MODEL_DIR = "model"
+CURVES_FILE = "curves.png"
+#: inside checkpoints/: the file naming the newest checkpoint, and each checkpoint's prefix
+LATEST_FILE = "latest"
+CHECKPOINT_PREFIX = "step-"
+
+
+class RunFolder:
+    """One run folder on disk (it may not exist yet: see :meth:`create`)."""
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.path = Path(path)
+
+    def __repr__(self) -> str:
+        return f"RunFolder({str(self.path)!r})"
+
+    def __fspath__(self) -> str:
+        return str(self.path)
+
+    # -- making and opening ------------------------------------------------------------------
+    @classmethod
+    def create(cls, out: str | os.PathLike, agent: str, env_id: str, seed: int) -> RunFolder:
+        """Make ``out/<agent>-<env>-<seed>-<YYYYmmdd-HHMMSS>`` (a suffix keeps names unique).
+
+        UsageError when ``out`` cannot be created or written.
+        """
+        out = Path(out)
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        base = f"{agent}-{env_id.replace('/', '_')}-{seed}-{stamp}"
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            for n in range(1000):
+                path = out / (base if n == 0 else f"{base}-{n}")
+                try:
+                    path.mkdir()
+                    return cls(path)
+                except FileExistsError:
+                    continue
+        except OSError as exc:
+            raise UsageError(
+                f"cannot write to output directory {out}: {exc.strerror}; choose another with --out"
+            ) from None
+        raise UsageError(f"too many runs named {base} in {out}")
+
+    @classmethod
+    def create_at(cls, path: str | os.PathLike) -> RunFolder:
+        """Exactly ``path``, which must be new or empty."""
+        path = Path(path)
+        if path.exists() and any(path.iterdir()):
+            raise UsageError(f"{path} already holds files; choose an empty or new folder")
+        path.mkdir(parents=True, exist_ok=True)
+        return cls(path)
+
+    @classmethod
+    def open(cls, path: str | os.PathLike) -> RunFolder:
+        """An existing run folder; UsageError when ``path`` is none."""
+        folder = cls(path)
+        if not folder.path.is_dir():
+            raise UsageError(f"no run folder at {folder.path}")
+        if not folder.has_config:
+            raise UsageError(f"{folder.path} is not an rlkit run folder: {CONFIG_FILE} is missing")
+        return folder
+
+    def ensure(self) -> None:
+        """Make the folder if it is not there; UsageError when that fails."""
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"cannot make run folder {self.path}: {exc.strerror}") from None
+
+    def remove(self) -> None:
+        """Delete the folder (a run that failed before it wrote anything)."""
+        shutil.rmtree(self.path, ignore_errors=True)
+
+    # -- paths -------------------------------------------------------------------------------
+    @property
+    def config_path(self) -> Path:
+        return self.path / CONFIG_FILE
+
+    @property
+    def summary_path(self) -> Path:
+        return self.path / SUMMARY_FILE
+
+    @property
+    def metrics_path(self) -> Path:
+        return self.path / METRICS_FILE
+
+    @property
+    def tensorboard_dir(self) -> Path:
+        return self.path / TENSORBOARD_DIR
+
+    @property
+    def checkpoints_dir(self) -> Path:
+        return self.path / CHECKPOINTS_DIR
+
+    @property
+    def best_dir(self) -> Path:
+        return self.path / BEST_DIR
+
+    @property
+    def model_dir(self) -> Path:
+        return self.path / MODEL_DIR
+
+    @property
+    def curves_path(self) -> Path:
+        return self.path / CURVES_FILE
+
+    @staticmethod
+    def is_run(path: str | os.PathLike) -> bool:
+        """Does ``path`` look like a run folder (it has a ``config.toml``)?"""
+        return (Path(path) / CONFIG_FILE).is_file()
+
+    @property
+    def has_config(self) -> bool:
+        return self.config_path.is_file()
+
+    @property
+    def has_metrics(self) -> bool:
+        return self.metrics_path.is_file()
+
+    @property
+    def is_finished(self) -> bool:
+        """A finished run has its ``summary.json``."""
+        return self.summary_path.is_file()
+
+    # -- config.toml and summary.json --------------------------------------------------------
+    def write_config(self, run: RunConfig, agent_config: Any) -> None:
+        """``config.toml``: the ``[run]`` settings and the resolved ``[agent]`` config."""
+        text = to_toml({"run": to_dict(run), "agent": to_dict(agent_config)})
+        atomic_write_bytes(self.config_path, text.encode())
+
+    def read_config(self) -> tuple[RunConfig, dict[str, Any]]:
+        """The ``RunConfig`` and raw agent table the run was started with."""
+        if not self.has_config:
+            raise UsageError(f"{self.path} is not an rlkit run folder: {CONFIG_FILE} is missing")
+        run, agent = load_config_file(self.config_path)
+        return resolve_run_config(run, {}), agent
+
+    def write_summary(self, summary: dict[str, Any]) -> None:
+        atomic_write_bytes(self.summary_path, json.dumps(summary, indent=2).encode())
+
+    def read_summary(self) -> dict[str, Any] | None:
+        """The finished run's summary (None when it has none, or it does not parse)."""
+        try:
+            return json.loads(self.summary_path.read_text())
+        except (OSError, ValueError):
+            return None
+
+    # -- the checkpoint index ----------------------------------------------------------------
+    @staticmethod
+    def checkpoint_name(step: int) -> str:
+        return f"{CHECKPOINT_PREFIX}{step:010d}"
+
+    def checkpoint_dirs(self) -> list[Path]:
+        """Every ``step-<N>`` folder under ``checkpoints/`` (complete or not), oldest first."""
+        return sorted(p for p in self.checkpoints_dir.glob(f"{CHECKPOINT_PREFIX}*") if p.is_dir())
+
+    def has_checkpoints(self) -> bool:
+        return bool(self.checkpoint_dirs())
+
+    def mark_latest(self, checkpoint: Path) -> None:
+        """Name ``checkpoint`` in ``checkpoints/latest`` (replaced atomically)."""
+        atomic_write_bytes(self.checkpoints_dir / LATEST_FILE, checkpoint.name.encode())
+
+    def checkpoints_newest_first(self, complete: Iterable[Path] | None = None) -> list[Path]:
+        """Complete checkpoints, the one ``latest`` names first, then the others newest
+        first; UsageError when there is none. ``complete``: the folders that are complete
+        (default: every ``step-<N>`` folder)."""
+        done = sorted(self.checkpoint_dirs() if complete is None else complete, reverse=True)
+        pointer = self.checkpoints_dir / LATEST_FILE
+        if pointer.is_file():
+            try:
+                named = self.checkpoints_dir / pointer.read_text().strip()
+            except (OSError, UnicodeDecodeError, ValueError):
+                named = None  # a damaged pointer: fall back to the newest folder
+            if named in done:
+                done = [named, *(p for p in done if p != named)]
+        if not done:
+            raise UsageError(f"no checkpoint in {self.checkpoints_dir}; nothing to resume")
+        return done
+
+    def prune_checkpoints(self, keep: int) -> list[Path]:
+        """Delete all but the newest ``keep`` checkpoints (0: keep all); the kept ones."""
+        done = self.checkpoint_dirs()
+        for old in done[:-keep] if keep > 0 else []:
+            shutil.rmtree(old, ignore_errors=True)
+        return self.checkpoint_dirs()
+
+    # -- model folders -----------------------------------------------------------------------
+    def save_model(self, agent, best: bool = False) -> Path:
+        """``agent.save`` into ``best/`` (or ``model/``) without ever leaving it half-written."""
+        return save_agent_atomically(agent, self.best_dir if best else self.model_dir)
+
+    def has_model(self, best: bool = False) -> bool:
+        from rlkit.agents.base import is_saved_agent
+
+        return is_saved_agent(self.best_dir if best else self.model_dir)
+
+
+def save_agent_atomically(agent, path: Path) -> Path:
+    """``agent.save`` into a temporary folder beside ``path``, then swap it in."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
+    try:
+        agent.save(tmp)
+        old = path.with_name(f".{path.name}.old")
+        if path.exists():
+            shutil.rmtree(old, ignore_errors=True)
+            path.rename(old)
+        tmp.rename(path)
+        shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return path

@@ -1,0 +1,53 @@
+"""The built-in hook that evaluates the agent greedily every so many steps and keeps the
+best model in the run folder's ``best/``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from rlkit.core import seeding
+from rlkit.core.schedules import crossed
+from rlkit.run.evaluation import episode_returns
+from rlkit.run.hooks.base import Hook
+
+if TYPE_CHECKING:
+    from rlkit.run.loop import Trainer
+
+
+class EvaluationHook(Hook):
+    """Every ``every`` steps: ``episodes`` greedy episodes on ``env``.
+
+    Logs an ``eval`` row, adds ``info["eval"] = (mean, std)`` and, when the mean is the
+    best so far (ties go to the later, more trained model), saves the agent to the run
+    folder's ``best/``. Its counters live in the loop's state (``evaluations``,
+    ``best_eval``, ``best_step``), so they are checkpointed with it.
+    """
+
+    def __init__(self, env, every: int, episodes: int = 10) -> None:
+        if every <= 0:
+            raise ValueError(f"every must be > 0, got {every}")
+        self.env = env
+        self.every = int(every)
+        self.episodes = int(episodes)
+
+    def on_step(self, loop: Trainer, before: int, info: dict[str, Any]) -> None:
+        if crossed(before, loop.step, self.every):
+            info["eval"] = self.evaluate(loop)
+
+    def evaluate(self, loop: Trainer) -> tuple[float, float]:
+        """Evaluate now; log it and keep the best model."""
+        state, step = loop.state, loop.step
+        seed = seeding.eval_seed(loop.seed, state.evaluations)
+        returns = episode_returns(loop.agent, self.env, self.episodes, seed=seed)
+        mean, std = float(np.mean(returns)), float(np.std(returns))
+        state.evaluations += 1
+        loop.history.evaluations.append((step, mean, std))
+        loop.logger.row("eval", step, state.episodes, mean, self.episodes, std)
+        loop.logger.scalars(step, {"eval/return_mean": mean, "eval/return_std": std})
+        if state.best_eval is None or mean >= state.best_eval:
+            state.best_eval, state.best_step = mean, step
+            if loop.folder is not None:
+                loop.folder.save_model(loop.agent, best=True)
+        return mean, std

@@ -1,0 +1,122 @@
+"""A run resolved before it starts: every "which value wins" rule applied, every value
+checked, before TensorFlow is imported.
+
+Precedence: the agent's defaults < the preset < the config file < arguments <
+``overrides`` (``--set``); the agent's own defaults for steps, episodes and evaluation
+fill in what none of them sets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rlkit.agents.registry import AgentSpec, agent_spec
+from rlkit.config.presets import Preset
+from rlkit.config.run import RunConfig
+from rlkit.core.errors import UsageError
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """A resolved, validated run: the ``[run]`` settings and the agent config.
+
+    ``preset``: the shipped preset under the config file and options (None: the agent's
+    generic defaults); ``preset_picked``: True when it was chosen by the environment
+    rather than named with ``preset=``.
+    """
+
+    run: RunConfig
+    agent_config: Any
+    preset: Preset | None = None
+    preset_picked: bool = False
+
+    @property
+    def spec(self) -> AgentSpec:
+        return agent_spec(self.run.agent)
+
+
+def plan(
+    agent: str | None = None,
+    env: str | None = None,
+    *,
+    steps: int | None = None,
+    seed: int | None = None,
+    num_envs: int | None = None,
+    episodes: int | None = None,
+    eval_every: int | None = None,
+    eval_episodes: int | None = None,
+    checkpoint_every: int | None = None,
+    config_file: str | Path | None = None,
+    overrides: Mapping[str, Any] | Iterable[str] = (),
+    preset: str | None = None,
+) -> RunPlan:
+    """Resolve a run as ``rlkit train`` would; raises UsageError naming what is wrong.
+
+    Precedence: the agent's defaults < the preset < the config file < arguments <
+    ``overrides``. ``preset``: a shipped preset's name (``"dqn3"``, ``"dqn/dqn3"``),
+    ``"none"`` for the generic defaults, or None: the config file's ``[run] preset``,
+    else the preset shipped for this agent and environment, if any (``rlkit presets``).
+    ``overrides`` are agent config keys: a mapping or ``"key=value"`` strings (``--set``).
+    Arguments left None take the config file's value, else the preset's, else the
+    agent's default.
+    """
+    from rlkit.config import presets
+    from rlkit.config.options import make_config, parse_overrides
+    from rlkit.config.run import load_config_file, resolve_run_config
+
+    file_run, file_agent = load_config_file(config_file) if config_file else ({}, {})
+    agent_name = agent if agent is not None else file_run.get("agent")
+    chosen = preset if preset is not None else (file_run.get("preset") or None)
+    picked = None
+    if agent_name is not None and chosen != presets.NONE:
+        spec = agent_spec(str(agent_name))
+        if chosen:
+            picked = presets.lookup(spec.name, str(chosen))
+        else:
+            picked = presets.for_env(spec.name, env or file_run.get("env") or spec.default_env)
+    if picked is not None:  # under the config file: a run's own config.toml wins
+        file_run = {**{k: v for k, v in picked.run.items() if k != "agent"}, **file_run}
+        file_agent = {**picked.agent_config, **file_agent}
+    file_run["preset"] = picked.name if picked is not None else presets.NONE
+    given = {
+        "agent": agent, "env": env, "steps": steps, "seed": seed, "episodes": episodes,
+        "num_envs": num_envs, "eval_every": eval_every, "eval_episodes": eval_episodes,
+        "checkpoint_every": checkpoint_every,
+    }  # fmt: skip
+    if agent is None and "agent" not in file_run:
+        raise UsageError(
+            "missing AGENT: e.g. 'rlkit train dqn --env CartPole-v1' (or --config FILE)"
+        )
+    run = resolve_run_config(file_run, given)
+    spec = agent_spec(run.agent)
+    env_id = run.env or spec.default_env
+    env_defaults = spec.env_defaults.get(env_id, {})
+    defaults = {"agent": spec.name, "env": env_id,
+                "steps": run.steps or env_defaults.get("steps", spec.default_steps)}  # fmt: skip
+    if eval_every is None and "eval_every" not in file_run:
+        defaults["eval_every"] = spec.default_eval_every
+    if episodes is None and "episodes" not in file_run:
+        defaults["episodes"] = env_defaults.get("episodes", spec.default_episodes)
+    run = resolve_run_config(file_run, given | defaults)
+    if not isinstance(overrides, Mapping):
+        overrides = parse_overrides(overrides)
+    agent_config = make_config(spec.config_class, {**file_agent, **overrides})
+    return RunPlan(run, agent_config, picked, picked is not None and not chosen)
+
+
+def make_envs(run: RunConfig, spec: AgentSpec):
+    """The training env of ``run`` (a vector env with ``num_envs > 1``), checked against
+    the agent; UsageError for an unknown id or spaces the agent cannot handle."""
+    from rlkit.envs.make import make_env, make_vector_env
+
+    env = make_env(run.env)
+    spec.check_spaces(env.observation_space, env.action_space, run.env)
+    if run.num_envs == 1:
+        return env
+    if not spec.vector_envs:
+        raise UsageError(f"{spec.name} learns on-policy from whole episodes: drop --num-envs")
+    env.close()
+    return make_vector_env(run.env, run.num_envs)

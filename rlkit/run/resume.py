@@ -1,0 +1,158 @@
+"""Resume: a stopped run's trainer rebuilt from its newest usable checkpoint, in one place.
+
+:func:`resume_run` is what ``rlkit resume`` does (the run's own ``config.toml`` says how
+to rebuild its environments and hooks); :func:`resume_trainer` is the same for a run
+folder a user's own :class:`~rlkit.run.loop.Trainer` wrote. Both walk the checkpoint
+index once, newest first, passing over checkpoints that do not load.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rlkit.core import seeding
+from rlkit.core.errors import UsageError
+from rlkit.run.checkpoint import (
+    checkpoints_newest_first,
+    load_newest_usable,
+    read_checkpoint_summary,
+)
+from rlkit.run.folder import RunFolder
+from rlkit.run.loop import Trainer
+from rlkit.run.state import LoopState, TrainHistory
+
+
+def resume_run(run_dir: str | Path, steps: int | None = None, episodes: int | None = None):
+    """The trainer of the stopped run in ``run_dir``, at its newest checkpoint, and its
+    :class:`RunConfig` with the limits raised to ``steps`` / ``episodes`` when given.
+
+    UsageError when the folder is no run, has no usable checkpoint, or is finished
+    (``summary.json``) and already reached the limits. A run that reached its limits but
+    stopped before ``summary.json`` is returned as is: ``drive`` only finishes it.
+    """
+    folder = RunFolder.open(run_dir)
+    run, _ = folder.read_config()
+    candidates = checkpoints_newest_first(folder)
+    saved, skipped = _newest_readable(candidates)
+    if saved["agent"] != run.agent:
+        raise UsageError(
+            f"{candidates[len(skipped)]} holds a {saved['agent']} agent but {folder.path} is "
+            f"a {run.agent} run"
+        )
+    for name, value in (("steps", steps), ("episodes", episodes)):
+        if value is not None and value < (1 if name == "steps" else 0):
+            raise UsageError(f"--{name} must be a positive number, got {value}")
+    run = replace(
+        run,
+        steps=run.steps if steps is None else steps,
+        episodes=run.episodes if episodes is None else episodes,
+    )
+    # A run stopped after its last checkpoint but before summary.json (its final evaluation
+    # was interrupted) is resumed with nothing left to train: drive() only finishes it.
+    if saved["step"] >= run.steps and folder.is_finished:
+        raise UsageError(
+            f"{folder.path} is already at step {saved['step']}; pass --steps above that to go on"
+        )
+    if run.episodes and saved["episodes"] >= run.episodes and folder.is_finished:
+        raise UsageError(
+            f"{folder.path} already has {saved['episodes']} episodes; "
+            "pass --episodes above that (or 0 for no limit) to go on"
+        )
+    from rlkit.core.quiet import import_tensorflow_quietly
+    from rlkit.envs.make import make_env, make_vector_env
+
+    import_tensorflow_quietly()
+    trainer = _restore(
+        folder,
+        candidates[len(skipped) :],
+        lambda: make_env(run.env, training=False),
+        (lambda: make_vector_env(run.env, run.num_envs))
+        if run.num_envs > 1
+        else (lambda: make_env(run.env)),
+        skipped,
+        eval_every=run.eval_every,
+        eval_episodes=run.eval_episodes,
+        checkpoint_every=run.checkpoint_every,
+    )
+    return trainer, run
+
+
+def resume_trainer(
+    run_dir: str | Path,
+    env_factory: Callable[[], Any],
+    train_env_factory: Callable[[], Any] | None = None,
+    **kwargs,
+):
+    """A :class:`~rlkit.run.loop.Trainer` that continues the run in ``run_dir`` from its
+    newest checkpoint.
+
+    A newest checkpoint that does not load (corrupt) is passed over for the next older
+    one: ``trainer.skipped_checkpoints`` says which and why, ``trainer.resumed_from`` is
+    the folder used. ``env_factory()`` makes the evaluation env, and the training env
+    when the checkpoint could not keep it (``train_env_factory()`` instead, if given: e.g.
+    a vector env). Keyword arguments are the Trainer's (eval_every, eval_episodes,
+    checkpoint_every, callbacks, hooks ...).
+    """
+    folder = RunFolder(run_dir)
+    candidates = checkpoints_newest_first(folder)
+    return _restore(folder, candidates, env_factory, train_env_factory, [], **kwargs)
+
+
+def _newest_readable(candidates: Sequence[Path]) -> tuple[dict[str, Any], list[str]]:
+    """The summary of the first checkpoint whose state file reads, and a line for each
+    one before it that did not."""
+    skipped: list[str] = []
+    for checkpoint in candidates:
+        try:
+            return read_checkpoint_summary(checkpoint), skipped
+        except UsageError as exc:
+            if checkpoint == candidates[-1]:
+                raise
+            skipped.append(f"{exc}; trying an older checkpoint")
+    raise AssertionError("unreachable: checkpoints_newest_first never returns an empty list")
+
+
+def _restore(
+    folder: RunFolder,
+    candidates: Sequence[Path],
+    env_factory: Callable[[], Any],
+    train_env_factory: Callable[[], Any] | None,
+    skipped: list[str],
+    **kwargs,
+):
+    checkpoint, (agent, loop, env), more_skipped = load_newest_usable(list(candidates))
+    try:
+        saved = dict(loop["state"])
+        if int(saved.pop("step")) != agent.num_steps:
+            raise ValueError(f"step {loop['state']['step']} != agent step {agent.num_steps}")
+        state = LoopState(**saved)
+        history = TrainHistory.from_dict(loop["history"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise UsageError(f"corrupt checkpoint {checkpoint}: loop state: {exc!r}") from None
+    if kwargs.get("eval_every") and kwargs.get("eval_env") is None:
+        kwargs["eval_env"] = env_factory()
+    restored_env = env is not None
+    if env is None:
+        env = (train_env_factory or env_factory)()
+    trainer = Trainer(agent, env, run_dir=folder, **kwargs)
+    history.earlier_seconds = state.seconds
+    trainer.state, trainer.history = state, history
+    trainer.resumed_from = checkpoint
+    trainer.skipped_checkpoints = [*skipped, *more_skipped]
+    trainer.last_checkpoint_step = agent.num_steps
+    trainer.logger.truncate(state.metrics_rows)
+    if restored_env and state.obs is not None:
+        trainer.obs = np.asarray(state.obs, dtype=env.observation_space.dtype)
+    else:  # no pickled env: start a fresh episode
+        restart = seeding.restart_seed(trainer.seed, trainer.step)
+        trainer.env.action_space.seed(restart)
+        trainer.obs, _ = trainer.env.reset(seed=restart)
+        n = trainer.num_envs
+        trainer.state.episode_return = [0.0] * n if n else 0.0
+        trainer.state.episode_length = [0] * n if n else 0
+    return trainer

@@ -1,0 +1,90 @@
+"""What the training loop keeps: the history a run produced and the loop state a
+checkpoint saves."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+
+@dataclass
+class TrainHistory:
+    """What a training run produced.
+
+    episode_returns / episode_lengths: one entry per finished episode;
+    episode_end_steps: the loop step at which each episode ended;
+    evaluations: ``(step, mean, std)`` per evaluation;
+    updates: ``(step, metrics)`` for every update that ran (not kept across resume);
+    steps: the agent's step count (``agent.num_steps``) at the end;
+    seconds: wall-clock time of this process's part; earlier_seconds: training time of the
+    run's earlier sessions (before a resume; None when a checkpoint of an older rlkit did
+    not record it);
+    interrupted: True when a stop was requested (Ctrl-C, SIGTERM).
+    """
+
+    episode_returns: list[float] = field(default_factory=list)
+    episode_lengths: list[int] = field(default_factory=list)
+    episode_end_steps: list[int] = field(default_factory=list)
+    evaluations: list[tuple[int, float, float]] = field(default_factory=list)
+    updates: list[tuple[int, dict[str, float]]] = field(default_factory=list)
+    steps: int = 0
+    seconds: float = 0.0
+    earlier_seconds: float | None = 0.0
+    steps_this_session: int = 0
+    interrupted: bool = False
+
+    @property
+    def steps_per_second(self) -> float:
+        return self.steps_this_session / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def total_seconds(self) -> float | None:
+        """Training time of all sessions of the run (None when an earlier one is unknown)."""
+        return None if self.earlier_seconds is None else self.earlier_seconds + self.seconds
+
+    def recent_return(self, window: int = 20) -> float | None:
+        """Mean return of the last ``window`` episodes (None before the first ends)."""
+        if not self.episode_returns:
+            return None
+        return float(np.mean(self.episode_returns[-window:]))
+
+    def to_dict(self) -> dict[str, Any]:
+        """What a checkpoint keeps (JSON-serialisable)."""
+        return {
+            "episode_returns": self.episode_returns,
+            "episode_lengths": self.episode_lengths,
+            "episode_end_steps": self.episode_end_steps,
+            "evaluations": self.evaluations,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TrainHistory:
+        return cls(
+            episode_returns=list(data["episode_returns"]),
+            episode_lengths=list(data["episode_lengths"]),
+            episode_end_steps=list(data["episode_end_steps"]),
+            evaluations=[tuple(e) for e in data["evaluations"]],
+        )
+
+
+@dataclass
+class LoopState:
+    """The loop's own state, saved in checkpoints (JSON-serialisable).
+
+    The step count is not here: it is the agent's ``num_steps`` (one counter; the
+    checkpoint file repeats it as ``step`` for readers that do not load the agent).
+    ``evaluations``, ``best_eval`` and ``best_step`` belong to the evaluation hook,
+    ``metrics_rows`` to the metrics file: kept here so that one checkpoint holds them.
+    """
+
+    episodes: int = 0
+    episode_return: float | list[float] = 0.0  # a list with one entry per vector sub-env
+    episode_length: int | list[int] = 0
+    obs: list | None = None
+    evaluations: int = 0
+    best_eval: float | None = None
+    best_step: int | None = None
+    metrics_rows: int = 0
+    seconds: float | None = None  # training time up to the checkpoint (None: not recorded)
