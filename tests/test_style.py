@@ -17,3 +17,72 @@ RUFF = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.whi
 def test_ruff(command):
     result = subprocess.run([RUFF, *command], cwd=ROOT, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+# -- the import contract (pyproject.toml [tool.importlinter]; docs/architecture.md) -----------
+LINT_IMPORTS = shutil.which("lint-imports", path=str(Path(sys.executable).parent)) or shutil.which(
+    "lint-imports"
+)
+needs_import_linter = pytest.mark.skipif(
+    LINT_IMPORTS is None, reason="import-linter comes with the test extra"
+)
+
+
+def _lint_imports(root: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([LINT_IMPORTS, "--no-cache"], cwd=root, capture_output=True, text=True)
+
+
+@needs_import_linter
+def test_the_import_contract_holds():
+    result = _lint_imports(ROOT)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    assert "2 kept, 0 broken" in result.stdout
+
+
+@needs_import_linter
+def test_the_import_contract_catches_an_upward_import_inside_a_function(tmp_path):
+    for name in ("rlkit", "cli"):
+        shutil.copytree(ROOT / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path)
+    with open(tmp_path / "rlkit" / "core" / "files.py", "a") as f:
+        f.write("\n\ndef _upward():\n    from rlkit.run import folder  # noqa: F401\n")
+    result = _lint_imports(tmp_path)
+    assert result.returncode == 1
+    assert "rlkit.core is not allowed to import rlkit.run" in result.stdout
+    assert "- .core -> .run (1 import)" in result.stdout  # and it is a circle
+
+
+# -- one owner for the run folder: no other module spells its file names ----------------------
+RUN_FOLDER_NAMES = {"config.toml", "summary.json", "metrics.csv", "tensorboard", "checkpoints",
+                    "curves.png", "latest"}  # fmt: skip
+#: the same spelling meaning something else: `rlkit plot -o`'s default, in the current folder
+NOT_RUN_FOLDER = {("cli/inspect.py", "curves.png")}
+#: names too common to forbid everywhere: forbidden as a path part (``path / "best"``)
+RUN_FOLDER_PARTS = {"best", "model"}
+
+
+def _spelled_run_folder_names(path: Path) -> list[str]:
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            text = node.value
+            here = (str(path.relative_to(ROOT)), text)
+            if (
+                text in RUN_FOLDER_NAMES or text.startswith("step-")
+            ) and here not in NOT_RUN_FOLDER:
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {text!r}")
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+            right = node.right
+            if isinstance(right, ast.Constant) and right.value in RUN_FOLDER_PARTS:
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno}: / {right.value!r}")
+    return found
+
+
+def test_only_the_run_folder_spells_the_run_folder_file_names():
+    owner = ROOT / "rlkit" / "run" / "folder.py"
+    files = [p for d in ("rlkit", "cli") for p in sorted((ROOT / d).rglob("*.py")) if p != owner]
+    spelled = [hit for p in files for hit in _spelled_run_folder_names(p)]
+    assert spelled == [], "run-folder names outside rlkit/run/folder.py:\n" + "\n".join(spelled)
+    assert len(_spelled_run_folder_names(owner)) >= len(RUN_FOLDER_NAMES)  # it does spell them
