@@ -15,7 +15,7 @@ Training scores depend on the exploration epsilon the training plays with: the d
 preset anneals it as DQN3.0 does (1 -> 0.1 over 1M steps from step 50k), Dopamine's DQN
 1 -> 0.01 over 250k from step 20k. Each run is labelled with its schedule.
 
-    python benchmarks/atari_curve.py RUN_DIR [RUN_DIR ...] --plot docs/atari/breakout-curve.png
+    python -m benchmarks.atari_curve RUN_DIR [RUN_DIR ...] --plot docs/atari/breakout-curve.png
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def whole_games(rows: list[dict], lives: int) -> tuple[np.ndarray, np.ndarray, s
 
 
 def reference_run(run_dir: Path) -> dict | None:
-    """What ``benchmarks/atari_sb3_reference.py`` wrote about a run of another library
+    """What ``labs/atari_sb3_reference.py`` wrote about a run of another library
     (``reference.json``: library, env, schedule), or None for an rlkit run folder."""
     path = run_dir / "reference.json"
     return json.loads(path.read_text()) if path.is_file() else None

@@ -8,7 +8,7 @@ first, each in a fresh subprocess. Printed: steps/s over the whole run and over 
 learning phase, updates/s, and for rlkit where a learning step's time goes (env with
 preprocessing, acting, replay sampling and stack rebuilding, the update).
 
-    python benchmarks/atari_throughput.py --steps 6000 --learning-starts 2000 --reps 1
+    python -m benchmarks.atari_throughput --steps 6000 --learning-starts 2000 --reps 1
 """
 
 from __future__ import annotations

@@ -19,9 +19,9 @@ medians and the speed ratio. Settings are rl-zoo's:
 
 Needs the bench extra: pip install -e ".[bench]" (stable-baselines3, torch 2.13.0).
 
-    python benchmarks/compare_sb3.py --algo dqn --reps 3 --torch-threads 1,2
-    python benchmarks/compare_sb3.py --algo ddpg --reps 1 --torch-threads 2
-    python benchmarks/compare_sb3.py --algo ddpg-episode --reps 1 --torch-threads 1,2
+    python -m benchmarks.compare_sb3 --algo dqn --reps 3 --torch-threads 1,2
+    python -m benchmarks.compare_sb3 --algo ddpg --reps 1 --torch-threads 2
+    python -m benchmarks.compare_sb3 --algo ddpg-episode --reps 1 --torch-threads 1,2
 """
 
 from __future__ import annotations

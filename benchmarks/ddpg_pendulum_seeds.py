@@ -7,9 +7,9 @@ episodes (mean >= -200 counts as solved; the CLI's final evaluation, reset seed 
 5 seeds. "50-ep mean" is the same policy on 50 other random starts: Pendulum's returns depend
 strongly on the start, so it tells policy quality apart from the luck of 10 starts.
 
-    python benchmarks/ddpg_pendulum_seeds.py                       # seeds 0-4, 1 process
-    python benchmarks/ddpg_pendulum_seeds.py --set td3=true --eval-every 2000
-    python benchmarks/ddpg_pendulum_seeds.py --env MountainCarContinuous-v0 --steps 50000
+    python -m benchmarks.ddpg_pendulum_seeds                       # seeds 0-4, 1 process
+    python -m benchmarks.ddpg_pendulum_seeds --set td3=true --eval-every 2000
+    python -m benchmarks.ddpg_pendulum_seeds --env MountainCarContinuous-v0 --steps 50000
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 from concurrent.futures import ProcessPoolExecutor
 
-from common import parse_seeds, run_as_cli
+from benchmarks.common import parse_seeds, run_as_cli
 
 SOLVED = -200.0
 

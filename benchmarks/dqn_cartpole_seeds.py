@@ -7,8 +7,8 @@ final model and the best model are evaluated on 10 fresh greedy episodes (seeds
 never used during training); mean >= 475 counts as solved. The target: at least
 4 of 5 seeds.
 
-    python benchmarks/dqn_cartpole_seeds.py                  # seeds 0-4, 2 processes
-    python benchmarks/dqn_cartpole_seeds.py --seeds 0-9 --set learning_rate=1e-3
+    python -m benchmarks.dqn_cartpole_seeds                  # seeds 0-4, 2 processes
+    python -m benchmarks.dqn_cartpole_seeds --seeds 0-9 --set learning_rate=1e-3
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 from concurrent.futures import ProcessPoolExecutor
 
-from common import parse_seeds, run_as_cli
+from benchmarks.common import parse_seeds, run_as_cli
 
 SOLVED = 475.0
 

@@ -7,9 +7,9 @@ paper's measure), the final model's evaluation (epsilon 0.05, 20 episodes) and t
 evaluated model's. A result file per run lands in --out, so the table can be printed from
 whatever finished (--report).
 
-    nohup python benchmarks/minatar_seeds.py --games Breakout --seeds 0-2 --steps 500000 &
-    python benchmarks/minatar_seeds.py --games all --seeds 0 --steps 1000000
-    python benchmarks/minatar_seeds.py --report
+    nohup python -m benchmarks.minatar_seeds --games Breakout --seeds 0-2 --steps 500000 &
+    python -m benchmarks.minatar_seeds --games all --seeds 0 --steps 1000000
+    python -m benchmarks.minatar_seeds --report
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import json
 import time
 from pathlib import Path
 
-from common import parse_seeds
+from benchmarks.common import parse_seeds
 
 ROOT = Path(__file__).resolve().parent.parent
 GAMES = ["Asterix", "Breakout", "Freeway", "Seaquest", "SpaceInvaders"]

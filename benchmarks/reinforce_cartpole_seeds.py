@@ -8,8 +8,8 @@ of 5 seeds. ``--curve-every N`` also prints the CLI's greedy evaluations (10 epi
 every N steps, as ``--eval-every N``; they do not change training) and the first step
 where they reached 475.
 
-    python benchmarks/reinforce_cartpole_seeds.py                  # seeds 0-4, 1 process
-    python benchmarks/reinforce_cartpole_seeds.py --seeds 0-9 --set baseline=false
+    python -m benchmarks.reinforce_cartpole_seeds                  # seeds 0-4, 1 process
+    python -m benchmarks.reinforce_cartpole_seeds --seeds 0-9 --set baseline=false
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 from concurrent.futures import ProcessPoolExecutor
 
-from common import parse_seeds, run_as_cli
+from benchmarks.common import parse_seeds, run_as_cli
 
 SOLVED = 475.0
 

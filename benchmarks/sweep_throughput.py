@@ -4,8 +4,8 @@ Both run exactly the CLI's defaults (50,000 steps, evaluation every 2,500). The 
 one process after the other, each with TensorFlow's default threads (all cores); the
 sweep runs as many 1-CPU trials at once as there are cores, Ray's start-up included.
 
-    python benchmarks/sweep_throughput.py                  # ~6 minutes on 2 cores
-    python benchmarks/sweep_throughput.py --seeds 0-3 --steps 20000
+    python -m benchmarks.sweep_throughput                  # ~6 minutes on 2 cores
+    python -m benchmarks.sweep_throughput --seeds 0-3 --steps 20000
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import parse_seeds
+from benchmarks.common import parse_seeds
 
 
 def main() -> None:

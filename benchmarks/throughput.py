@@ -7,8 +7,8 @@ Prints, on this machine:
 - DQN's training throughput (steps/s) on CartPole-v1 with 1, 4 and 16 environments;
 - the bytes a 1M-transition CartPole replay memory takes, and the peak RSS.
 
-    python benchmarks/throughput.py
-    python benchmarks/throughput.py --steps 20000 --num-envs 1,4,16
+    python -m benchmarks.throughput
+    python -m benchmarks.throughput --steps 20000 --num-envs 1,4,16
 """
 
 from __future__ import annotations

@@ -8,8 +8,8 @@ evaluated on 100 greedy episodes (``--episodes``; reset seed + 2,000,000, never 
 training). A result file per run lands in ``--out`` (default ``zoo-runs/``), so the
 table can be written from whatever finished (``--report``), e.g. while long runs go on:
 
-    nohup python benchmarks/zoo_table.py --presets dqn/Acrobot-v1,dqn/LunarLander-v3 &
-    python benchmarks/zoo_table.py --report
+    nohup python -m benchmarks.zoo_table --presets dqn/Acrobot-v1,dqn/LunarLander-v3 &
+    python -m benchmarks.zoo_table --report
 
 "Seeds at zoo level" counts seeds whose final model is within one zoo std of the zoo's
 mean or above it (the issue's target is 2 of 3).
@@ -24,7 +24,7 @@ import statistics
 import time
 from pathlib import Path
 
-from common import parse_seeds
+from benchmarks.common import parse_seeds
 
 ROOT = Path(__file__).resolve().parent.parent
 # preset -> (zoo algo, zoo mean, zoo std, zoo n_timesteps), from rl-zoo's benchmark.md
@@ -213,7 +213,7 @@ BipedalWalker-v3 figure under Learning curves still shows the runs with the zoo'
 rl-zoo's table is one run per row ("not a quantitative benchmark as it corresponds to only
 one run", its benchmark.md says), and rl-trained-agents keeps each run's folder with the
 evaluations its training logged (SB3's EvalCallback: 10 greedy episodes every 10k steps).
-`python benchmarks/zoo_reference_curves.py --preset P --zoo
+`python -m labs.zoo_reference_curves --preset P --zoo
 rl-trained-agents/ALGO/ENV_1/evaluations.npz` reads them (the `-v2` ids of the zoo's
 runs for LunarLander), from half the step budget on: how many, the share at the row's
 mean and at zoo level, the last and the best, and the chance that at least 2 of 3 final
@@ -240,7 +240,7 @@ alone; the DDPG swings of −181 to 293 are far beyond that.) So DDPG's BipedalW
 a draw from a process that swings by ±150 to its last step, in the zoo's run as in
 rlkit's; TD3 is the preset to use there.
 
-`python benchmarks/zoo_sb3_reference.py --env BipedalWalker-v3 --algo ddpg --seed S`
+`python -m labs.zoo_sb3_reference --env BipedalWalker-v3 --algo ddpg --seed S`
 trains SB3's own DDPG on the zoo's settings and scores its final model as rlkit's: three
 seeds side by side ran at ~90 steps per CPU-second once learning (50k steps in 13.5 min
 each, sharing the two cores), 2.7–2.9 h a seed on one core, longer than a working session, and the
@@ -347,7 +347,7 @@ def report(out: Path, docs: Path) -> str:
     lines = [
         "# rlkit's presets against rl-zoo",
         "",
-        "Written by `python benchmarks/zoo_table.py --report` from the runs that finished "
+        "Written by `python -m benchmarks.zoo_table --report` from the runs that finished "
         "(each a whole `rlkit train AGENT --preset NAME --seed S`; final and best model each "
         "evaluated on 100 fresh greedy episodes). rl-zoo's row is its published benchmark.md "
         "(one run each). *At zoo level*: seeds whose final model scores at least the zoo's "
@@ -383,7 +383,7 @@ def report(out: Path, docs: Path) -> str:
                 figures.setdefault(env, {}).update((Path(r["run_dir"]), preset) for r in mine)
     missing = [p for p in ZOO if not any(r["preset"] == p for r in rows)]
     if missing:
-        lines += ["", "Not measured yet (run `python benchmarks/zoo_table.py --presets NAME`): "
+        lines += ["", "Not measured yet (run `python -m benchmarks.zoo_table --presets NAME`): "
                   + ", ".join(missing) + "."]  # fmt: skip
     (docs / "benchmarks").mkdir(parents=True, exist_ok=True)
     lines += ["", NOTES, "## Learning curves", ""]

@@ -189,7 +189,7 @@ def show_config(agent, preset) -> None:
 @click.command("presets")
 @click.argument("agent", metavar="[AGENT]", required=False)
 def list_presets(agent) -> None:
-    """List the shipped presets (of AGENT): name, environment, source and measured result.
+    """List the shipped presets (of AGENT): name, environment and source.
 
     'rlkit train AGENT --env ID' uses the preset named after ID by itself; others are
     picked with --preset NAME. 'rlkit config AGENT --preset NAME' prints one.
@@ -202,7 +202,6 @@ def list_presets(agent) -> None:
         agent = agent_spec(agent).name
     for p in presets.presets(agent):
         click.echo(f"{p.name}  (env {p.env or 'any'})")
-        for key, text in (("source", p.source), ("result", p.result)):
-            lines = textwrap.wrap(text, 96, initial_indent=f"  {key}: ",
-                                  subsequent_indent=" " * (len(key) + 4))  # fmt: skip
-            click.echo("\n".join(lines))
+        lines = textwrap.wrap(p.source, 96, initial_indent="  source: ", subsequent_indent=" " * 10)
+        click.echo("\n".join(lines))
+    click.echo("what each measured: docs/presets.md and docs/benchmarks.md in rlkit's repository")

@@ -122,7 +122,7 @@ def train(agent, env_id, steps, overrides, config_file, num_envs, episodes, eval
                    f"({type(replay).__name__})", err=True)  # fmt: skip
         if replay.nbytes >= CHECKPOINT_WARN_BYTES and run.checkpoint_every != 0:
             # blocks the ring did not touch since the last checkpoint are not written again
-            # (rlkit.run.checkpoint_blocks): a full checkpoint stalls a run for ~30 s here
+            # (rlkit.run.checkpoint_blocks); a full one stalls a run (docs/performance.md)
             changed = replay.nbytes * min(1.0, run.checkpoint_every / replay.capacity)
             click.echo(f"a checkpoint every {run.checkpoint_every:,} steps writes what the "
                        f"replay took in since the last one (~{changed / 1e9:.2f} GB; the first "

@@ -1,18 +1,18 @@
-"""benchmarks/ale_versions.py: the lockstep comparison of two emulators finds a difference
+"""labs/ale_versions.py: the lockstep comparison of two emulators finds a difference
 where there is one (checked with two ale-py emulators; the old atari-py library is built by
 hand, not in CI)."""
 
+import importlib
 from pathlib import Path
 
 import pytest
-from benchmark_scripts import load_benchmark
 
 ale_py = pytest.importorskip("ale_py")
 
 
 @pytest.fixture(scope="module")
 def versions():
-    return load_benchmark("ale_versions")
+    return importlib.import_module("labs.ale_versions")
 
 
 @pytest.fixture(scope="module")

@@ -1,12 +1,12 @@
 """benchmarks/atari_curve.py: whole games grouped into Dopamine iterations (the numbers
 docs/atari.md prints next to Dopamine's)."""
 
+import importlib
 import json
 from pathlib import Path
 
 import numpy as np
 import pytest
-from benchmark_scripts import load_benchmark
 
 CONFIG = """[run]
 agent = "dqn"
@@ -22,7 +22,7 @@ target_update = 8000
 
 @pytest.fixture(scope="module")
 def curve():
-    return load_benchmark("atari_curve")
+    return importlib.import_module("benchmarks.atari_curve")
 
 
 def write_run(path: Path, rows: list[str]) -> Path:
@@ -63,7 +63,7 @@ def test_runs_without_game_rows_group_lives_into_games(curve, tmp_path):
 
 
 def test_a_reference_run_of_another_library_reads_from_its_reference_json(curve, tmp_path):
-    """benchmarks/atari_sb3_reference.py writes game rows and reference.json, no config."""
+    """labs/atari_sb3_reference.py writes game rows and reference.json, no config."""
     run = tmp_path / "sb3"
     run.mkdir()
     (run / "metrics.csv").write_text(

@@ -1,10 +1,10 @@
-"""benchmarks/atari_dopamine.py: a resumed run goes on in Dopamine's environment, not
+"""labs/atari_dopamine.py: a resumed run goes on in Dopamine's environment, not
 DQN3.0's (the run folder's config does not say which protocol it was made with)."""
 
+import importlib
 import sys
 
 import pytest
-from benchmark_scripts import load_benchmark
 
 pytest.importorskip("ale_py")
 pytest.importorskip("cv2")
@@ -12,7 +12,7 @@ pytest.importorskip("cv2")
 
 def run_script(monkeypatch, *args: str) -> None:
     monkeypatch.setattr(sys, "argv", ["atari_dopamine.py", *args])
-    load_benchmark("atari_dopamine").main()
+    importlib.import_module("labs.atari_dopamine").main()
 
 
 def test_a_resumed_run_continues_with_dopamines_environment(monkeypatch, tmp_path, capsys):
@@ -34,7 +34,7 @@ def test_a_resumed_run_continues_with_dopamines_environment(monkeypatch, tmp_pat
     made.clear()
     run_script(monkeypatch, "--resume", str(run_dir), "--steps", "250", *common)
     assert f"resuming {run_dir} at step 150" in capsys.readouterr().out
-    dopamine = load_benchmark("atari_dopamine").DOPAMINE_ENV
+    dopamine = importlib.import_module("labs.atari_dopamine").DOPAMINE_ENV
     assert made == [("ALE/Pong-v5", {"training": True, **dopamine})]
     assert (run_dir / "checkpoints" / "step-0000000250").is_dir()
 

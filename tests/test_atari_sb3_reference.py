@@ -1,14 +1,15 @@
-"""benchmarks/atari_sb3_reference.py: the reference run's schedule and optimizer are
+"""labs/atari_sb3_reference.py: the reference run's schedule and optimizer are
 Dopamine's (its epsilon by hand, its centred RMSProp against Keras')."""
+
+import importlib
 
 import numpy as np
 import pytest
-from benchmark_scripts import load_benchmark
 
 
 @pytest.fixture(scope="module")
 def reference():
-    return load_benchmark("atari_sb3_reference")  # it imports atari_dopamine, as when run
+    return importlib.import_module("labs.atari_sb3_reference")  # it imports labs.atari_dopamine
 
 
 def test_epsilon_is_dopamines_linearly_decaying_epsilon(reference):

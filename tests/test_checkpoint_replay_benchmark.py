@@ -1,14 +1,15 @@
-"""benchmarks/checkpoint_replay.py: both layouts run on a small frame replay, and the
+"""labs/checkpoint_replay.py: both layouts run on a small frame replay, and the
 shared-block layout writes less for its second checkpoint than the whole one."""
 
+import importlib
+
 import pytest
-from benchmark_scripts import load_benchmark
 
 pytest.importorskip("ale_py")  # the atari extra: the dqn3 agent is built for an ALE env
 
 
 def test_a_small_run_prints_both_layouts_and_blocks_write_less(monkeypatch, capsys, tmp_path):
-    bench = load_benchmark("checkpoint_replay")
+    bench = importlib.import_module("labs.checkpoint_replay")
     from rlkit.run import checkpoint_blocks
 
     monkeypatch.setattr(checkpoint_blocks, "BLOCK_BYTES", 50 * 84 * 84)  # 50 frames a block
@@ -24,7 +25,7 @@ def test_a_small_run_prints_both_layouts_and_blocks_write_less(monkeypatch, caps
 
 
 def test_bad_counts_are_usage_errors(monkeypatch, capsys):
-    bench = load_benchmark("checkpoint_replay")
+    bench = importlib.import_module("labs.checkpoint_replay")
     monkeypatch.setattr("sys.argv", ["checkpoint_replay.py", "--more", "0"])
     with pytest.raises(SystemExit) as exit_info:
         bench.main()

@@ -1,12 +1,13 @@
-"""benchmarks/conv_update_bf16.py: bad counts are one line and exit 2 (before any timing)."""
+"""labs/conv_update_bf16.py: bad counts are one line and exit 2 (before any timing)."""
+
+import importlib
 
 import pytest
-from benchmark_scripts import load_benchmark
 
 
 @pytest.mark.parametrize("bad", [["--updates", "0"], ["--reps", "-1"]])
 def test_bad_counts_are_usage_errors(monkeypatch, capsys, bad):
-    bench = load_benchmark("conv_update_bf16")
+    bench = importlib.import_module("labs.conv_update_bf16")
     monkeypatch.setattr("sys.argv", ["conv_update_bf16.py", *bad])
     with pytest.raises(SystemExit) as exit_info:
         bench.main()

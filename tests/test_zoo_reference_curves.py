@@ -1,14 +1,15 @@
-"""benchmarks/zoo_reference_curves.py: how often a zoo run (or an rlkit run) was at the zoo
+"""labs/zoo_reference_curves.py: how often a zoo run (or an rlkit run) was at the zoo
 row's level late in training, and the chance of 2 of 3 final models there."""
+
+import importlib
 
 import numpy as np
 import pytest
-from benchmark_scripts import load_benchmark
 
 
 @pytest.fixture(scope="module")
 def curves():
-    return load_benchmark("zoo_reference_curves")
+    return importlib.import_module("labs.zoo_reference_curves")
 
 
 def test_at_least_is_the_binomial_tail(curves):

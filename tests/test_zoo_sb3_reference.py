@@ -1,17 +1,17 @@
-"""benchmarks/zoo_sb3_reference.py: SB3 runs the settings rlkit's presets translated from
+"""labs/zoo_sb3_reference.py: SB3 runs the settings rlkit's presets translated from
 rl-zoo (but the batch), for the zoo's step budget; bad input is one line, exit 2."""
 
+import importlib
 import json
 
 import pytest
-from benchmark_scripts import load_benchmark
 
 from rlkit.config import presets
 
 
 @pytest.fixture(scope="module")
 def reference():
-    return load_benchmark("zoo_sb3_reference")
+    return importlib.import_module("labs.zoo_sb3_reference")
 
 
 #: where a preset leaves rl-zoo's settings on purpose (measured: docs/benchmarks.md)
@@ -19,7 +19,7 @@ PRESET_DEPARTURES = {"BipedalWalker-v3": {"actor_learning_rate": 1e-4}}
 
 
 def test_settings_are_the_presets_and_the_budget_the_zoo_tables(reference):
-    zoo_table = load_benchmark("zoo_table")
+    zoo_table = importlib.import_module("benchmarks.zoo_table")
     for env_id, zoo in reference.ZOO_SETTINGS.items():
         preset = presets.lookup("ddpg", env_id).agent_config
         departures = PRESET_DEPARTURES.get(env_id, {})

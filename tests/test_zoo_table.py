@@ -1,15 +1,14 @@
 """benchmarks/zoo_table.py: --report's rows and figures per preset; stopped runs resumed."""
 
+import importlib
 import json
 from pathlib import Path
-
-from benchmark_scripts import load_benchmark
 
 
 def test_report_groups_ddpg_and_td3_runs_by_preset_though_their_folders_look_alike(
     tmp_path, monkeypatch
 ):
-    zoo_table = load_benchmark("zoo_table")
+    zoo_table = importlib.import_module("benchmarks.zoo_table")
     out, docs = tmp_path / "zoo-runs", tmp_path / "docs"
     out.mkdir()
     for preset, finals in (("ddpg/Pendulum-v1", (-150.0, -170.0)),
@@ -44,7 +43,7 @@ def test_report_groups_ddpg_and_td3_runs_by_preset_though_their_folders_look_ali
 def test_a_stopped_run_of_the_same_plan_is_found_to_resume_and_no_other(tmp_path):
     from rlkit.run import experiment
 
-    zoo_table = load_benchmark("zoo_table")
+    zoo_table = importlib.import_module("benchmarks.zoo_table")
     runs = tmp_path / "runs"
 
     def plan(seed=0, **overrides):
@@ -70,7 +69,7 @@ def test_a_stopped_run_of_the_same_plan_is_found_to_resume_and_no_other(tmp_path
 def test_a_result_measured_with_other_settings_than_todays_preset_is_not_reused(tmp_path):
     from rlkit.run import experiment
 
-    zoo_table = load_benchmark("zoo_table")
+    zoo_table = importlib.import_module("benchmarks.zoo_table")
     preset = "ddpg/BipedalWalker-v3"
     today = experiment.plan("ddpg", preset=preset).agent_config
     path = tmp_path / "result.json"

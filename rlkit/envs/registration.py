@@ -1,6 +1,6 @@
 """Register rlkit's environments with gymnasium without importing gymnasium early.
 
-``import rlkit`` must stay fast (gymnasium takes ~0.25 s to import), yet
+``import rlkit`` must stay fast (importing gymnasium takes a noticeable part of a second), yet
 ``gym.make("rlkit/MultiArmedBandit-v0")`` must work after ``import rlkit`` in
 either import order. So: if gymnasium is already loaded, register now; else
 register the moment gymnasium finishes loading (a one-shot import hook).

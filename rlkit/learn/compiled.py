@@ -1,11 +1,9 @@
 """Compiled functions called without ``tf.function``'s per-call dispatch cost.
 
-Calling a ``tf.function`` whose graph captures many variables costs 1-2 ms per call in
-TF 2.21 on this project's CPU, before any graph work: each call matches its arguments
-against the traced signatures, hashing every captured variable. Calling the traced
-``ConcreteFunction`` directly skips that (DDPG at rl-zoo's Pendulum settings: 6.9 ms
-per single-update call through ``tf.function``, 4.9 ms through the concrete function;
-``docs/performance.md``).
+Each call of a ``tf.function`` whose graph captures many variables matches its arguments
+against the traced signatures, hashing every captured variable, before any graph work.
+Calling the traced ``ConcreteFunction`` directly skips that (what it saves is measured in
+docs/performance.md).
 """
 
 from __future__ import annotations

@@ -11,8 +11,8 @@ Every network of every agent is built from the same pieces:
   the Nature CNN's convolutions (channels last: TensorFlow's CPU kernels want NHWC);
 - :class:`NumpyMLP`: the one numpy mirror of an MLP, for acting.
 
-Acting one observation at a time through TensorFlow costs ~0.4 ms per call even inside
-``tf.function``; the same small MLP in numpy costs ~0.014 ms (docs/performance.md). So
+Acting one observation at a time through TensorFlow costs far more per call, even inside
+``tf.function``, than the same small MLP in numpy (docs/performance.md). So
 an MLP network is snapshotted into a :class:`NumpyMLP` after each block of updates and
 acting reads the snapshot; a convolutional network acts through one compiled call per
 (batched) step instead (:meth:`QNetwork.policy`).

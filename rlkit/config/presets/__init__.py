@@ -1,11 +1,12 @@
 """Shipped presets: readable run configs per agent and environment, or by name.
 
-A preset is a file ``rlkit/presets/<agent>/<name>.toml`` in the format of a run's
+A preset is a file ``rlkit/config/presets/<agent>/<name>.toml`` in the format of a run's
 ``config.toml`` (a ``[run]`` and an ``[agent]`` table), opened and copied like one. Its
-first comment lines say where its values come from and what it measured::
+first comment line says where its values come from::
 
     # source: rl-zoo hyperparams/dqn.yml LunarLander (translated key by key) ...
-    # result: final model 231 ± 42 over 100 episodes, 3 of 3 seeds >= 200 ...
+
+What each preset measured is in docs/presets.md and docs/benchmarks.md, not here.
 
 ``<name>`` is an environment id (``/`` written as ``_``) for the preset ``rlkit train
 AGENT --env ID`` picks by itself, or any other name (``dqn3``, ``Pendulum-v1-td3``) for
@@ -34,7 +35,6 @@ class Preset:
     run: dict[str, Any]
     agent_config: dict[str, Any]
     source: str
-    result: str
 
     @property
     def env(self) -> str | None:
@@ -73,7 +73,6 @@ def load(path: Path) -> Preset:
         run,
         agent_config,
         _comment(text, "source"),
-        _comment(text, "result"),
     )
 
 

@@ -8,7 +8,7 @@ with a checkpoint, the worker node is killed. The sweep must finish all 4 seeds,
 killed trials' run folders must show a second attempt on the head node, and each trial's
 metrics.csv must equal an uninterrupted `rlkit train` of the same seed.
 
-    python benchmarks/ray_two_nodes.py                 # ~3 minutes on 2 cores
+    python -m labs.ray_two_nodes                 # ~3 minutes on 2 cores
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ seconds, GB written, and the disk the kept checkpoints take; then the time to lo
 the newest one. Random frames cost the same to write as real ones (nothing is
 compressed), and no two blocks of them are alike.
 
-    python benchmarks/checkpoint_replay.py --fill 1000000 --more 250000
+    python -m labs.checkpoint_replay --fill 1000000 --more 250000
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ sticky actions (0.25), whole games (a lost life is not terminal), no no-op start
 folder reads like any other: ``benchmarks/atari_curve.py RUN_DIR --lives 1`` prints it
 per Dopamine iteration next to Dopamine's curve (episodes are whole games here).
 
-    python benchmarks/atari_dopamine.py --steps 500000 --out runs/atari-dopamine-protocol
-    python benchmarks/atari_dopamine.py --resume RUN_DIR --steps 1250000   # go on (Ctrl-C
+    python -m labs.atari_dopamine --steps 500000 --out runs/atari-dopamine-protocol
+    python -m labs.atari_dopamine --resume RUN_DIR --steps 1250000   # go on (Ctrl-C
                                                         # stops a run with a checkpoint)
 
 A resumed run starts a fresh game (an ALE emulator is not pickled with the checkpoint).

@@ -1,6 +1,6 @@
 """Stable-Baselines3's DQN under Dopamine's Atari protocol: an independent reference run.
 
-rlkit's DQN under Dopamine's protocol (benchmarks/atari_dopamine.py) trains below
+rlkit's DQN under Dopamine's protocol (labs/atari_dopamine.py) trains below
 Dopamine's published Breakout curve (docs/atari.md). This trains SB3's ``CnnPolicy`` DQN
 (PyTorch, written by others) on the very same environment (rlkit.envs.atari with Dopamine's
 settings: whole games, no no-op starts, sticky actions 0.25, rewards clipped to [-1, 1])
@@ -11,7 +11,7 @@ Huber loss averaged over the batch (SB3's own), no gradient clipping, and centre
 adds it outside; :class:`CentredRMSProp` below). If SB3 lands where rlkit does, the gap
 lies in the environment, not in rlkit's agent; if it lands on Dopamine's curve, in rlkit.
 Result (2026-11-23, seed 0, docs/atari.md): 1.6 in iteration 0 and 2.4 in iteration 1
-(rlkit 1.7 and 2.2, Dopamine 1.6 and 3.1): with rlkit. ``benchmarks/ale_versions.py`` then
+(rlkit 1.7 and 2.2, Dopamine 1.6 and 3.1): with rlkit. ``labs/ale_versions.py`` then
 found the emulator to be the one Dopamine's baseline ran on: the gap lies in neither rlkit's
 agent nor the emulator.
 
@@ -23,7 +23,7 @@ Each whole game's (unclipped) score is written to ``OUT/metrics.csv`` as a ``gam
 as it ends, so ``benchmarks/atari_curve.py OUT --lives 1`` prints the run per Dopamine
 iteration next to rlkit's runs and Dopamine's. Ctrl-C stops it; the rows written stay.
 
-    python benchmarks/atari_sb3_reference.py --steps 500000 --out runs/atari-sb3-reference
+    python -m labs.atari_sb3_reference --steps 500000 --out runs/atari-sb3-reference
 """
 
 from __future__ import annotations
@@ -37,7 +37,8 @@ from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
-from atari_dopamine import DOPAMINE_ENV, DOPAMINE_SCHEDULE
+
+from labs.atari_dopamine import DOPAMINE_ENV, DOPAMINE_SCHEDULE
 
 
 class GameLog(gym.Wrapper):

@@ -8,7 +8,7 @@ averaged over the batch, the optimizer ``torch.optim.RMSprop(lr, alpha=0.95,
 centered=True, eps=0.01)``. After each update the two networks' Q-values on fresh
 states are compared. Needs the ``bench`` extra (torch).
 
-    python benchmarks/minatar_update_vs_torch.py --updates 200
+    python -m labs.minatar_update_vs_torch --updates 200
 """
 
 from __future__ import annotations

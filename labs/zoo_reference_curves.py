@@ -12,7 +12,7 @@ the chance that at least 2 of 3 final models are at zoo level if each were drawn
 those evaluations (the issue's target).
 
     git clone --depth 1 https://github.com/DLR-RM/rl-trained-agents  # (or read its files)
-    python benchmarks/zoo_reference_curves.py --preset ddpg/BipedalWalker-v3 \\
+    python -m labs.zoo_reference_curves --preset ddpg/BipedalWalker-v3 \\
         --zoo rl-trained-agents/ddpg/BipedalWalker-v3_1/evaluations.npz
 """
 
@@ -24,7 +24,7 @@ import math
 import sys
 from pathlib import Path
 
-from zoo_table import ZOO
+from benchmarks.zoo_table import ZOO
 
 
 def zoo_evaluations(path: Path) -> list[tuple[int, float]]:

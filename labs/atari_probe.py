@@ -4,7 +4,7 @@ life and overall, its Q-values and the gap between its best and worst action.
 Plays ``--steps`` agent steps at epsilon ``--epsilon`` in the training environment (a lost
 life ends the episode) and prints the shares, the mean Q per action and the points a life.
 
-    python benchmarks/atari_probe.py RUN_DIR/model --steps 3000
+    python -m labs.atari_probe RUN_DIR/model --steps 3000
 """
 
 from __future__ import annotations

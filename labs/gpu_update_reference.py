@@ -10,7 +10,7 @@ rho 0.95, epsilon 0.01 inside the root). Also times acting (one greedy forward p
 stacked observation, what each agent step pays) and the host-to-device copy of a sampled
 batch. With TensorFlow importable it times rlkit's own update on the same machine too.
 
-    python benchmarks/gpu_update_reference.py --updates 2000
+    python -m labs.gpu_update_reference --updates 2000
 """
 
 from __future__ import annotations

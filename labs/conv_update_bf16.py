@@ -8,7 +8,7 @@ This times that update both ways, each in a fresh process, alternating, and prin
 ms per update and the ratio; the numbers change in the last bits, so it is a measurement
 of the lever, not an rlkit option.
 
-    python benchmarks/conv_update_bf16.py --updates 100 --reps 2
+    python -m labs.conv_update_bf16 --updates 100 --reps 2
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ bench extra (stable-baselines3, torch). Slow: SB3 updates after every step in ea
 PyTorch, ~90 steps per CPU-second on BipedalWalker here (2.7-2.9 h a seed on one core),
 and it does not resume. ``zoo_reference_curves.py`` reads the zoo run's own evaluations.
 
-    python benchmarks/zoo_sb3_reference.py --env BipedalWalker-v3 --algo ddpg --seed 0
+    python -m labs.zoo_sb3_reference --env BipedalWalker-v3 --algo ddpg --seed 0
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ commit 372ae81)::
 
     cd atari-py/atari_py/ale_interface && mkdir build && cd build
     cmake .. -DCMAKE_CXX_FLAGS="-std=gnu++11 -w" && make -j2       # libale_c.so
-    python benchmarks/ale_versions.py --old-lib PATH/libale_c.so
+    python -m labs.ale_versions --old-lib PATH/libale_c.so
 
 Result (2026-11-23, docs/atari.md): bit-identical over 2 x 200,000 frames (197 and 54
 games, best scores 6 and 99); with sticky actions, 1,000 random games each: scores
