@@ -274,7 +274,7 @@ def run_one(
         earlier_seconds = trainer.history.earlier_seconds or 0.0
         print(f"{preset} seed {seed}: resuming {stopped} at step {trainer.step:,}",
               flush=True)  # fmt: skip
-    result = experiment.drive(trainer, plan.run, handle_signals=False)
+    result = experiment.drive(trainer, plan.settings, handle_signals=False)
     if result.status != experiment.FINISHED:
         raise RuntimeError(result.message)
     row = {"preset": preset, "variant": " ".join(sets), "seed": seed, "budget": budget,
@@ -285,7 +285,7 @@ def run_one(
            "steps_per_second": result.summary["steps_per_second"]}  # fmt: skip
     if stopped is not None:  # the time between its last checkpoint and the stop is not counted
         row["resumed"] = True
-    env = make_env(plan.run.env)
+    env = make_env(plan.settings.env)
     for kind in ("model", "best"):
         if (result.run_dir / kind).is_dir():
             model = rlkit.load(result.run_dir / kind)
@@ -310,7 +310,7 @@ def unfinished_run(runs_dir: Path, plan) -> Path | None:
         if not folder.has_config or folder.is_finished or not folder.has_checkpoints():
             continue
         run, agent_table = folder.read_config()
-        if run != plan.run:
+        if run != plan.settings:
             continue
         if make_config(plan.spec.config_class, agent_table) == plan.agent_config:
             found.append(run_dir)

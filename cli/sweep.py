@@ -110,14 +110,17 @@ def sweep(agent, env_id, steps, overrides, config_file, num_envs, episodes, eval
                      cpus_per_trial, max_concurrent or 0)  # fmt: skip
     spec.validate()  # every configuration, before any trial starts
     first = spec.plan(spec.configs()[0], spec.seeds[0])
-    spec = dataclasses.replace(spec, agent=first.run.agent)  # it may come from --config
+    spec = dataclasses.replace(spec, agent=first.settings.agent)  # it may come from --config
     from rlkit.run.experiment import make_envs
 
-    make_envs(first.run, first.spec).close()  # an unknown env id fails here, not in a trial
+    make_envs(first.settings, first.spec).close()  # an unknown env id fails here, not in a trial
     _ray(address)
     if out is None:
         stamp = time.strftime("%Y%m%d-%H%M%S")
-        out = Path("sweeps") / f"{first.run.agent}-{first.run.env.replace('/', '_')}-{stamp}"
+        out = (
+            Path("sweeps")
+            / f"{first.settings.agent}-{first.settings.env.replace('/', '_')}-{stamp}"
+        )
     if is_sweep(out):
         raise UsageError(f"{out} already holds a sweep: continue it with --resume {out}")
     trials = len(spec.trials())

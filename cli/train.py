@@ -107,7 +107,7 @@ def train(agent, env_id, steps, overrides, config_file, num_envs, episodes, eval
     if plan.preset is not None:
         how = "; --preset none for the generic defaults" if plan.preset_picked else ""
         click.echo(f"using preset {plan.preset.name}{how}", err=True)
-    run = plan.run
+    run = plan.settings
     click.echo(
         f"training {run.agent} on {run.env} for {run.steps} steps"
         + (f" or {run.episodes} episodes" if run.episodes else "")

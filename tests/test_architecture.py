@@ -140,10 +140,10 @@ def test_dqn3_network_pads_only_the_first_convolution_by_one_pixel():
 
 def test_plan_resolves_like_the_cli_and_refuses_bad_values():
     plan = experiment.plan("dqn", overrides=["gamma=0.9"])
-    assert plan.run.env == "CartPole-v1" and plan.run.steps == 50_000
-    assert plan.run.eval_every == 2_500 and plan.agent_config.gamma == 0.9
+    assert plan.settings.env == "CartPole-v1" and plan.settings.steps == 50_000
+    assert plan.settings.eval_every == 2_500 and plan.agent_config.gamma == 0.9
     bandit = experiment.plan("reinforce", "rlkit/MultiArmedBandit-v0")
-    assert bandit.run.episodes == 10_000
+    assert bandit.settings.episodes == 10_000
     assert experiment.plan("dqn", overrides={"batch_size": 8}).agent_config.batch_size == 8
     with pytest.raises(UsageError, match="unknown config key 'gama'"):
         experiment.plan("dqn", overrides={"gama": 0.9})

@@ -32,22 +32,22 @@ def test_every_shipped_preset_validates_and_says_where_it_comes_from(preset):
 def test_resolution_order_preset_then_config_file_then_options_then_set(tmp_path):
     picked = experiment.plan("dqn", "LunarLander-v3")
     assert picked.preset.name == "dqn/LunarLander-v3" and picked.preset_picked
-    assert picked.agent_config.learning_rate == 0.00063 and picked.run.steps == 100_000
-    assert picked.run.preset == "dqn/LunarLander-v3"
+    assert picked.agent_config.learning_rate == 0.00063 and picked.settings.steps == 100_000
+    assert picked.settings.preset == "dqn/LunarLander-v3"
     config = tmp_path / "c.toml"
     config.write_text("[run]\nsteps = 7000\n[agent]\nlearning_rate = 0.001\nbatch_size = 32\n")
     plan = experiment.plan(
         "dqn", "LunarLander-v3", config_file=config, steps=9000, overrides=["batch_size=16"]
     )
     assert plan.agent_config.learning_rate == 0.001  # the file over the preset
-    assert plan.run.steps == 9000  # the option over the file
+    assert plan.settings.steps == 9000  # the option over the file
     assert plan.agent_config.batch_size == 16  # --set over everything
     assert plan.agent_config.target_update == 250  # untouched preset keys stay
     generic = experiment.plan("dqn", "LunarLander-v3", preset="none")
     assert generic.preset is None and generic.agent_config.learning_rate == 0.0023
-    assert generic.run.preset == "none"
+    assert generic.settings.preset == "none"
     named = experiment.plan("ddpg", preset="Pendulum-v1-td3")
-    assert named.agent_config.td3 and named.run.env == "Pendulum-v1"
+    assert named.agent_config.td3 and named.settings.env == "Pendulum-v1"
     assert not named.preset_picked
 
 

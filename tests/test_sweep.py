@@ -57,7 +57,7 @@ def test_grid_and_seed_expansion():
     assert config_label({}) == "default"
     plan = spec.plan(trials[-1]["values"], 2)
     assert plan.agent_config.learning_rate == 3e-4 and plan.agent_config.double_dqn is False
-    assert plan.run.seed == 2
+    assert plan.settings.seed == 2
 
 
 @pytest.mark.parametrize("bad", ["learning_rate", "learning_rate=", "=1,2", "lr=1,,2"])

@@ -80,51 +80,51 @@ def start(
     which must not hold anything yet), the agent and its
     :class:`~rlkit.run.loop.Trainer`; write ``config.toml``. Returns the trainer
     (``trainer.folder`` is the run folder)."""
-    run, spec, config = run_plan.run, run_plan.spec, run_plan.agent_config
-    env = make_envs(run, spec)
-    if run.num_envs > 1 and config.buffer_size < run.num_envs:
+    settings, spec, config = run_plan.settings, run_plan.spec, run_plan.agent_config
+    env = make_envs(settings, spec)
+    if settings.num_envs > 1 and config.buffer_size < settings.num_envs:
         raise UsageError(
             f"buffer_size ({config.buffer_size}) must hold one step of all "
-            f"{run.num_envs} environments"
+            f"{settings.num_envs} environments"
         )
     if run_dir is None:
-        folder = RunFolder.create(out, spec.name, run.env, run.seed)
+        folder = RunFolder.create(out, spec.name, settings.env, settings.seed)
     else:
         folder = RunFolder.create_at(run_dir)
     try:
         from rlkit.core.quiet import import_tensorflow_quietly
 
         import_tensorflow_quietly()
-        agent = spec.load_class().from_env(env, seed=run.seed, config=config)
+        agent = spec.load_class().from_env(env, seed=settings.seed, config=config)
     except MemoryError:
         folder.remove()  # it holds nothing yet
         raise UsageError("not enough memory for this agent (is buffer_size too large?)") from None
     except BaseException:
         folder.remove()
         raise
-    folder.write_config(run, agent.config)  # as resolved by the agent (presets)
-    return _trainer(agent, env, run, folder, tensorboard)
+    folder.write_config(settings, agent.config)  # as resolved by the agent (presets)
+    return _trainer(agent, env, settings, folder, tensorboard)
 
 
-def _trainer(agent, env, run: RunConfig, folder: RunFolder, tensorboard: bool):
+def _trainer(agent, env, settings: RunConfig, folder: RunFolder, tensorboard: bool):
     from rlkit.envs.make import make_env
     from rlkit.run.loop import Trainer
 
     return Trainer(
         agent,
         env,
-        seed=run.seed,
+        seed=settings.seed,
         run_dir=folder,
-        eval_env=make_env(run.env, training=False) if run.eval_every else None,
-        eval_every=run.eval_every,
-        eval_episodes=run.eval_episodes,
-        checkpoint_every=run.checkpoint_every,
+        eval_env=make_env(settings.env, training=False) if settings.eval_every else None,
+        eval_every=settings.eval_every,
+        eval_episodes=settings.eval_episodes,
+        checkpoint_every=settings.checkpoint_every,
         tensorboard=tensorboard,
     )
 
 
 def drive(
-    trainer, run: RunConfig, progress=None, handle_signals: bool = True, on_stop=None
+    trainer, settings: RunConfig, progress=None, handle_signals: bool = True, on_stop=None
 ) -> RunResult:
     """Train ``trainer`` to ``run``'s limits, then :func:`finish` it.
 
@@ -146,7 +146,7 @@ def drive(
     signals = stop_on_signals(trainer, on_stop) if handle_signals else contextlib.nullcontext()
     try:
         with signals, progress if progress is not None else contextlib.nullcontext():
-            history = trainer.run(run.steps, max_episodes=run.episodes or None)
+            history = trainer.run(settings.steps, max_episodes=settings.episodes or None)
     except TrainingDiverged as exc:
         trainer.close()
         if folder.has_checkpoints():
@@ -164,10 +164,10 @@ def drive(
             f"Continue with: rlkit resume {run_dir}"
         )
         return RunResult(run_dir, INTERRUPTED, history, message)
-    return finish(trainer, run)
+    return finish(trainer, settings)
 
 
-def finish(trainer, run: RunConfig) -> RunResult:
+def finish(trainer, settings: RunConfig) -> RunResult:
     """Save the final model, evaluate it (and the best model, if evaluations kept one) on
     ``eval_episodes`` fresh greedy episodes, write ``summary.json`` and the learning curve."""
     from rlkit.agents.base import load
@@ -177,21 +177,23 @@ def finish(trainer, run: RunConfig) -> RunResult:
     agent, history, folder = trainer.agent, trainer.history, trainer.folder
     run_dir = folder.path
     folder.save_model(agent)
-    final_env = make_env(run.env, training=False)
-    eval_seed = seeding.final_eval_seed(run.seed)
-    mean, std = evaluate(agent, final_env, episodes=run.eval_episodes, seed=eval_seed)
+    final_env = make_env(settings.env, training=False)
+    eval_seed = seeding.final_eval_seed(settings.seed)
+    mean, std = evaluate(agent, final_env, episodes=settings.eval_episodes, seed=eval_seed)
     summary = {
-        "agent": agent.name, "env": run.env, "seed": run.seed, "steps": history.steps,
+        "agent": agent.name, "env": settings.env, "seed": settings.seed, "steps": history.steps,
         "episodes": len(history.episode_returns),
         **_timing(history),
-        "eval_episodes": run.eval_episodes,
+        "eval_episodes": settings.eval_episodes,
         "final_model": {"eval_return_mean": mean, "eval_return_std": std},
     }  # fmt: skip
-    n = run.eval_episodes
+    n = settings.eval_episodes
     headline = f"eval return {_score(mean, std, n)} over {n} greedy episodes"
     if trainer.state.best_step is not None:
         best = load(folder.best_dir)
-        best_mean, best_std = evaluate(best, final_env, episodes=run.eval_episodes, seed=eval_seed)
+        best_mean, best_std = evaluate(
+            best, final_env, episodes=settings.eval_episodes, seed=eval_seed
+        )
         summary["best_model"] = {
             "step": trainer.state.best_step,
             "training_eval_return_mean": trainer.state.best_eval,
@@ -209,7 +211,7 @@ def finish(trainer, run: RunConfig) -> RunResult:
 
         plot_runs([run_dir], folder.curves_path)
     message = (
-        f"{agent.name} {run.env}: {headline} after {history.steps} steps "
+        f"{agent.name} {settings.env}: {headline} after {history.steps} steps "
         f"({summary['steps_per_second']:.0f} steps/s); saved to {run_dir}"
     )
     return RunResult(run_dir, FINISHED, history, message, summary, agent.report(trainer.env))
@@ -255,4 +257,4 @@ def run(
 ) -> RunResult:
     """:func:`start` then :func:`drive`: a whole run, as ``rlkit train`` does it."""
     trainer = start(run_plan, out, tensorboard=tensorboard)
-    return drive(trainer, run_plan.run, progress, handle_signals)
+    return drive(trainer, run_plan.settings, progress, handle_signals)

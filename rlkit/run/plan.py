@@ -21,21 +21,21 @@ from rlkit.core.errors import UsageError
 
 @dataclass(frozen=True)
 class RunPlan:
-    """A resolved, validated run: the ``[run]`` settings and the agent config.
+    """A resolved, validated run: its ``settings`` (the ``[run]`` table) and the agent config.
 
     ``preset``: the shipped preset under the config file and options (None: the agent's
     generic defaults); ``preset_picked``: True when it was chosen by the environment
     rather than named with ``preset=``.
     """
 
-    run: RunConfig
+    settings: RunConfig
     agent_config: Any
     preset: Preset | None = None
     preset_picked: bool = False
 
     @property
     def spec(self) -> AgentSpec:
-        return agent_spec(self.run.agent)
+        return agent_spec(self.settings.agent)
 
 
 def plan(
@@ -90,33 +90,33 @@ def plan(
         raise UsageError(
             "missing AGENT: e.g. 'rlkit train dqn --env CartPole-v1' (or --config FILE)"
         )
-    run = resolve_run_config(file_run, given)
-    spec = agent_spec(run.agent)
-    env_id = run.env or spec.default_env
+    settings = resolve_run_config(file_run, given)
+    spec = agent_spec(settings.agent)
+    env_id = settings.env or spec.default_env
     env_defaults = spec.env_defaults.get(env_id, {})
-    defaults = {"agent": spec.name, "env": env_id,
-                "steps": run.steps or env_defaults.get("steps", spec.default_steps)}  # fmt: skip
+    steps = settings.steps or env_defaults.get("steps", spec.default_steps)
+    defaults = {"agent": spec.name, "env": env_id, "steps": steps}
     if eval_every is None and "eval_every" not in file_run:
         defaults["eval_every"] = spec.default_eval_every
     if episodes is None and "episodes" not in file_run:
         defaults["episodes"] = env_defaults.get("episodes", spec.default_episodes)
-    run = resolve_run_config(file_run, given | defaults)
+    settings = resolve_run_config(file_run, given | defaults)
     if not isinstance(overrides, Mapping):
         overrides = parse_overrides(overrides)
     agent_config = make_config(spec.config_class, {**file_agent, **overrides})
-    return RunPlan(run, agent_config, picked, picked is not None and not chosen)
+    return RunPlan(settings, agent_config, picked, picked is not None and not chosen)
 
 
-def make_envs(run: RunConfig, spec: AgentSpec):
-    """The training env of ``run`` (a vector env with ``num_envs > 1``), checked against
-    the agent; UsageError for an unknown id or spaces the agent cannot handle."""
+def make_envs(settings: RunConfig, spec: AgentSpec):
+    """The training env of a run's ``settings`` (a vector env with ``num_envs > 1``), checked
+    against the agent; UsageError for an unknown id or spaces the agent cannot handle."""
     from rlkit.envs.make import make_env, make_vector_env
 
-    env = make_env(run.env)
-    spec.check_spaces(env.observation_space, env.action_space, run.env)
-    if run.num_envs == 1:
+    env = make_env(settings.env)
+    spec.check_spaces(env.observation_space, env.action_space, settings.env)
+    if settings.num_envs == 1:
         return env
     if not spec.vector_envs:
         raise UsageError(f"{spec.name} learns on-policy from whole episodes: drop --num-envs")
     env.close()
-    return make_vector_env(run.env, run.num_envs)
+    return make_vector_env(settings.env, settings.num_envs)

@@ -75,7 +75,7 @@ def run_trial(tune_config: dict[str, Any], spec: SweepSpec, out: str) -> None:
     else:
         folder.remove()  # a start that wrote no checkpoint
         plan = spec.plan(config["values"], config["seed"])
-        trainer, run = experiment.start(plan, run_dir=folder.path), plan.run
+        trainer, run = experiment.start(plan, run_dir=folder.path), plan.settings
     trainer.hooks.append(_Reporter())
     result = experiment.drive(trainer, run, handle_signals=False)
     if result.status != experiment.FINISHED:
