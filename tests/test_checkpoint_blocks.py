@@ -113,7 +113,7 @@ def test_a_damaged_block_falls_back_to_the_older_checkpoint(damage, small_blocks
         checkpoints_newest_first(RunFolder(tmp_path))
     )
     assert path.name == "step-0000000150" and restored.num_steps == 150
-    assert len(skipped) == 1 and "corrupt checkpoint" in skipped[0]
+    assert len(skipped) == 1 and "corrupt checkpoint" in skipped[0][1]
 
 
 def test_a_save_interrupted_while_writing_a_block_leaves_no_block_behind(

@@ -1,4 +1,10 @@
-"""Files that are never half-written: write to a temporary name, then rename into place."""
+"""Files that are never half-written: write to a temporary name, then rename into place.
+
+The temporary names ``tempfile`` makes are private (0600 files, 0700 folders); what is
+renamed into place gets the mode an ordinary ``open``/``mkdir`` would have given it under
+the process umask (0644 and 0755 under umask 022), so others can read a run on shared
+storage when the umask says they may.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +13,43 @@ import tempfile
 from pathlib import Path
 
 
+def current_umask() -> int:
+    """The process umask, read without changing it where the system says it (Linux)."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)  # elsewhere: set and put back at once
+    os.umask(mask)
+    return mask
+
+
+def file_mode() -> int:
+    """What ``open(path, "w")`` gives a new file: 0666 less the umask."""
+    return 0o666 & ~current_umask()
+
+
+def folder_mode() -> int:
+    """What ``mkdir`` gives a new folder: 0777 less the umask."""
+    return 0o777 & ~current_umask()
+
+
+def make_temp_folder(prefix: str, parent: str | os.PathLike) -> Path:
+    """A new uniquely named folder in ``parent`` with an ordinary folder's mode."""
+    path = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+    os.chmod(path, folder_mode())
+    return path
+
+
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
     """Write ``data`` to ``path`` through a temporary file and a rename: never half-written."""
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
+        os.fchmod(fd, file_mode())
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import pickle
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ import numpy as np
 
 from rlkit.agents.base import Agent
 from rlkit.core.errors import UsageError
+from rlkit.core.files import make_temp_folder
 from rlkit.run.checkpoint_blocks import (
     BLOCKS_DIR,
     MANIFEST_FILE,
@@ -92,7 +92,7 @@ def save_checkpoint(
     root = folder.checkpoints_dir
     root.mkdir(parents=True, exist_ok=True)
     name = folder.checkpoint_name(agent.num_steps)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=root))
+    tmp = make_temp_folder(f".{name}.", root)
     try:
         agent.save(tmp / MODEL_DIR)
         arrays, scalars = flatten_state(agent.state())
@@ -110,7 +110,7 @@ def save_checkpoint(
                 pass
         final = root / name
         if final.exists():  # the same step saved again: the old one goes only once replaced
-            trash = Path(tempfile.mkdtemp(prefix=f".{name}.old.", dir=root))
+            trash = make_temp_folder(f".{name}.old.", root)
             final.rename(trash / name)
             tmp.rename(final)
             shutil.rmtree(trash, ignore_errors=True)
@@ -120,7 +120,8 @@ def save_checkpoint(
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     folder.mark_latest(final)
-    remove_unlisted_blocks(root, folder.prune_checkpoints(keep))
+    complete = [p for p in folder.checkpoint_dirs() if (p / STATE_FILE).is_file()]
+    remove_unlisted_blocks(root, folder.prune_checkpoints(keep, complete))
     return final
 
 
@@ -182,20 +183,20 @@ def checkpoint_model_dir(checkpoint: Path) -> Path:
 
 def load_newest_usable(
     candidates: list[Path],
-) -> tuple[Path, tuple[Agent, dict[str, Any], Any], list[str]]:
+) -> tuple[Path, tuple[Agent, dict[str, Any], Any], list[tuple[Path, str]]]:
     """Load the first of ``candidates`` (newest first) that loads, falling back to older ones.
 
-    Returns ``(folder, (agent, loop_state, env), skipped)`` where ``skipped`` says, one line
-    each, which newer checkpoints were corrupt and why. UsageError when none loads.
+    Returns ``(folder, (agent, loop_state, env), skipped)`` where ``skipped`` holds a
+    ``(checkpoint, why)`` for each newer one that did not load. UsageError when none loads.
     """
-    skipped: list[str] = []
+    skipped: list[tuple[Path, str]] = []
     first_error = None
     for path in candidates:
         try:
             return path, load_checkpoint(path), skipped
         except UsageError as exc:
             first_error = first_error or exc
-            skipped.append(f"{exc}; trying an older checkpoint")
+            skipped.append((path, str(exc)))
     raise first_error
 
 

@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from rlkit.core.errors import UsageError
+from rlkit.core.files import file_mode
 
 BLOCKS_DIR = "blocks"
 MANIFEST_FILE = "blocks.json"
@@ -64,6 +65,7 @@ def _save_block(block: np.ndarray, store: Path) -> str:
     if not path.is_file() or path.stat().st_size != _npy_size(block):  # (a cut-short one)
         fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=store)
         try:
+            os.fchmod(fd, file_mode())
             with os.fdopen(fd, "wb") as f:
                 np.save(f, block, allow_pickle=False)
                 f.flush()

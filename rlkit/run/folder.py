@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
-import tempfile
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -31,7 +31,7 @@ from typing import Any
 from rlkit.config.options import to_dict
 from rlkit.config.run import RunConfig, load_config_file, resolve_run_config, to_toml
 from rlkit.core.errors import UsageError
-from rlkit.core.files import atomic_write_bytes
+from rlkit.core.files import atomic_write_bytes, make_temp_folder
 
 CONFIG_FILE = "config.toml"
 SUMMARY_FILE = "summary.json"
@@ -44,6 +44,9 @@ CURVES_FILE = "curves.png"
 #: inside checkpoints/: the file naming the newest checkpoint, and each checkpoint's prefix
 LATEST_FILE = "latest"
 CHECKPOINT_PREFIX = "step-"
+CHECKPOINT_NAME = re.compile(rf"{CHECKPOINT_PREFIX}\d+")
+#: the suffix of a checkpoint that did not load, set aside out of the index (kept to look at)
+UNUSABLE_SUFFIX = ".unusable"
 
 
 class RunFolder:
@@ -194,7 +197,11 @@ class RunFolder:
 
     def checkpoint_dirs(self) -> list[Path]:
         """Every ``step-<N>`` folder under ``checkpoints/`` (complete or not), oldest first."""
-        return sorted(p for p in self.checkpoints_dir.glob(f"{CHECKPOINT_PREFIX}*") if p.is_dir())
+        return sorted(
+            p
+            for p in self.checkpoints_dir.glob(f"{CHECKPOINT_PREFIX}*")
+            if CHECKPOINT_NAME.fullmatch(p.name) and p.is_dir()
+        )
 
     def has_checkpoints(self) -> bool:
         return bool(self.checkpoint_dirs())
@@ -220,12 +227,25 @@ class RunFolder:
             raise UsageError(f"no checkpoint in {self.checkpoints_dir}; nothing to resume")
         return done
 
-    def prune_checkpoints(self, keep: int) -> list[Path]:
-        """Delete all but the newest ``keep`` checkpoints (0: keep all); the kept ones."""
-        done = self.checkpoint_dirs()
-        for old in done[:-keep] if keep > 0 else []:
-            shutil.rmtree(old, ignore_errors=True)
+    def prune_checkpoints(self, keep: int, complete: Iterable[Path] | None = None) -> list[Path]:
+        """Delete all but the newest ``keep`` complete checkpoints (0: keep all), and any
+        incomplete one older than the oldest kept; return what is left. ``complete``: the
+        folders that are complete (default: every ``step-<N>`` folder)."""
+        done = sorted(self.checkpoint_dirs() if complete is None else complete)
+        if keep > 0 and len(done) > keep:
+            oldest_kept = done[-keep]
+            for old in self.checkpoint_dirs():
+                if old < oldest_kept:
+                    shutil.rmtree(old, ignore_errors=True)
         return self.checkpoint_dirs()
+
+    def set_aside(self, checkpoint: Path) -> Path:
+        """Rename a checkpoint that did not load to ``<name>.unusable``: out of the index
+        (never resumed from, never counted as one of the kept), its bytes still there."""
+        target = checkpoint.with_name(checkpoint.name + UNUSABLE_SUFFIX)
+        shutil.rmtree(target, ignore_errors=True)
+        checkpoint.rename(target)
+        return target
 
     # -- model folders -----------------------------------------------------------------------
     def save_model(self, agent, best: bool = False) -> Path:
@@ -242,7 +262,7 @@ def save_agent_atomically(agent, path: Path) -> Path:
     """``agent.save`` into a temporary folder beside ``path``, then swap it in."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
+    tmp = make_temp_folder(f".{path.name}.", path.parent)
     try:
         agent.save(tmp)
         old = path.with_name(f".{path.name}.old")

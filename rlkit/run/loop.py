@@ -99,7 +99,7 @@ class Trainer:
         self.last_checkpoint_step: int | None = None
         self._stop = threading.Event()
         self.resumed_from: Path | None = None  # the checkpoint folder (after a resume)
-        self.skipped_checkpoints: list[str] = []  # newer checkpoints that did not load
+        self.skipped_checkpoints: list[str] = []  # newer ones that did not load (set aside)
         # a gymnasium VectorEnv: N environments stepped together, batched acting
         self.num_envs = env.num_envs if isinstance(env, gym.vector.VectorEnv) else 0
         if self.num_envs:

@@ -92,28 +92,31 @@ def resume_trainer(
     newest checkpoint.
 
     A newest checkpoint that does not load (corrupt) is passed over for the next older
-    one: ``trainer.skipped_checkpoints`` says which and why, ``trainer.resumed_from`` is
-    the folder used. ``env_factory()`` makes the evaluation env, and the training env
-    when the checkpoint could not keep it (``train_env_factory()`` instead, if given: e.g.
-    a vector env). Keyword arguments are the Trainer's (eval_every, eval_episodes,
-    checkpoint_every, callbacks, hooks ...).
+    one and set aside (renamed ``<name>.unusable``, out of the checkpoint index, so that
+    pruning never keeps it in place of a good one): ``trainer.skipped_checkpoints`` says
+    which and why, ``trainer.resumed_from`` is the folder used. ``env_factory()`` makes
+    the evaluation env, and the training env when the checkpoint could not keep it
+    (``train_env_factory()`` instead, if given: e.g. a vector env). Keyword arguments are
+    the Trainer's (eval_every, eval_episodes, checkpoint_every, callbacks, hooks ...).
     """
     folder = RunFolder(run_dir)
     candidates = checkpoints_newest_first(folder)
     return _restore(folder, candidates, env_factory, train_env_factory, [], **kwargs)
 
 
-def _newest_readable(candidates: Sequence[Path]) -> tuple[dict[str, Any], list[str]]:
-    """The summary of the first checkpoint whose state file reads, and a line for each
-    one before it that did not."""
-    skipped: list[str] = []
+def _newest_readable(
+    candidates: Sequence[Path],
+) -> tuple[dict[str, Any], list[tuple[Path, str]]]:
+    """The summary of the first checkpoint whose state file reads, and ``(checkpoint,
+    why)`` for each one before it that did not."""
+    skipped: list[tuple[Path, str]] = []
     for checkpoint in candidates:
         try:
             return read_checkpoint_summary(checkpoint), skipped
         except UsageError as exc:
             if checkpoint == candidates[-1]:
                 raise
-            skipped.append(f"{exc}; trying an older checkpoint")
+            skipped.append((checkpoint, str(exc)))
     raise AssertionError("unreachable: checkpoints_newest_first never returns an empty list")
 
 
@@ -122,7 +125,7 @@ def _restore(
     candidates: Sequence[Path],
     env_factory: Callable[[], Any],
     train_env_factory: Callable[[], Any] | None,
-    skipped: list[str],
+    skipped: list[tuple[Path, str]],
     **kwargs,
 ):
     checkpoint, (agent, loop, env), more_skipped = load_newest_usable(list(candidates))
@@ -143,7 +146,10 @@ def _restore(
     history.earlier_seconds = state.seconds
     trainer.state, trainer.history = state, history
     trainer.resumed_from = checkpoint
-    trainer.skipped_checkpoints = [*skipped, *more_skipped]
+    trainer.skipped_checkpoints = [
+        f"{why}; set aside as {folder.set_aside(path).name}, resuming from {checkpoint.name}"
+        for path, why in [*skipped, *more_skipped]
+    ]
     trainer.last_checkpoint_step = agent.num_steps
     trainer.logger.truncate(state.metrics_rows)
     if restored_env and state.obs is not None:
