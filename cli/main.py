@@ -7,10 +7,11 @@ No module of this package imports TensorFlow or gymnasium at import time:
 from __future__ import annotations
 
 import sys
+import warnings
 
 import click
 
-from rlkit.core.errors import UsageError
+from rlkit.core.errors import RlkitWarning, UsageError
 
 from . import inspect as inspect_commands
 from . import sweep as sweep_commands
@@ -47,7 +48,23 @@ cli.add_command(sweep_commands.sweep)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``rlkit`` console script; returns the exit status."""
+    """Entry point of the ``rlkit`` console script; returns the exit status. rlkit's own
+    warnings (:class:`RlkitWarning`) are printed as one ``rlkit: ...`` line meanwhile."""
+    shown_before = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None) -> None:
+        if issubclass(category, RlkitWarning):
+            click.echo(f"rlkit: {message}", err=True)
+        else:
+            shown_before(message, category, filename, lineno, file, line)
+
+    with warnings.catch_warnings():  # (puts showwarning and the filters back on exit)
+        warnings.simplefilter("always", RlkitWarning)
+        warnings.showwarning = show
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
     try:
         status = cli.main(args=argv, prog_name="rlkit", standalone_mode=False)
     except click.UsageError as exc:

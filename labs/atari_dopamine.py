@@ -13,7 +13,7 @@ per Dopamine iteration next to Dopamine's curve (episodes are whole games here).
     python -m labs.atari_dopamine --resume RUN_DIR --steps 1250000   # go on (Ctrl-C
                                                         # stops a run with a checkpoint)
 
-A resumed run starts a fresh game (an ALE emulator is not pickled with the checkpoint).
+A resumed run goes on in the game it stopped in (rlkit.envs.resumable keeps the emulator).
 """
 
 from __future__ import annotations
@@ -59,6 +59,7 @@ def main() -> None:
     from rlkit.config import presets
     from rlkit.core.errors import UsageError
     from rlkit.envs.atari import make_atari
+    from rlkit.envs.resumable import resumable
     from rlkit.run.folder import RunFolder
     from rlkit.run.loop import Trainer
     from rlkit.run.resume import resume_trainer
@@ -69,7 +70,7 @@ def main() -> None:
             trainer = resume_trainer(
                 args.resume,
                 lambda: make_atari(env_id, training=False, **DOPAMINE_ENV),
-                lambda: make_atari(env_id, training=True, **DOPAMINE_ENV),
+                lambda: resumable(make_atari(env_id, training=True, **DOPAMINE_ENV)),
                 eval_every=args.eval_every,
                 checkpoint_every=args.checkpoint_every,
             )
@@ -78,7 +79,7 @@ def main() -> None:
         run_dir = args.resume
         print(f"resuming {run_dir} at step {trainer.step:,} ({env_id}, Dopamine's protocol)")
     else:
-        env = make_atari(args.env, training=True, **DOPAMINE_ENV)
+        env = resumable(make_atari(args.env, training=True, **DOPAMINE_ENV))
         eval_env = make_atari(args.env, training=False, **DOPAMINE_ENV)
         preset = presets.lookup("dqn", "dqn3").agent_config
         config = {**preset, **DOPAMINE_SCHEDULE, **NETWORKS[args.network]}

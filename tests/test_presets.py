@@ -86,7 +86,7 @@ def test_box2d_run_resumes(capsys, tmp_path):
                          *args)  # fmt: skip
     assert status == 0, err
     (run_dir,) = tmp_path.iterdir()
-    assert not list(run_dir.glob("checkpoints/*/env.pkl"))  # its pickle would lose the state
+    assert list(run_dir.glob("checkpoints/*/env.pkl"))  # ResumableEnv keeps its state
     status, _, err = cli(capsys, "resume", run_dir, "--steps", "3000", "--quiet")
     assert status == 0, err
     assert '"steps": 3000' in (run_dir / "summary.json").read_text()

@@ -7,3 +7,8 @@ class UsageError(ValueError):
     The message is one line that says what was wrong and what to do; the CLI prints
     it as is and exits with status 2.
     """
+
+
+class RlkitWarning(UserWarning):
+    """Something a user should know that does not stop the work (the CLI prints it as one
+    ``rlkit: ...`` line), e.g. an environment that resumes at an episode boundary."""

@@ -16,7 +16,11 @@ def make_vector_env(env_id: str, num_envs: int, **kwargs):
     """
     import gymnasium as gym
 
-    make_env(env_id, **kwargs).close()  # the same clear errors as for one env
+    from rlkit.envs.resumable import ResumableEnv
+
+    probe = make_env(env_id, **kwargs)  # the same clear errors as for one env
+    resumable = isinstance(probe, ResumableEnv)
+    probe.close()
     if env_id.startswith("ALE/"):  # rlkit's own wrappers: one thunk per sub-environment
         return gym.vector.SyncVectorEnv(
             [lambda: make_env(env_id, **kwargs) for _ in range(num_envs)],
@@ -27,6 +31,7 @@ def make_vector_env(env_id: str, num_envs: int, **kwargs):
         num_envs=num_envs,
         vectorization_mode="sync",
         vector_kwargs={"autoreset_mode": gym.vector.AutoresetMode.SAME_STEP},
+        wrappers=[ResumableEnv] if resumable else None,
         **kwargs,
     )
 
@@ -58,8 +63,17 @@ def make_env(env_id: str, training: bool = True, **kwargs):
 
     ``ALE/...`` ids get DQN3.0's Atari pipeline (:mod:`rlkit.envs.atari`); with ``training``
     False (evaluation) a lost life does not end the episode. ``MinAtar/...`` ids are
-    registered on first use.
+    registered on first use. An env whose state a pickle would lose (ALE, Box2D) is
+    wrapped in :class:`~rlkit.envs.resumable.ResumableEnv`: checkpoints keep it exactly,
+    and each Box2D episode starts on a new world, so no evaluation depends on what the
+    env played before.
     """
+    from rlkit.envs.resumable import resumable
+
+    return resumable(_make(env_id, training, **kwargs))
+
+
+def _make(env_id: str, training: bool, **kwargs):
     import gymnasium as gym
 
     family = env_id.split("/")[0]

@@ -141,21 +141,41 @@ class _VectorEnvState:
 def state_survives_pickling(env) -> bool:
     """Does a pickle of ``env`` (a vector env: of each sub-environment) keep its state?
 
-    Not for envs pickled through gymnasium's ``EzPickle`` (Box2D's LunarLander and
-    BipedalWalker, MuJoCo): their pickle holds only the constructor's arguments, and
-    unpickled they are envs that were never reset. Such an env is not saved with the
+    Yes for most environments, and for any that rlkit's
+    :class:`~rlkit.envs.resumable.ResumableEnv` wraps (ALE, Box2D: ``rlkit.make_env``
+    does it for training). Not for other envs pickled through gymnasium's ``EzPickle``: their
+    pickle holds only the constructor's arguments. Such an env is not saved with the
     checkpoint; on resume the episode in progress restarts (from a seeded reset), every
     other piece of state is still restored exactly.
     """
     from gymnasium.utils import EzPickle
 
+    from rlkit.envs.resumable import ResumableEnv, layers
+
     envs = list(env.envs) if isinstance(env, gym.vector.SyncVectorEnv) else [env]
-    for layer in envs:
-        while layer is not None:  # the wrappers, then the base env
+    for sub_env in envs:
+        for layer in layers(sub_env):
+            if isinstance(layer, ResumableEnv):
+                break  # it keeps everything below it
             if isinstance(layer, EzPickle):
                 return False
-            layer = layer.env if isinstance(layer, gym.Wrapper) else None
     return True
+
+
+def resume_notice(env) -> str | None:
+    """One line when a resume of a run on ``env`` cannot continue its episode exactly
+    (None when it can): said at the run's start and at each resume."""
+    name = env.spec.id if env.spec is not None else type(env).__name__
+    try:
+        if state_survives_pickling(env):
+            pickle.dumps(_picklable_env(env))
+            return None
+    except Exception:
+        pass
+    return (
+        f"{name} resumes at an episode boundary: its state cannot be saved with a checkpoint "
+        "(a resumed run starts a fresh episode)"
+    )
 
 
 def _picklable_env(env):
