@@ -1,7 +1,9 @@
 """labs/atari_dopamine.py: a resumed run goes on in Dopamine's environment, not
-DQN3.0's (the run folder's config does not say which protocol it was made with)."""
+DQN3.0's (the run folder's config does not say which protocol it was made with): the
+checkpoint brings the training env back as it was, mid-game."""
 
 import importlib
+import pickle
 import sys
 
 import pytest
@@ -34,9 +36,11 @@ def test_a_resumed_run_continues_with_dopamines_environment(monkeypatch, tmp_pat
     made.clear()
     run_script(monkeypatch, "--resume", str(run_dir), "--steps", "250", *common)
     assert f"resuming {run_dir} at step 150" in capsys.readouterr().out
-    dopamine = importlib.import_module("labs.atari_dopamine").DOPAMINE_ENV
-    assert made == [("ALE/Pong-v5", {"training": True, **dopamine})]
-    assert (run_dir / "checkpoints" / "step-0000000250").is_dir()
+    assert made == []  # the training env came back from the checkpoint, not made anew
+    checkpoint = run_dir / "checkpoints" / "step-0000000250"
+    env = pickle.loads((checkpoint / "env.pkl").read_bytes())
+    ale = env.unwrapped.ale
+    assert ale.getFloat("repeat_action_probability") == pytest.approx(0.25)  # Dopamine's
 
 
 def test_resuming_a_folder_that_is_no_run_is_one_line_and_exit_2(monkeypatch, tmp_path, capsys):
