@@ -197,7 +197,7 @@ def _drive(trainer, run, quiet: bool) -> int:
             start_episodes=trainer.state.episodes,
         )
     result = experiment.drive(trainer, run, progress, on_stop=_say_stopping)
-    if result.status == experiment.DIVERGED:
+    if result.status in (experiment.DIVERGED, experiment.FAILED):
         click.echo(f"rlkit: {result.message}", err=True)
         return FAILED
     if result.status == experiment.INTERRUPTED:

@@ -78,3 +78,128 @@ def test_a_newest_checkpoint_cut_short_is_set_aside_and_the_run_resumes_exactly(
     for checkpoint in kept:
         load_checkpoint(checkpoint)
     assert (folder.checkpoints_dir / "step-0000000600.unusable" / cut).is_file()
+
+
+# -- SIGKILL inside a checkpoint write --------------------------------------------------------
+#: where the process is killed, as (module, attribute, which call): the second checkpoint
+#: (step 400) is being written each time
+KILL_POINTS = {
+    "before-writing": ("rlkit.run.checkpoint", "flatten_state", 2),
+    "between-files": ("numpy", "savez", 4),  # 1st checkpoint: weights, state; 2nd: weights|
+    "index-update": ("rlkit.run.folder:RunFolder", "mark_latest", 2),  # folder in place
+    "pruning": ("rlkit.run.folder:RunFolder", "prune_checkpoints", 2),  # latest updated
+}
+KILLED = """
+import importlib, os, signal, sys
+module, attribute, call = {where!r}
+owner = importlib.import_module(module.split(":")[0])
+if ":" in module:
+    owner = getattr(owner, module.split(":")[1])
+original, calls = getattr(owner, attribute), [0]
+def killer(*args, **kwargs):
+    calls[0] += 1
+    if calls[0] == call:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return original(*args, **kwargs)
+setattr(owner, attribute, killer)
+from rlkit.cli.main import main
+sys.exit(main({argv!r}))
+"""
+FAULT_RUN = ["train", *RUN, "--eval-every", "0", "--steps", "600"]
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory):
+    out = tmp_path_factory.mktemp("uninterrupted")
+    assert main([*FAULT_RUN, "--out", str(out)]) == 0
+    (run_dir,) = out.iterdir()
+    return RunFolder(run_dir)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("point", sorted(KILL_POINTS))
+def test_sigkill_inside_a_checkpoint_write_loses_nothing_complete(
+    capsys, tmp_path, uninterrupted, point
+):
+    import subprocess
+    import sys
+
+    code = KILLED.format(where=KILL_POINTS[point], argv=[*FAULT_RUN, "--out", str(tmp_path)])
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == -9, done.stderr[-2000:]  # killed, as meant
+    (run_dir,) = tmp_path.iterdir()
+    folder = RunFolder(run_dir)
+    assert not folder.is_finished
+    status, err = cli(capsys, "resume", run_dir, "--quiet")
+    assert status == 0, err
+    assert folder.metrics_path.read_text() == uninterrupted.metrics_path.read_text()
+    assert not [p for p in folder.checkpoints_dir.iterdir() if p.name.startswith(".")]
+
+
+# -- the disk fills up during a checkpoint ----------------------------------------------------
+FULL_DISK = """
+import resource, signal, sys
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG
+resource.setrlimit(resource.RLIMIT_FSIZE, ({limit}, {limit}))
+from rlkit.cli.main import main
+sys.exit(main({argv!r}))
+"""
+
+
+@pytest.mark.slow
+def test_a_full_disk_stops_the_run_in_one_line_and_the_last_checkpoint_resumes(
+    capsys, tmp_path, uninterrupted
+):
+    import os
+    import subprocess
+    import sys
+
+    # the first checkpoint's state.npz (~14 kB here) fits under the limit, the second's not
+    code = FULL_DISK.format(limit=18_000, argv=[*FAULT_RUN, "--out", str(tmp_path)])
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    (run_dir,) = tmp_path.iterdir()
+    last = done.stderr.strip().splitlines()[-1]
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert last.startswith(f"rlkit: training stopped: cannot write a checkpoint in {run_dir}")
+    assert "File too large" in last and "MB)" in last
+    assert "the last checkpoint (step-0000000200) is intact" in last
+    assert f"then rlkit resume {run_dir}" in last
+    folder = RunFolder(run_dir)
+    assert [p.name for p in folder.checkpoint_dirs()] == ["step-0000000200"]
+    assert not [p for p in folder.checkpoints_dir.iterdir() if p.name.startswith(".step")]
+    status, err = cli(capsys, "resume", run_dir, "--quiet")  # space again
+    assert status == 0, err
+    assert folder.metrics_path.read_text() == uninterrupted.metrics_path.read_text()
+
+
+# -- two processes on one run -----------------------------------------------------------------
+def test_a_second_resume_of_a_run_in_use_is_refused_and_a_killed_one_leaves_no_lock(
+    capsys, tmp_path
+):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    assert main(["train", *RUN, "--eval-every", "0", "--steps", "300", "--out",
+                 str(tmp_path)]) == 0  # fmt: skip
+    capsys.readouterr()
+    (run_dir,) = tmp_path.iterdir()
+    first = subprocess.Popen([sys.executable, "-m", "rlkit.cli.main", "resume", str(run_dir),
+                              "--steps", "1000000", "--quiet"], stderr=subprocess.PIPE)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while "resuming" not in (line := first.stderr.readline().decode()):
+            assert line and time.monotonic() < deadline, "the first resume did not start"
+        status, err = cli(capsys, "resume", run_dir, "--steps", "400", "--quiet")
+        assert status == 2
+        assert err.strip() == (
+            f"rlkit: error: {run_dir} is in use by another rlkit process (pid {first.pid}); "
+            "wait for it to finish or stop it first"
+        )
+    finally:
+        first.send_signal(signal.SIGKILL)
+        first.wait()
+    status, err = cli(capsys, "resume", run_dir, "--steps", "400", "--quiet")
+    assert status == 0, err  # the kernel let go of the killed process's lock

@@ -12,6 +12,7 @@ frames) are saved as blocks the checkpoints share, each written once
 
 from __future__ import annotations
 
+import errno
 import json
 import pickle
 import shutil
@@ -77,6 +78,15 @@ def unflatten_state(arrays: dict[str, np.ndarray], scalars: dict) -> dict[str, d
     return tree
 
 
+class CheckpointWriteError(RuntimeError):
+    """A checkpoint could not be written (no space left, a file-size limit, a quota): the
+    run stops; the checkpoints already complete are untouched."""
+
+
+#: errors of a full disk, a file-size limit (RLIMIT_FSIZE) and a quota
+NO_SPACE = (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
+
+
 def save_checkpoint(
     folder: RunFolder,
     agent: Agent,
@@ -92,10 +102,10 @@ def save_checkpoint(
     root = folder.checkpoints_dir
     root.mkdir(parents=True, exist_ok=True)
     name = folder.checkpoint_name(agent.num_steps)
+    arrays, scalars = flatten_state(agent.state())
     tmp = make_temp_folder(f".{name}.", root)
     try:
         agent.save(tmp / MODEL_DIR)
-        arrays, scalars = flatten_state(agent.state())
         small, large = split_large(arrays)
         np.savez(tmp / ARRAYS_FILE, **small)
         if large:
@@ -116,13 +126,30 @@ def save_checkpoint(
             shutil.rmtree(trash, ignore_errors=True)
         else:
             tmp.rename(final)
-    except BaseException:
+    except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(exc, OSError) and exc.errno in NO_SPACE:
+            raise _no_space(folder, exc, arrays, agent) from None
         raise
     folder.mark_latest(final)
     complete = [p for p in folder.checkpoint_dirs() if (p / STATE_FILE).is_file()]
     remove_unlisted_blocks(root, folder.prune_checkpoints(keep, complete))
     return final
+
+
+def _no_space(folder: RunFolder, exc: OSError, arrays: dict, agent: Agent) -> CheckpointWriteError:
+    """One line: which folder, how much a checkpoint takes, what is still there."""
+    weights = sum(int(np.prod(v.shape)) * 4 for vs in agent.checkpoint_variables().values()
+                  for v in vs)  # fmt: skip
+    need = (weights + sum(a.nbytes for a in arrays.values())) / 1e6
+    try:
+        kept = f"the last checkpoint ({latest_checkpoint(folder).name}) is intact"
+    except UsageError:
+        kept = "no checkpoint was complete before it"
+    return CheckpointWriteError(
+        f"cannot write a checkpoint in {folder.checkpoints_dir}: {exc.strerror} (a checkpoint "
+        f"takes up to {need:.1f} MB); {kept}: free space, then rlkit resume {folder.path}"
+    )
 
 
 class _VectorEnvState:

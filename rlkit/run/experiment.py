@@ -34,19 +34,21 @@ from rlkit.run.plan import RunPlan, make_envs, plan
 from rlkit.run.resume import resume_run as resume
 
 __all__ = [
-    "DIVERGED", "FINISHED", "INTERRUPTED", "RunPlan", "RunResult", "drive", "finish",
+    "DIVERGED", "FAILED", "FINISHED", "INTERRUPTED", "RunPlan", "RunResult", "drive", "finish",
     "make_envs", "plan", "resume", "run", "start",
 ]  # fmt: skip
 
-FINISHED, INTERRUPTED, DIVERGED = "finished", "interrupted", "diverged"
+FINISHED, INTERRUPTED, DIVERGED, FAILED = "finished", "interrupted", "diverged", "failed"
 
 
 @dataclass
 class RunResult:
     """What a run ended with.
 
-    status: ``"finished"``, ``"interrupted"`` (a stop request; a checkpoint was written)
-    or ``"diverged"`` (a loss or weight became NaN/inf; the last good checkpoint is kept).
+    status: ``"finished"``, ``"interrupted"`` (a stop request; a checkpoint was written),
+    ``"diverged"`` (a loss or weight became NaN/inf; the last good checkpoint is kept) or
+    ``"failed"`` (a checkpoint could not be written, e.g. the disk is full; the last
+    complete one is kept).
     summary: the ``summary.json`` of a finished run (final and best model returns).
     message: one line saying what happened (the CLI prints it).
     report: the agent's own lines after training (e.g. a bandit's arm probabilities).
@@ -91,6 +93,7 @@ def start(
         folder = RunFolder.create(out, spec.name, settings.env, settings.seed)
     else:
         folder = RunFolder.create_at(run_dir)
+    folder.lock()  # until the trainer is closed
     try:
         from rlkit.core.quiet import import_tensorflow_quietly
 
@@ -126,7 +129,7 @@ def _trainer(agent, env, settings: RunConfig, folder: RunFolder, tensorboard: bo
 def drive(
     trainer, settings: RunConfig, progress=None, handle_signals: bool = True, on_stop=None
 ) -> RunResult:
-    """Train ``trainer`` to ``run``'s limits, then :func:`finish` it.
+    """Train ``trainer`` to the limits in ``settings``, then :func:`finish` it.
 
     ``progress``: an optional training callback that is also a context manager (e.g. the
     CLI's progress bar). With ``handle_signals`` (main thread only) SIGINT/SIGTERM stop
@@ -135,6 +138,7 @@ def drive(
     """
     import contextlib
 
+    from rlkit.run.checkpoint import CheckpointWriteError
     from rlkit.run.hooks.base import CallbackHook
     from rlkit.run.loop import TrainingDiverged
     from rlkit.run.signals import stop_on_signals
@@ -147,24 +151,25 @@ def drive(
     try:
         with signals, progress if progress is not None else contextlib.nullcontext():
             history = trainer.run(settings.steps, max_episodes=settings.episodes or None)
+        if history.interrupted:
+            message = (
+                f"stopped at step {history.steps}; checkpoint saved. "
+                f"Continue with: rlkit resume {run_dir}"
+            )
+            return RunResult(run_dir, INTERRUPTED, history, message)
+        return finish(trainer, settings)
     except TrainingDiverged as exc:
-        trainer.close()
         if folder.has_checkpoints():
             message = f"training stopped: {exc}; checkpoints in {folder.checkpoints_dir}"
         else:
             message = f"training stopped: {exc}; it diverged before the first checkpoint"
         return RunResult(run_dir, DIVERGED, trainer.history, message)
+    except CheckpointWriteError as exc:
+        return RunResult(run_dir, FAILED, trainer.history, f"training stopped: {exc}")
     finally:
         if progress_hook is not None:
             trainer.hooks.remove(progress_hook)
-    trainer.close()
-    if history.interrupted:
-        message = (
-            f"stopped at step {history.steps}; checkpoint saved. "
-            f"Continue with: rlkit resume {run_dir}"
-        )
-        return RunResult(run_dir, INTERRUPTED, history, message)
-    return finish(trainer, settings)
+        trainer.close()  # (and lets go of the run folder)
 
 
 def finish(trainer, settings: RunConfig) -> RunResult:

@@ -47,6 +47,8 @@ CHECKPOINT_PREFIX = "step-"
 CHECKPOINT_NAME = re.compile(rf"{CHECKPOINT_PREFIX}\d+")
 #: the suffix of a checkpoint that did not load, set aside out of the index (kept to look at)
 UNUSABLE_SUFFIX = ".unusable"
+#: held (flock) by the process that trains the run; the kernel lets go when it dies
+LOCK_FILE = ".lock"
 
 
 class RunFolder:
@@ -54,6 +56,7 @@ class RunFolder:
 
     def __init__(self, path: str | os.PathLike) -> None:
         self.path = Path(path)
+        self._lock = None  # the open lock file while this process holds the run
 
     def __repr__(self) -> str:
         return f"RunFolder({str(self.path)!r})"
@@ -114,7 +117,55 @@ class RunFolder:
 
     def remove(self) -> None:
         """Delete the folder (a run that failed before it wrote anything)."""
+        self.unlock()
         shutil.rmtree(self.path, ignore_errors=True)
+
+    # -- one process at a time ---------------------------------------------------------------
+    def lock(self) -> None:
+        """Hold the run for this process until :meth:`unlock` (or its end, however it ends:
+        the lock is an ``flock`` the kernel drops with the process). UsageError when another
+        process holds it."""
+        import fcntl
+
+        if self._lock is not None:
+            return
+        handle = open(self.path / LOCK_FILE, "a+")  # noqa: SIM115 - kept open while held
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.seek(0)
+            holder = handle.read().strip() or "unknown"
+            handle.close()
+            raise UsageError(
+                f"{self.path} is in use by another rlkit process (pid {holder}); "
+                "wait for it to finish or stop it first"
+            ) from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"{os.getpid()}\n")
+        handle.flush()
+        self._lock = handle
+
+    def unlock(self) -> None:
+        if self._lock is not None:
+            self._lock.close()  # (closing drops the flock)
+            self._lock = None
+
+    def remove_unfinished_writes(self) -> list[Path]:
+        """Delete what a process that died while writing left behind: temporary checkpoint
+        and model folders and files (``.<name>.*``). Call it only while holding the lock."""
+        leftovers = [
+            *self.checkpoints_dir.glob(f".{CHECKPOINT_PREFIX}*"),
+            *self.checkpoints_dir.glob(f".{LATEST_FILE}.*"),
+            *self.path.glob(f".{BEST_DIR}.*"),
+            *self.path.glob(f".{MODEL_DIR}.*"),
+        ]
+        for path in leftovers:
+            if path.is_dir():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
+        return leftovers
 
     # -- paths -------------------------------------------------------------------------------
     @property

@@ -75,7 +75,10 @@ class Trainer:
         self.agent = agent
         self.env = env
         self.seed = agent.seed if seed is None else int(seed)
-        self.folder = None if run_dir is None else RunFolder(run_dir)
+        if run_dir is None or isinstance(run_dir, RunFolder):
+            self.folder = run_dir
+        else:
+            self.folder = RunFolder(run_dir)
         if self.folder is not None:
             self.folder.ensure()
         self.keep_checkpoints = keep_checkpoints
@@ -284,7 +287,10 @@ class Trainer:
         return path
 
     def close(self) -> None:
+        """Close the metrics files and let go of the run folder (if this process held it)."""
         self.logger.close()
+        if self.folder is not None:
+            self.folder.unlock()
 
 
 def _check_finite(agent) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from rlkit.config.run import RunConfig
 from rlkit.core import seeding
 from rlkit.core.errors import UsageError
 from rlkit.run.checkpoint import (
@@ -37,6 +38,16 @@ def resume_run(run_dir: str | Path, steps: int | None = None, episodes: int | No
     """
     folder = RunFolder.open(run_dir)
     run, _ = folder.read_config()
+    folder.lock()  # until the trainer is closed: one process trains a run at a time
+    try:
+        return _resume_locked(folder, run, steps, episodes)
+    except BaseException:
+        folder.unlock()
+        raise
+
+
+def _resume_locked(folder: RunFolder, run: RunConfig, steps: int | None, episodes: int | None):
+    folder.remove_unfinished_writes()  # of a process killed while writing
     candidates = checkpoints_newest_first(folder)
     saved, skipped = _newest_readable(candidates)
     if saved["agent"] != run.agent:
