@@ -12,7 +12,7 @@ from rlkit.agents.registry import agent_spec
 from rlkit.core.errors import UsageError
 from rlkit.core.quiet import import_tensorflow_quietly
 
-from .options import non_empty
+from .options import non_empty, non_empty_path
 
 
 def _model_and_env(path: Path, env_id: str | None, best: bool) -> tuple[Path, str]:
@@ -46,7 +46,7 @@ def _model_and_env(path: Path, env_id: str | None, best: bool) -> tuple[Path, st
 
 
 @click.command()
-@click.argument("path", metavar="RUN_DIR", type=click.Path(path_type=Path))
+@click.argument("path", metavar="RUN_DIR", type=click.Path(), callback=non_empty_path)
 @click.option("--episodes", type=int, default=10, show_default=True, help="greedy episodes to play")
 @click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True,
               help="seed of the first episode")  # fmt: skip
@@ -71,6 +71,10 @@ def evaluate(path, episodes, seed, best, env_id, video, render) -> None:  # fmt:
         raise UsageError(f"--episodes must be a positive number, got {episodes}")
     if not path.exists():
         raise UsageError(f"no run folder or model at {path}")
+    if video is not None and not video.parent.is_dir():
+        raise UsageError(
+            f"--video {video}: the folder {video.parent} does not exist; make it first"
+        )
     model_dir, env_id = _model_and_env(path, env_id, best)
     import_tensorflow_quietly()
     import rlkit

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
 from rlkit.agents.registry import AGENTS
 from rlkit.core.errors import UsageError
 
-from .options import non_empty
+from .options import non_empty, non_empty_path
 
 INTERRUPTED = 130
 FAILED = 1
@@ -65,7 +63,8 @@ def check_counts(**counts) -> None:
         positive_only = name in ("steps", "eval_episodes", "num_envs")
         if value is not None and (value < 0 or (value == 0 and positive_only)):
             flag = "--" + name.replace("_", "-")
-            raise UsageError(f"{flag} must be a positive number, got {value}")
+            least = "a positive number" if positive_only else "0 or more"
+            raise UsageError(f"{flag} must be {least}, got {value}")
 
 
 @click.command(epilog="\b\nAgents:\n" + _agent_list())
@@ -136,7 +135,7 @@ CHECKPOINT_WARN_BYTES = 1e9
 
 
 @click.command()
-@click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("run_dir", type=click.Path(file_okay=False), callback=non_empty_path)
 @click.option(
     "--steps", type=int, help="train until this total step count [default: the run's own]"
 )

@@ -77,7 +77,16 @@ AGENTS: dict[str, AgentSpec] = {
 
 
 def agent_spec(name: str) -> AgentSpec:
+    """The agent called ``name``; UsageError with a suggestion when there is none."""
     try:
         return AGENTS[name]
     except KeyError:
-        raise UsageError(f"unknown agent {name!r}; choose one of {', '.join(AGENTS)}") from None
+        import difflib
+
+        close = [n for n in AGENTS if n == name.lower()] or difflib.get_close_matches(
+            name.lower(), AGENTS, n=1
+        )
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise UsageError(
+            f"unknown agent {name!r}; {hint}choose one of {', '.join(AGENTS)}"
+        ) from None

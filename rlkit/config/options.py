@@ -109,11 +109,8 @@ def parse_value(text: str, annotation: Any, key: str) -> Any:
             if lowered in ("false", "0", "no", "off"):
                 return False
             raise ValueError
-        if annotation is int:
-            number = float(text.replace("_", ""))
-            if not number.is_integer():
-                raise ValueError
-            return int(number)
+        if annotation is int:  # digits, as click's --steps takes them (not 1e3, not 2.0)
+            return int(text.strip())
         if annotation is float:
             return float(text.replace("_", ""))
         if annotation is str:
@@ -132,7 +129,8 @@ def parse_value(text: str, annotation: Any, key: str) -> Any:
 def _type_name(annotation: Any) -> str:
     if typing.get_origin(annotation) is tuple:
         return "a comma-separated list of integers"
-    names = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}
+    names = {bool: "true or false", int: "a whole number such as 1000", float: "a number",
+             str: "a string"}  # fmt: skip
     return names.get(annotation, str(annotation))
 
 

@@ -58,6 +58,11 @@ def _resume_locked(folder: RunFolder, run: RunConfig, steps: int | None, episode
     for name, value in (("steps", steps), ("episodes", episodes)):
         if value is not None and value < (1 if name == "steps" else 0):
             raise UsageError(f"--{name} must be a positive number, got {value}")
+    if steps is not None and steps < saved["step"]:
+        raise UsageError(
+            f"{folder.path} is already at step {saved['step']}; --steps is the total to train "
+            f"to: pass more than {saved['step']} to go on"
+        )
     run = replace(
         run,
         steps=run.steps if steps is None else steps,

@@ -52,7 +52,6 @@ def record_video(agent, env_id: str, path: Path, episodes: int = 1, seed: int = 
 
     clip = ImageSequenceClip([np.asarray(f) for f in frames], fps=fps)
     try:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
         clip.write_videofile(str(path), logger=None)
     except Exception as exc:  # a missing ffmpeg codec surfaces here
         raise UsageError(f"cannot write video {path}: {exc}".splitlines()[0]) from None

@@ -138,8 +138,13 @@ def parse_seeds(text: str) -> list[int]:
             seeds = [int(s) for s in text.split(",")]
     except ValueError:
         seeds = []
-    if not seeds or any(not 0 <= s < 2**32 for s in seeds) or len(set(seeds)) != len(seeds):
+    if not seeds or any(not 0 <= s < 2**32 for s in seeds):
         raise UsageError(f"bad --seeds {text!r}: expected e.g. 0-9 or 0,3,7 (each in [0, 2**32))")
+    twice = sorted({s for s in seeds if seeds.count(s) > 1})
+    if twice:
+        raise UsageError(
+            f"--seeds {text!r} gives seed {twice[0]} twice: two trials would share a run folder"
+        )
     return seeds
 
 
