@@ -10,7 +10,7 @@ import click
 from rlkit.core.errors import UsageError
 
 from .options import non_empty
-from .train import check_counts, run_options
+from .train import FAILED, INTERRUPTED, check_counts, run_options
 
 
 @click.command()
@@ -89,25 +89,18 @@ def sweep(agent, env_id, steps, overrides, config_file, num_envs, episodes, eval
     """
     import dataclasses
 
-    from rlkit.sweeps.grid import SweepSpec, is_sweep, parse_grid, parse_seeds
+    from rlkit.sweeps.grid import SweepSpec, is_sweep
 
     if resume_dir is not None:
         spec = SweepSpec.load(resume_dir)  # a clear error when it is no sweep
+        _refuse_other_settings(click.get_current_context(), spec, resume_dir)
         _ray(address)
-        _run(spec, resume_dir, address, True, max_failures)
-        return 0
+        return _run(spec, resume_dir, address, True, max_failures)
     check_counts(steps=steps, num_envs=num_envs, episodes=episodes, eval_every=eval_every,
                  eval_episodes=eval_episodes, checkpoint_every=checkpoint_every)  # fmt: skip
-    train = {k: v for k, v in dict(
-        env=env_id, steps=steps, num_envs=num_envs, episodes=episodes, eval_every=eval_every,
-        eval_episodes=eval_episodes, checkpoint_every=checkpoint_every, preset=preset,
-        config_file=str(Path(config_file).resolve()) if config_file else None,
-    ).items() if v is not None}  # fmt: skip
-    train["overrides"] = list(overrides)
     if agent is None and not config_file:
         raise UsageError("missing AGENT: e.g. 'rlkit sweep dqn --env CartPole-v1 --seeds 0-9'")
-    spec = SweepSpec(agent or "", train, parse_seeds(seeds), parse_grid(list(grid)), target,
-                     cpus_per_trial, max_concurrent or 0)  # fmt: skip
+    spec = _spec_from_options(click.get_current_context().params)
     spec.validate()  # every configuration, before any trial starts
     first = spec.plan(spec.configs()[0], spec.seeds[0])
     spec = dataclasses.replace(spec, agent=first.settings.agent)  # it may come from --config
@@ -126,8 +119,50 @@ def sweep(agent, env_id, steps, overrides, config_file, num_envs, episodes, eval
     trials = len(spec.trials())
     click.echo(f"sweep of {trials} trials ({len(spec.configs())} configurations x "
                f"{len(spec.seeds)} seeds) -> {out}", err=True)  # fmt: skip
-    _run(spec, out, address, False, max_failures)
-    return 0
+    return _run(spec, out, address, False, max_failures)
+
+
+#: what may change when a sweep is resumed (where and how its trials run, not what they are)
+RESUMABLE_WITH = {"resume_dir", "address", "max_concurrent", "cpus_per_trial", "max_failures"}
+
+
+def _refuse_other_settings(ctx: click.Context, spec, resume_dir: Path) -> None:
+    """``--resume`` runs the sweep as it was made: a grid, seeds or run options given with
+    it that differ from the saved ones are refused in one line."""
+    from click.core import ParameterSource
+
+    given = {name for name in ctx.params if name not in RESUMABLE_WITH
+             and ctx.get_parameter_source(name) == ParameterSource.COMMANDLINE}  # fmt: skip
+    if not given:
+        return
+    params = ctx.params
+    asked = _spec_from_options(params | {"agent": params["agent"] or spec.agent})
+    fields = {"agent": "agent" in given, "seeds": "seeds" in given, "grid": "grid" in given,
+              "target": "target" in given,
+              "train": bool(given - {"agent", "seeds", "grid", "target"})}  # fmt: skip
+    differ = spec.differences(asked, [name for name, asked_for in fields.items() if asked_for])
+    if differ:
+        raise UsageError(
+            f"--resume {resume_dir} runs the sweep as it was made; it differs in "
+            f"{'; '.join(differ)}: drop those options, or start a new sweep with --out"
+        )
+
+
+def _spec_from_options(params: dict):
+    """The :class:`SweepSpec` the options describe (as for a new sweep)."""
+    from rlkit.sweeps.grid import SweepSpec, parse_grid, parse_seeds
+
+    train = {k: v for k, v in dict(
+        env=params["env_id"], steps=params["steps"], num_envs=params["num_envs"],
+        episodes=params["episodes"], eval_every=params["eval_every"],
+        eval_episodes=params["eval_episodes"], checkpoint_every=params["checkpoint_every"],
+        preset=params["preset"], config_file=str(Path(params["config_file"]).resolve())
+        if params["config_file"] else None,
+    ).items() if v is not None}  # fmt: skip
+    train["overrides"] = list(params["overrides"])
+    return SweepSpec(params["agent"] or "", train, parse_seeds(params["seeds"]),
+                     parse_grid(list(params["grid"])), params["target"],
+                     params["cpus_per_trial"], params["max_concurrent"] or 0)  # fmt: skip
 
 
 def _ray(address: str | None) -> None:
@@ -141,8 +176,17 @@ def _ray(address: str | None) -> None:
     check_address(address)
 
 
-def _run(spec, out: Path, address, resume: bool, max_failures: int) -> None:
-    from rlkit.sweeps.ray_tune import run_sweep
+def _run(spec, out: Path, address, resume: bool, max_failures: int) -> int:
+    """Run the sweep; its exit status: 0, 1 (a trial failed every try) or 130 (stopped)."""
+    from rlkit.sweeps.ray_tune import SweepFailed, SweepInterrupted, run_sweep
 
-    run_sweep(spec, out, address=address, resume=resume, max_failures=max_failures)
+    try:
+        run_sweep(spec, out, address=address, resume=resume, max_failures=max_failures)
+    except SweepInterrupted as exc:
+        click.echo(f"\n{exc}", err=True)
+        return INTERRUPTED
+    except SweepFailed as exc:
+        click.echo(f"rlkit: {exc}", err=True)
+        return FAILED
     click.echo(f"results in {out / 'sweep.csv'}; plot them with: rlkit plot {out}", err=True)
+    return 0

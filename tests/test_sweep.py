@@ -184,6 +184,9 @@ def test_interrupted_sweep_resumes_without_rerunning_finished_trials(tmp_path):
         time.sleep(0.2)
     proc.send_signal(signal.SIGINT)
     proc.wait(timeout=120)
+    said = proc.stderr.read().decode()
+    assert proc.returncode == 130, said[-2000:]  # interrupted, as `rlkit train` says it
+    assert f"continue with: rlkit sweep --resume {out}" in said
     assert (trial_dir(out, "default", 0) / "summary.json").is_file()
     assert not (trial_dir(out, "default", 2) / "summary.json").is_file()
     finished = (trial_dir(out, "default", 0) / "metrics.csv").stat().st_mtime_ns
@@ -212,3 +215,85 @@ def test_address_with_no_cluster_there_is_one_line_and_leaves_nothing(capsys, tm
     assert not (tmp_path / "s").exists()
     status, _, err = cli(capsys, "sweep", "dqn", "--address", "nonsense", "--out", tmp_path)
     assert status == 2 and "bad --address" in err
+
+
+# -- sweeps tell the truth ------------------------------------------------------------------------
+def test_list_valued_keys_take_bracketed_values_and_duplicates_are_refused():
+    assert parse_grid(["hidden_sizes=[64,64],[256]", "gamma=0.9,0.99"]) == {
+        "hidden_sizes": ["[64,64]", "[256]"], "gamma": ["0.9", "0.99"]
+    }  # fmt: skip
+    with pytest.raises(UsageError, match=r"gives 64 twice; a list-valued key takes each value"):
+        parse_grid(["hidden_sizes=64,64"])
+    with pytest.raises(UsageError, match="gives 1e-3 twice"):
+        parse_grid(["learning_rate=1e-3,1e-3"])
+
+
+def test_two_grid_values_that_are_one_configuration_are_refused():
+    from rlkit.sweeps.grid import SweepSpec
+
+    spec = SweepSpec("dqn", {"env": "CartPole-v1"}, [0], {"learning_rate": ["1e-3", "0.001"]})
+    with pytest.raises(UsageError, match=r"same configuration twice \(learning_rate=1e-3 and "):
+        spec.validate()
+    spec = SweepSpec("dqn", {"env": "CartPole-v1"}, [0], {"hidden_sizes": ["[64,64]", "[256]"]})
+    spec.validate()
+    labels = [t["config"] for t in spec.trials()]
+    assert labels == ["hidden_sizes=[64,64]", "hidden_sizes=[256]"]
+    assert spec.plan(spec.configs()[0], 0).agent_config.hidden_sizes == (64, 64)
+
+
+def test_resume_with_another_grid_or_seeds_is_refused_in_one_line(capsys, tmp_path):
+    from rlkit.sweeps.grid import SweepSpec
+
+    out = tmp_path / "s"
+    SweepSpec("dqn", {"env": "CartPole-v1", "overrides": []}, [0, 1], {"gamma": ["0.9"]}).save(out)
+    status, _, err = cli(capsys, "sweep", "--resume", out, "--seeds", "0-4")
+    assert status == 2 and len(err.strip().splitlines()) == 1
+    assert f"--resume {out} runs the sweep as it was made; it differs in --seeds" in err
+    status, _, err = cli(capsys, "sweep", "--resume", out, "--grid", "gamma=0.8")
+    assert status == 2 and "it differs in --grid ({'gamma': ['0.9']} here" in err
+
+
+@pytest.mark.skipif(not HAS_RAY, reason="needs the ray extra")
+def test_an_address_where_something_else_listens_is_refused_within_seconds(capsys, tmp_path):
+    import socket
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    port = server.getsockname()[1]
+
+    def answer_like_a_web_server():
+        for _ in range(2):
+            connection, _ = server.accept()
+            connection.recv(100)
+            connection.sendall(b"HTTP/1.1 400 Bad Request\r\n\r\n")
+            connection.close()
+
+    threading.Thread(target=answer_like_a_web_server, daemon=True).start()
+    start = time.monotonic()
+    status, _, err = cli(capsys, "sweep", "dqn", "--address", f"127.0.0.1:{port}", "--out",
+                         tmp_path / "s")  # fmt: skip
+    assert time.monotonic() - start < 30
+    assert status == 2 and err.strip().splitlines() == [
+        f"rlkit: error: 127.0.0.1:{port} is not a Ray head node (what listens there does not "
+        "speak Ray's protocol); give the address 'ray start --head' printed, or drop --address"
+    ]
+    assert not (tmp_path / "s").exists()
+    server.close()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not HAS_RAY, reason="needs the ray extra")
+def test_a_trial_that_fails_every_time_is_named_and_the_others_are_kept(capsys, tmp_path):
+    out = tmp_path / "s"
+    status, _, err = cli(capsys, "sweep", "dqn", "--env", "CartPole-v1", "--steps", "600",
+                         "--seeds", "0", "--grid", "learning_rate=1e-3,1e30", "--max-failures",
+                         "1", "--out", out, *TINY)  # fmt: skip
+    assert status == 1, err
+    line = err.strip().splitlines()[-1]
+    assert line.startswith("rlkit: trial learning_rate=1e30 seed 0 failed: ")
+    assert "training stopped" in line and f"results are in {out / 'sweep.csv'}" in line
+    rows = (out / "sweep.csv").read_text().splitlines()
+    assert rows[1].startswith("learning_rate=1e-3,1,1,")  # the good trial's result is kept
+    assert (trial_dir(out, "learning_rate=1e-3", 0) / "summary.json").is_file()

@@ -77,10 +77,31 @@ class SweepSpec:
         return experiment.plan(self.agent, seed=seed, overrides={**overrides, **values}, **train)
 
     def validate(self) -> None:
-        """Resolve every configuration once (seed 0): bad keys or values raise UsageError
-        before any trial starts."""
+        """Resolve every configuration once (seed 0): bad keys or values, and two
+        configurations that resolve to the same run, raise UsageError before any trial
+        starts."""
+        seen: dict[tuple, str] = {}
         for values in self.configs():
-            self.plan(values, self.seeds[0] if self.seeds else 0)
+            plan = self.plan(values, self.seeds[0] if self.seeds else 0)
+            key = (repr(plan.settings), repr(plan.agent_config))
+            label = config_label(values)
+            if key in seen:
+                raise UsageError(
+                    f"--grid gives the same configuration twice ({seen[key]} and {label}); "
+                    f"{LIST_HINT}"
+                )
+            seen[key] = label
+
+    def differences(self, other: SweepSpec, fields: list[str]) -> list[str]:
+        """Where ``other`` differs from this sweep in ``fields`` (of agent, train, seeds,
+        grid, target), one phrase each."""
+        flags = {"agent": "AGENT", "train": "the run options", "seeds": "--seeds",
+                 "grid": "--grid", "target": "--target"}  # fmt: skip
+        return [
+            f"{flags[name]} ({getattr(self, name)!r} here, {getattr(other, name)!r} asked)"
+            for name in fields
+            if getattr(self, name) != getattr(other, name)
+        ]
 
     def save(self, out: Path) -> None:
         from rlkit.core.files import atomic_write_text
@@ -111,12 +132,31 @@ def trial_dir(out: Path, config: str, seed: int) -> Path:
     return Path(out) / RUNS_DIR / config / f"seed-{seed}"
 
 
+LIST_HINT = "a list-valued key takes each value in brackets: --grid 'hidden_sizes=[64,64],[256]'"
+
+
+def _split_values(text: str) -> list[str]:
+    """``"1e-3,3e-4"`` -> two values; ``"[64,64],[256]"`` -> two lists (commas inside
+    brackets belong to the value)."""
+    items, depth, current = [], 0, ""
+    for char in text:
+        depth += {"[": 1, "]": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            items.append(current.strip())
+            current = ""
+        else:
+            current += char
+    return [*items, current.strip()]
+
+
 def parse_grid(pairs: list[str]) -> dict[str, list[str]]:
-    """``["lr=1e-3,3e-4", "double_dqn=true,false"]`` -> ``{"lr": ["1e-3", "3e-4"], ...}``."""
+    """``["lr=1e-3,3e-4", "hidden_sizes=[64,64],[256]"]`` ->
+    ``{"lr": ["1e-3", "3e-4"], "hidden_sizes": ["[64,64]", "[256]"]}``; a value given
+    twice is refused (two trials would be one run)."""
     grid: dict[str, list[str]] = {}
     for pair in pairs:
         key, sep, values = pair.partition("=")
-        items = [v.strip() for v in values.split(",")]
+        items = _split_values(values)
         if not sep or not key.strip() or not values.strip() or any(v == "" for v in items):
             raise UsageError(
                 f"malformed --grid {pair!r}: expected KEY=V1,V2,..., "
@@ -124,6 +164,9 @@ def parse_grid(pairs: list[str]) -> dict[str, list[str]]:
             )
         if key.strip() in grid:
             raise UsageError(f"--grid {key.strip()} is given twice; list all its values once")
+        twice = [v for i, v in enumerate(items) if v in items[:i]]
+        if twice:
+            raise UsageError(f"--grid {key.strip()} gives {twice[0]} twice; {LIST_HINT}")
         grid[key.strip()] = items
     return grid
 

@@ -24,7 +24,14 @@ from typing import Any
 from rlkit.core.errors import UsageError
 from rlkit.run.folder import RunFolder
 from rlkit.run.hooks.base import Hook
-from rlkit.sweeps.grid import SweepSpec, format_row, summarise, trial_dir, write_results
+from rlkit.sweeps.grid import (
+    RESULTS_FILE,
+    SweepSpec,
+    format_row,
+    summarise,
+    trial_dir,
+    write_results,
+)
 
 RAY_DIR = "ray"
 EXPERIMENT = "sweep"
@@ -175,10 +182,18 @@ def progress_lines(trials) -> str:
     return "\n".join(lines)
 
 
+#: an HTTP/2 client's first bytes (a connection preface, then an empty SETTINGS frame): a
+#: gRPC server, as a Ray head's GCS is, answers with a SETTINGS frame of its own
+HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+SETTINGS_FRAME = 4
+
+
 def check_address(address: str | None, timeout: float = 3.0) -> None:
-    """UsageError at once when ``address`` (``host:port`` of a Ray head node) does not
-    answer: ``ray.init`` itself would retry for minutes. ``auto`` is left to Ray (it reads
-    the address of the cluster started on this machine, and fails fast without one)."""
+    """UsageError within seconds when ``address`` (``host:port`` of a Ray head node) is no
+    Ray head: nothing answers there, or what answers does not speak gRPC (a Ray head's GCS
+    does). ``ray.init`` itself would retry for minutes, printing Ray's logs. ``auto`` is
+    left to Ray (it reads the address of the cluster started on this machine, and fails
+    fast without one)."""
     import socket
 
     if not address or address == "auto" or address.startswith("ray://"):
@@ -188,12 +203,22 @@ def check_address(address: str | None, timeout: float = 3.0) -> None:
         raise UsageError(f"bad --address {address!r}: expected HOST:PORT (e.g. 127.0.0.1:6379) "
                          "or auto")  # fmt: skip
     try:
-        socket.create_connection((host, int(port)), timeout=timeout).close()
+        with socket.create_connection((host, int(port)), timeout=timeout) as connection:
+            connection.settimeout(timeout)
+            connection.sendall(HTTP2_PREFACE)
+            answer = connection.recv(9)
+    except TimeoutError:
+        answer = b""
     except OSError as exc:
         raise UsageError(
             f"no Ray cluster answers at {address} ({exc.strerror or exc}); start one with "
             "'ray start --head' or drop --address for a local one"
         ) from None
+    if len(answer) < 4 or answer[3] != SETTINGS_FRAME:
+        raise UsageError(
+            f"{address} is not a Ray head node (what listens there does not speak Ray's "
+            "protocol); give the address 'ray start --head' printed, or drop --address"
+        )
 
 
 def _on_this_machine(address: str | None) -> bool:
@@ -267,11 +292,38 @@ def run_sweep(
                     callbacks=[_progress_callback(interval)],
                 ),
             )
-        tuner.fit()
+        results = tuner.fit()
     finally:
         ray.shutdown()
     rows = summarise(out, spec)
     write_results(out, rows)
     for row in rows:
         stream.write(format_row(row) + "\n")
+    failed = [(r.config["trial"], _error_line(r.error)) for r in results if r.error is not None]
+    unfinished = [r for r in results if r.error is None and not (r.metrics or {}).get("done")]
+    if failed:
+        raise SweepFailed(
+            "; ".join(f"trial {t['config']} seed {t['seed']} failed: {why}" for t, why in failed)
+            + f" (the other trials' results are in {out / RESULTS_FILE})"
+        )
+    if unfinished:
+        raise SweepInterrupted(
+            f"sweep stopped with {len(results) - len(unfinished)} of {len(results)} trials "
+            f"finished; continue with: rlkit sweep --resume {out}"
+        )
     return rows
+
+
+class SweepFailed(RuntimeError):
+    """A trial failed every time it was tried (its message names the trials and errors)."""
+
+
+class SweepInterrupted(RuntimeError):
+    """The sweep stopped (Ctrl-C) before every trial finished; ``--resume`` goes on."""
+
+
+def _error_line(error: BaseException) -> str:
+    """The one line of a trial's error that says what went wrong (Ray wraps it in a
+    traceback of its own)."""
+    lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
+    return lines[-1] if lines else type(error).__name__
