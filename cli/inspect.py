@@ -15,29 +15,32 @@ from rlkit.core.quiet import import_tensorflow_quietly
 from .options import non_empty, non_empty_path
 
 
-def _model_and_env(path: Path, env_id: str | None, best: bool) -> tuple[Path, str]:
-    """The model folder to load and the env id, from a run folder or a model folder."""
+def _model_and_env(path: Path, env_id: str | None, best: bool) -> tuple[Path, str, dict]:
+    """The model folder to load, the env id and its constructor's keyword arguments (a run's
+    own, when it is the run's env), from a run folder or a model folder."""
     from rlkit.agents.base import is_saved_agent
     from rlkit.run.folder import RunFolder
 
     if is_saved_agent(path):  # a model folder itself
         if env_id is None:
             raise UsageError(f"{path} is a model folder: say which environment with --env ID")
-        return path, env_id
+        return path, env_id, {}
     if not RunFolder.is_run(path):
         raise UsageError(f"{path} is neither an rlkit run folder nor a saved model")
     folder = RunFolder(path)
     run, _ = folder.read_config()
+    kwargs = run.env_kwargs if env_id in (None, run.env) else {}
+    env_id = env_id or run.env
     if best:
         if not folder.has_model(best=True):
             raise UsageError(f"{path} has no best model (train with --eval-every N to keep one)")
-        return folder.best_dir, env_id or run.env
+        return folder.best_dir, env_id, kwargs
     if folder.has_model():
-        return folder.model_dir, env_id or run.env
+        return folder.model_dir, env_id, kwargs
     from rlkit.run.checkpoint import checkpoint_model_dir, latest_checkpoint
 
     try:
-        return checkpoint_model_dir(latest_checkpoint(folder)), env_id or run.env
+        return checkpoint_model_dir(latest_checkpoint(folder)), env_id, kwargs
     except UsageError:
         raise UsageError(
             f"{path} has no model to evaluate yet: no model/ folder and no checkpoint "
@@ -61,7 +64,11 @@ def _model_and_env(path: Path, env_id: str | None, best: bool) -> tuple[Path, st
     help="also record the episodes to FILE (e.g. out.mp4; from a clone: pip install '.[video]')",
 )
 @click.option("--render", is_flag=True, help="show the episodes in a window (needs a display)")
-def evaluate(path, episodes, seed, best, env_id, video, render) -> None:  # fmt: skip
+@click.option("--env-kwargs", "extra_env_kwargs", multiple=True, metavar="KEY=VALUE",
+              help="an argument of the environment's constructor (repeatable) [default: the "
+              "run's own]")  # fmt: skip
+def evaluate(path, episodes, seed, best, env_id, video, render,
+             extra_env_kwargs) -> None:  # fmt: skip
     """Play the trained agent of RUN_DIR greedily and print its mean ± std return.
 
     RUN_DIR is a run folder (its final model, else its latest checkpoint) or a
@@ -75,14 +82,18 @@ def evaluate(path, episodes, seed, best, env_id, video, render) -> None:  # fmt:
         raise UsageError(
             f"--video {video}: the folder {video.parent} does not exist; make it first"
         )
-    model_dir, env_id = _model_and_env(path, env_id, best)
+    model_dir, env_id, env_kwargs = _model_and_env(path, env_id, best)
+    if extra_env_kwargs:
+        from rlkit.config.run import parse_env_kwargs
+
+        env_kwargs = {**env_kwargs, **parse_env_kwargs(extra_env_kwargs)}
     import_tensorflow_quietly()
     import rlkit
     from rlkit.core.spaces import space_to_dict
     from rlkit.envs.make import make_env
     from rlkit.run.evaluation import episode_returns
 
-    probe = make_env(env_id, training=False)  # a clear error for an unknown id before loading
+    probe = make_env(env_id, training=False, **env_kwargs)  # clear errors before loading
     agent = rlkit.load(model_dir)
     for kind in ("observation_space", "action_space"):
         if space_to_dict(getattr(probe, kind)) != space_to_dict(getattr(agent, kind)):
@@ -93,7 +104,8 @@ def evaluate(path, episodes, seed, best, env_id, video, render) -> None:  # fmt:
     if video is not None:
         from rlkit.run.video import record_video
 
-        returns = record_video(agent, env_id, video, episodes=episodes, seed=seed)
+        returns = record_video(agent, env_id, video, episodes=episodes, seed=seed,
+                               env_kwargs=env_kwargs)  # fmt: skip
         click.echo(f"recorded {episodes} episodes to {video}", err=True)
     else:
         if (
@@ -102,7 +114,8 @@ def evaluate(path, episodes, seed, best, env_id, video, render) -> None:  # fmt:
             and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
         ):
             raise UsageError("--render needs a display; use --video FILE on a headless machine")
-        env = make_env(env_id, training=False, **({"render_mode": "human"} if render else {}))
+        shown = {"render_mode": "human"} if render else {}
+        env = make_env(env_id, training=False, **env_kwargs, **shown)
         returns = episode_returns(agent, env, episodes, seed=seed)
     import numpy as np
 

@@ -76,8 +76,8 @@ from .train import FAILED, INTERRUPTED, check_counts, run_options
     metavar="SWEEP_DIR",
     help="continue the sweep in SWEEP_DIR (finished trials are not run again)",
 )
-def sweep(agent, env_id, steps, overrides, config_file, num_envs, episodes, eval_every,
-          eval_episodes, checkpoint_every, preset, seeds, grid, target, address,
+def sweep(agent, env_id, env_kwargs, steps, overrides, config_file, num_envs, episodes,
+          eval_every, eval_episodes, checkpoint_every, preset, seeds, grid, target, address,
           max_concurrent, cpus_per_trial, max_failures, out, resume_dir) -> int:  # fmt: skip
     """Train AGENT on every combination of --grid values, for every seed, as Ray trials.
 
@@ -160,6 +160,8 @@ def _spec_from_options(params: dict):
         if params["config_file"] else None,
     ).items() if v is not None}  # fmt: skip
     train["overrides"] = list(params["overrides"])
+    if params["env_kwargs"]:
+        train["env_kwargs"] = list(params["env_kwargs"])
     return SweepSpec(params["agent"] or "", train, parse_seeds(params["seeds"]),
                      parse_grid(list(params["grid"])), params["target"],
                      params["cpus_per_trial"], params["max_concurrent"] or 0)  # fmt: skip

@@ -26,7 +26,11 @@ def run_options(command):
     """The options that describe a run: ``rlkit train``'s, shared by ``rlkit sweep``."""
     options = [
         click.option("--env", "env_id", metavar="ID", callback=non_empty,
-                     help="gymnasium environment id [default: the agent's own]"),
+                     help="gymnasium environment id, or module:ID to import the module that "
+                     "registers it first [default: the agent's own]"),
+        click.option("--env-kwargs", "env_kwargs", multiple=True, metavar="KEY=VALUE",
+                     help="an argument of the environment's constructor (repeatable; values "
+                     "as TOML reads them, e.g. continuous=true)"),
         click.option("--steps", type=int,
                      help="environment steps to train for [default: the agent's own]"),
         click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
@@ -84,8 +88,9 @@ def check_counts(**counts) -> None:
     help="folder the run folder is created in",
 )
 @click.option("--quiet", is_flag=True, help="no progress bar")
-def train(agent, env_id, steps, overrides, config_file, num_envs, episodes, eval_every,
-          eval_episodes, checkpoint_every, preset, seed, out, quiet) -> int:  # fmt: skip
+def train(agent, env_id, env_kwargs, steps, overrides, config_file, num_envs, episodes,
+          eval_every, eval_episodes, checkpoint_every, preset, seed, out,
+          quiet) -> int:  # fmt: skip
     """Train AGENT on an environment and save the run.
 
     Creates OUT/<agent>-<env>-<seed>-<time>/ with config.toml (pass it back with
@@ -100,7 +105,7 @@ def train(agent, env_id, steps, overrides, config_file, num_envs, episodes, eval
     plan = experiment.plan(
         agent, env_id, steps=steps, seed=seed, num_envs=num_envs, episodes=episodes,
         eval_every=eval_every, eval_episodes=eval_episodes, checkpoint_every=checkpoint_every,
-        config_file=config_file, overrides=overrides, preset=preset,
+        config_file=config_file, overrides=overrides, preset=preset, env_kwargs=env_kwargs,
     )  # fmt: skip
     trainer = experiment.start(plan, out)  # checks the env and agent: errors come first
     if plan.preset is not None:

@@ -5,9 +5,11 @@ folder (:class:`rlkit.run.folder.RunFolder` does) or imports TensorFlow.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,6 +40,30 @@ class RunConfig:
     preset: str = option(
         "", "the shipped preset under this config (rlkit presets; none: generic defaults)"
     )
+    env_kwargs: dict[str, Any] = dataclasses.field(
+        default_factory=dict,
+        metadata={"help": "keyword arguments of the environment's constructor (gymnasium.make)",
+                  "check": None},
+    )  # fmt: skip
+
+
+def parse_env_kwargs(pairs: Iterable[str]) -> dict[str, Any]:
+    """``["continuous=true", "gravity=-9.8", "name=moon"]`` -> ``{"continuous": True,
+    "gravity": -9.8, "name": "moon"}``: each value as TOML reads it, else as text."""
+    kwargs: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        if not sep or not key.strip().isidentifier():
+            raise UsageError(
+                f"malformed --env-kwargs {pair!r}: expected KEY=VALUE, e.g. --env-kwargs "
+                "continuous=true"
+            )
+        try:
+            value = tomllib.loads(f"value = {text.strip()}")["value"]
+        except tomllib.TOMLDecodeError:
+            value = text.strip()
+        kwargs[key.strip()] = value
+    return kwargs
 
 
 def load_config_file(path: str | os.PathLike) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -85,7 +111,7 @@ def resolve_run_config(file_values: dict[str, Any], cli_values: dict[str, Any]) 
 
 
 def toml_value(value: Any) -> str:
-    """One value as TOML writes it (bool, int, float, str, or a list of those)."""
+    """One value as TOML writes it (bool, int, float, str, a list or a table of those)."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | float):
@@ -94,6 +120,12 @@ def toml_value(value: Any) -> str:
         return json.dumps(value)  # a JSON string is a valid TOML basic string
     if isinstance(value, list | tuple):
         return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):  # an inline table
+        return (
+            "{"
+            + ", ".join(f"{json.dumps(str(k))} = {toml_value(v)}" for k, v in value.items())
+            + "}"
+        )
     raise TypeError(f"cannot write {value!r} to TOML")
 
 

@@ -21,6 +21,7 @@ def make_vector_env(env_id: str, num_envs: int, **kwargs):
     probe = make_env(env_id, **kwargs)  # the same clear errors as for one env
     resumable = isinstance(probe, ResumableEnv)
     probe.close()
+    env_id = import_env_module(env_id)  # (imported by the probe: the id alone now)
     if env_id.startswith("ALE/"):  # rlkit's own wrappers: one thunk per sub-environment
         return gym.vector.SyncVectorEnv(
             [lambda: make_env(env_id, **kwargs) for _ in range(num_envs)],
@@ -73,8 +74,29 @@ def make_env(env_id: str, training: bool = True, **kwargs):
     return resumable(_make(env_id, training, **kwargs))
 
 
+def import_env_module(env_id: str) -> str:
+    """For gymnasium's ``module:Id`` form, import ``module`` (it registers its ids) and
+    return ``Id``; UsageError in one line when the module does not import."""
+    if ":" not in env_id:
+        return env_id
+    import importlib
+
+    module, _, name = env_id.partition(":")
+    try:
+        importlib.import_module(module)
+    except Exception as exc:  # the user's module: any error it raises while importing
+        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        raise UsageError(
+            f"cannot import module {module!r} for --env {env_id}: {type(exc).__name__}"
+            + (f": {detail}" if detail else "")
+        ) from None
+    return name
+
+
 def _make(env_id: str, training: bool, **kwargs):
     import gymnasium as gym
+
+    env_id = import_env_module(env_id)
 
     family = env_id.split("/")[0]
     if family in ("ALE", "MinAtar"):
@@ -103,3 +125,10 @@ def _make(env_id: str, training: bool, **kwargs):
         return gym.make(env_id, **kwargs)
     except gym.error.DependencyNotInstalled as exc:
         raise _needs_extra(env_id, str(exc)) from None
+    except TypeError as exc:  # a keyword argument the environment's constructor refuses
+        if not kwargs:
+            raise
+        raise UsageError(
+            f"environment {env_id!r} refuses its env_kwargs {sorted(kwargs)}: "
+            + str(exc).splitlines()[0]
+        ) from None

@@ -118,7 +118,9 @@ def _trainer(agent, env, settings: RunConfig, folder: RunFolder, tensorboard: bo
         env,
         seed=settings.seed,
         run_dir=folder,
-        eval_env=make_env(settings.env, training=False) if settings.eval_every else None,
+        eval_env=make_env(settings.env, training=False, **settings.env_kwargs)
+        if settings.eval_every
+        else None,
         eval_every=settings.eval_every,
         eval_episodes=settings.eval_episodes,
         checkpoint_every=settings.checkpoint_every,
@@ -182,7 +184,7 @@ def finish(trainer, settings: RunConfig) -> RunResult:
     agent, history, folder = trainer.agent, trainer.history, trainer.folder
     run_dir = folder.path
     folder.save_model(agent)
-    final_env = make_env(settings.env, training=False)
+    final_env = make_env(settings.env, training=False, **settings.env_kwargs)
     eval_seed = seeding.final_eval_seed(settings.seed)
     mean, std = evaluate(agent, final_env, episodes=settings.eval_episodes, seed=eval_seed)
     summary = {

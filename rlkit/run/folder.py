@@ -73,7 +73,7 @@ class RunFolder:
         """
         out = Path(out)
         stamp = time.strftime("%Y%m%d-%H%M%S")
-        base = f"{agent}-{env_id.replace('/', '_')}-{seed}-{stamp}"
+        base = f"{agent}-{env_id.replace('/', '_').replace(':', '_')}-{seed}-{stamp}"
         try:
             out.mkdir(parents=True, exist_ok=True)
             for n in range(1000):

@@ -52,6 +52,7 @@ def plan(
     config_file: str | Path | None = None,
     overrides: Mapping[str, Any] | Iterable[str] = (),
     preset: str | None = None,
+    env_kwargs: Mapping[str, Any] | Iterable[str] = (),
 ) -> RunPlan:
     """Resolve a run as ``rlkit train`` would; raises UsageError naming what is wrong.
 
@@ -60,6 +61,8 @@ def plan(
     ``"none"`` for the generic defaults, or None: the config file's ``[run] preset``,
     else the preset shipped for this agent and environment, if any (``rlkit presets``).
     ``overrides`` are agent config keys: a mapping or ``"key=value"`` strings (``--set``).
+    ``env_kwargs``: the environment constructor's keyword arguments, a mapping or
+    ``"key=value"`` strings (``--env-kwargs``), each over the config file's.
     Arguments left None take the config file's value, else the preset's, else the
     agent's default.
     """
@@ -86,6 +89,12 @@ def plan(
         "num_envs": num_envs, "eval_every": eval_every, "eval_episodes": eval_episodes,
         "checkpoint_every": checkpoint_every,
     }  # fmt: skip
+    if env_kwargs:
+        from rlkit.config.run import parse_env_kwargs
+
+        asked = env_kwargs if isinstance(env_kwargs, Mapping) else parse_env_kwargs(env_kwargs)
+        file_kwargs = file_run.get("env_kwargs", {})
+        given["env_kwargs"] = {**(file_kwargs if isinstance(file_kwargs, dict) else {}), **asked}
     if agent is None and "agent" not in file_run:
         raise UsageError(
             "missing AGENT: e.g. 'rlkit train dqn --env CartPole-v1' (or --config FILE)"
@@ -112,11 +121,11 @@ def make_envs(settings: RunConfig, spec: AgentSpec):
     against the agent; UsageError for an unknown id or spaces the agent cannot handle."""
     from rlkit.envs.make import make_env, make_vector_env
 
-    env = make_env(settings.env)
+    env = make_env(settings.env, **settings.env_kwargs)
     spec.check_spaces(env.observation_space, env.action_space, settings.env)
     if settings.num_envs == 1:
         return env
     if not spec.vector_envs:
         raise UsageError(f"{spec.name} learns on-policy from whole episodes: drop --num-envs")
     env.close()
-    return make_vector_env(settings.env, settings.num_envs)
+    return make_vector_env(settings.env, settings.num_envs, **settings.env_kwargs)

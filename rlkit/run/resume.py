@@ -86,10 +86,10 @@ def _resume_locked(folder: RunFolder, run: RunConfig, steps: int | None, episode
     trainer = _restore(
         folder,
         candidates[len(skipped) :],
-        lambda: make_env(run.env, training=False),
-        (lambda: make_vector_env(run.env, run.num_envs))
+        lambda: make_env(run.env, training=False, **run.env_kwargs),
+        (lambda: make_vector_env(run.env, run.num_envs, **run.env_kwargs))
         if run.num_envs > 1
-        else (lambda: make_env(run.env)),
+        else (lambda: make_env(run.env, **run.env_kwargs)),
         skipped,
         eval_every=run.eval_every,
         eval_episodes=run.eval_episodes,

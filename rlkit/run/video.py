@@ -11,7 +11,15 @@ import numpy as np
 from rlkit.core.errors import UsageError
 
 
-def record_video(agent, env_id: str, path: Path, episodes: int = 1, seed: int = 0, fps: int = 30):
+def record_video(
+    agent,
+    env_id: str,
+    path: Path,
+    episodes: int = 1,
+    seed: int = 0,
+    fps: int = 30,
+    env_kwargs: dict | None = None,
+):
     """Play ``episodes`` greedy episodes and write them to one video (e.g. ``out.mp4``).
 
     Needs ``moviepy`` (and ``pygame`` for gymnasium's classic-control renderers):
@@ -30,7 +38,7 @@ def record_video(agent, env_id: str, path: Path, episodes: int = 1, seed: int = 
     os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
     from rlkit.envs.make import make_env
 
-    env = make_env(env_id, training=False, render_mode="rgb_array")
+    env = make_env(env_id, training=False, render_mode="rgb_array", **(env_kwargs or {}))
     frames, returns = [], []
     obs, _ = env.reset(seed=seed)
     try:
