@@ -49,7 +49,8 @@ def test_tiny_train_run_writes_its_run_directory(capsys, tmp_path):
     config = tomllib.loads((run_dir / "config.toml").read_text())
     assert config["run"] == {"agent": "dqn", "env": "CartPole-v1", "steps": 400, "seed": 3,
                              "num_envs": 1, "episodes": 0, "eval_every": 2500, "eval_episodes": 2,
-                             "checkpoint_every": 10_000, "preset": "dqn/CartPole-v1"}  # fmt: skip
+                             "checkpoint_every": 10_000, "preset": "dqn/CartPole-v1",
+                             "env_kwargs": {}}  # fmt: skip
     assert config["agent"]["hidden_sizes"] == [16, 16] and config["agent"]["gamma"] == 0.99
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["steps"] == 400 and summary["eval_episodes"] == 2

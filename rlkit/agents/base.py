@@ -162,8 +162,12 @@ class Agent:
         return path
 
     @classmethod
-    def load(cls, path: str | os.PathLike):
-        """Rebuild an agent saved by :meth:`save`; a UsageError if it is missing or corrupt."""
+    def load(cls, path: str | os.PathLike, **networks):
+        """Rebuild an agent saved by :meth:`save`; a UsageError if it is missing or corrupt.
+
+        ``networks``: networks of your own given as Python objects when the agent was made
+        (e.g. ``q_network=build``): a builder is not saved, so it is given again here (one
+        named in the config as ``"module:function"`` comes back by itself)."""
         path = Path(path)
         meta_path, weights_path = path / AGENT_FILE, path / WEIGHTS_FILE
         if not meta_path.is_file() or not weights_path.is_file():
@@ -181,7 +185,7 @@ class Agent:
                 space_from_dict(meta["observation_space"]),
                 space_from_dict(meta["action_space"]),
                 seed=meta["seed"],
-                **meta["config"],
+                **{**meta["config"], **networks},
             )
             agent.num_steps = int(meta.get("num_steps", 0))
             with np.load(weights_path) as arrays:
@@ -218,6 +222,6 @@ def is_saved_agent(path: str | os.PathLike) -> bool:
     return (Path(path) / AGENT_FILE).is_file()
 
 
-def load(path: str | os.PathLike) -> Any:
-    """Load any saved rlkit agent, whatever its type."""
-    return Agent.load(path)
+def load(path: str | os.PathLike, **networks) -> Any:
+    """Load any saved rlkit agent, whatever its type (``networks``: see :meth:`Agent.load`)."""
+    return Agent.load(path, **networks)

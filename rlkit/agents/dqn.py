@@ -26,6 +26,14 @@ from rlkit.learn import losses
 from rlkit.learn.compiled import CompiledFunction
 from rlkit.learn.gradients import UpdatePipeline, transforms_from_config
 from rlkit.learn.optimizers import make_optimizer
+from rlkit.networks.custom import (
+    GIVEN_IN_PYTHON,
+    KerasQNetwork,
+    build_model,
+    check_output,
+    resolve_builder,
+    twin,
+)
 from rlkit.networks.torso import QNetwork
 from rlkit.replay.frames import FrameReplay
 from rlkit.replay.memory import Batch, ReplayMemory
@@ -46,6 +54,18 @@ class DQN(OffPolicyAgent):
     config_class = DQNConfig
     accepts_images = True
 
+    def __init__(
+        self, observation_space, action_space, config=None, seed: int = 0, q_network=None,
+        **overrides,
+    ) -> None:  # fmt: skip
+        """``q_network``: your own network (see :mod:`rlkit.networks.custom`): a Keras
+        model, a builder ``(observation_space, action_space) -> keras.Model``, or the name
+        of an importable builder (``"package.module:function"``, kept in the config)."""
+        self._q_network = q_network
+        if q_network is not None:
+            overrides["q_network"] = q_network if isinstance(q_network, str) else GIVEN_IN_PYTHON
+        super().__init__(observation_space, action_space, config, seed, **overrides)
+
     def replay_class(self) -> type[ReplayMemory]:
         """A frame replay (each frame stored once) when ``frame_stack`` says the observations
         are stacks of frames."""
@@ -60,11 +80,14 @@ class DQN(OffPolicyAgent):
         self.num_actions = int(self.action_space.n)
         self._action_start = int(self.action_space.start)
         self.action_spec = ((), np.int64)
-        self.q, self.q_target = (
-            QNetwork(self.obs_format, self.num_actions, cfg.hidden_sizes, cfg.dueling, seed, name,
-                     cfg.init, cfg.torso, cfg.conv_padding)
-            for name in ("q", "q_target")
-        )  # fmt: skip
+        if cfg.q_network:
+            self.q, self.q_target = self._custom_networks(cfg.q_network)
+        else:
+            self.q, self.q_target = (
+                QNetwork(self.obs_format, self.num_actions, cfg.hidden_sizes, cfg.dueling, seed,
+                         name, cfg.init, cfg.torso, cfg.conv_padding)
+                for name in ("q", "q_target")
+            )  # fmt: skip
         self.pipeline = UpdatePipeline(
             self.q.variables,
             make_optimizer(cfg.optimizer, cfg.learning_rate, cfg.adam_epsilon),
@@ -77,6 +100,24 @@ class DQN(OffPolicyAgent):
         self._train_block = CompiledFunction(self._train_block_graph, cfg.jit_compile)
         self._sync_target_graph = tf.function(self._copy_online_to_target)
         self._copy_online_to_target()
+
+    def _custom_networks(self, named: str) -> tuple[KerasQNetwork, KerasQNetwork]:
+        """The user's Q-network and its target twin (same architecture, copied weights)."""
+        if named == GIVEN_IN_PYTHON:
+            if self._q_network is None or isinstance(self._q_network, str):
+                raise UsageError(
+                    "this agent was made with a Q-network of your own (a Python object): give "
+                    "it again, e.g. rlkit.load(path, q_network=build)"
+                )
+            source = self._q_network
+        else:
+            source = resolve_builder(named, "q_network")
+        spaces = self.observation_space, self.action_space
+        model = build_model(source, *spaces, "q_network", seeding.network_seed(self.seed, "q"))
+        sample = check_output(model, self.obs_format, (self.num_actions,), "q_network")
+        target = twin(model, source, *spaces, "q_network")
+        check_output(target, self.obs_format, (self.num_actions,), "q_network")
+        return KerasQNetwork(model, sample), KerasQNetwork(target, sample)
 
     check_spaces = staticmethod(dqn_config.check_spaces)
 

@@ -149,6 +149,12 @@ class DQNConfig:
         "compile the fused update block with XLA (faster for MLPs; for convolutions on a CPU "
         "TensorFlow's own kernels are much faster: the minatar and dqn3 presets turn it off)",
     )
+    q_network: str = option(
+        "",
+        "your own Q-network: an importable builder 'package.module:function' taking "
+        "(observation_space, action_space) and returning a keras.Model with one Q-value per "
+        "action (empty: rlkit's MLP or CNN from hidden_sizes, dueling, torso ...)",
+    )
 
 
 def check_spaces(observation_space, action_space, env_id: str = "the environment") -> None:
