@@ -86,3 +86,18 @@ def test_only_the_run_folder_spells_the_run_folder_file_names():
     spelled = [hit for p in files for hit in _spelled_run_folder_names(p)]
     assert spelled == [], "run-folder names outside rlkit/run/folder.py:\n" + "\n".join(spelled)
     assert len(_spelled_run_folder_names(owner)) >= len(RUN_FOLDER_NAMES)  # it does spell them
+
+
+def test_every_package_of_rlkit_is_installed():
+    """A plain ``pip install .`` installs only the packages pyproject.toml lists (the
+    editable install the tests run from would hide a missing one)."""
+    import tomllib
+
+    listed = set(
+        tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    )
+    found = {
+        ".".join(init.parent.relative_to(ROOT).parts)
+        for init in (ROOT / "rlkit").rglob("__init__.py")
+    } | {"rlkit.cli"}
+    assert found == listed
