@@ -31,7 +31,6 @@ from rlkit.core import seeding
 from rlkit.core.errors import UsageError
 from rlkit.run.folder import RunFolder
 from rlkit.run.plan import RunPlan, make_envs, plan
-from rlkit.run.resume import resume_run as resume
 
 __all__ = [
     "DIVERGED", "FAILED", "FINISHED", "INTERRUPTED", "RunPlan", "RunResult", "drive", "finish",
@@ -39,6 +38,15 @@ __all__ = [
 ]  # fmt: skip
 
 FINISHED, INTERRUPTED, DIVERGED, FAILED = "finished", "interrupted", "diverged", "failed"
+
+
+def resume(run_dir: str | Path, steps: int | None = None, episodes: int | None = None):
+    """:func:`rlkit.run.resume.resume_run`: the trainer of a stopped run and its settings.
+    (Imported when called: the loop brings gymnasium, which usage errors need not wait
+    for.)"""
+    from rlkit.run.resume import resume_run
+
+    return resume_run(run_dir, steps, episodes)
 
 
 @dataclass
