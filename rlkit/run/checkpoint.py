@@ -141,14 +141,16 @@ def _no_space(folder: RunFolder, exc: OSError, arrays: dict, agent: Agent) -> Ch
     """One line: which folder, how much a checkpoint takes, what is still there."""
     weights = sum(int(np.prod(v.shape)) * 4 for vs in agent.checkpoint_variables().values()
                   for v in vs)  # fmt: skip
-    need = (weights + sum(a.nbytes for a in arrays.values())) / 1e6
+    need = weights + sum(a.nbytes for a in arrays.values())
+    size = next(f"{need / scale:.1f} {unit}" for scale, unit in ((1e9, "GB"), (1e6, "MB"),
+                (1e3, "kB"), (1, "bytes")) if need >= scale or unit == "bytes")  # fmt: skip
     try:
         kept = f"the last checkpoint ({latest_checkpoint(folder).name}) is intact"
     except UsageError:
         kept = "no checkpoint was complete before it"
     return CheckpointWriteError(
         f"cannot write a checkpoint in {folder.checkpoints_dir}: {exc.strerror} (a checkpoint "
-        f"takes up to {need:.1f} MB); {kept}: free space, then rlkit resume {folder.path}"
+        f"takes up to {size}); {kept}: free space, then rlkit resume {folder.path}"
     )
 
 
