@@ -187,8 +187,7 @@ def _drive(trainer, run, quiet: bool) -> int:
     """Drive the run to its end with a progress bar; print how it ended; return the exit
     status (0 finished, 1 diverged, 130 interrupted)."""
     from rlkit.run import experiment
-
-    from .progress import TrainingProgress
+    from rlkit.run.progress import TrainingProgress
 
     progress = None
     if not quiet:

@@ -124,3 +124,12 @@ def test_the_run_folder_names_its_checkpoints_and_refuses_what_is_no_run(tmp_pat
     assert [p.name for p in kept] == ["step-0000000200", "step-0000000300"]
     with pytest.raises(UsageError, match="already holds files"):
         RunFolder.create_at(first.path)
+
+
+def test_rlkit_train_shows_the_clis_progress_line_when_asked_and_is_quiet_by_default(capsys):
+    env = gym.make("CartPole-v1")
+    rlkit.train(small_agent(env), env, steps=300)
+    assert capsys.readouterr().err == ""
+    rlkit.train(small_agent(env), env, steps=300, progress=True)
+    err = capsys.readouterr().err
+    assert "dqn CartPole-v1" in err and "300/300 steps" in err and "100%" in err

@@ -21,9 +21,9 @@ import pytest
 
 import rlkit
 from rlkit.cli.main import main
-from rlkit.cli.progress import TrainingProgress, format_duration
 from rlkit.core.errors import UsageError
 from rlkit.run.loop import Trainer
+from rlkit.run.progress import TrainingProgress, format_duration
 from rlkit.run.signals import stop_on_signals
 
 TINY = [

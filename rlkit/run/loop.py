@@ -311,21 +311,40 @@ def train(
     callback: Callback | None = None,
     max_episodes: int | None = None,
     hooks: Iterable[Hook] = (),
+    progress: bool = False,
 ) -> TrainHistory:
     """Run ``agent`` in ``env`` for ``steps`` more environment steps, learning as it goes.
 
     Each step: ``agent.act(obs)``, ``env.step``, ``agent.observe(...)``, ``agent.update()``.
     ``seed`` (default: the agent's seed) seeds the first ``env.reset``. Training also
     stops after ``max_episodes`` episodes, or when ``callback(step, info, history)`` (or a
-    hook's ``on_step``) returns False. For evaluation during training, checkpoints and
-    logs, use :class:`Trainer` with a ``run_dir``.
+    hook's ``on_step``) returns False. ``progress``: the CLI's progress line on stderr
+    (quiet by default). For evaluation during training, checkpoints and logs, use
+    :class:`Trainer` with a ``run_dir``.
     """
-    callbacks = [callback] if callback else ()
+    import contextlib
+
+    callbacks = [callback] if callback else []
+    bar = contextlib.nullcontext()
+    if progress:
+        from rlkit.run.progress import TrainingProgress
+
+        bar = TrainingProgress(
+            agent.num_steps + steps, f"{agent.name} {_env_name(env)}", start=agent.num_steps,
+            total_episodes=max_episodes or 0,
+        )  # fmt: skip
+        callbacks.append(bar)
     trainer = Trainer(agent, env, seed=seed, callbacks=callbacks, hooks=hooks)
     try:
-        return trainer.run(agent.num_steps + steps, max_episodes=max_episodes)
+        with bar:
+            return trainer.run(agent.num_steps + steps, max_episodes=max_episodes)
     finally:
         trainer.close()
+
+
+def _env_name(env) -> str:
+    spec = env.spec
+    return spec.id if spec is not None else type(env).__name__
 
 
 def _sub_env_info(infos: dict[str, Any], i: int) -> dict[str, Any]:
