@@ -50,7 +50,13 @@ def _model_and_env(path: Path, env_id: str | None, best: bool) -> tuple[Path, st
 
 @click.command()
 @click.argument("path", metavar="RUN_DIR", type=click.Path(), callback=non_empty_path)
-@click.option("--episodes", type=int, default=10, show_default=True, help="greedy episodes to play")
+@click.option(
+    "--episodes",
+    type=int,
+    default=10,
+    show_default=True,
+    help="evaluation episodes to play (greedy, or the agent's eval_epsilon)",
+)
 @click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True,
               help="seed of the first episode")  # fmt: skip
 @click.option("--best", is_flag=True, help="the best evaluated model instead of the final one")
@@ -91,7 +97,7 @@ def evaluate(path, episodes, seed, best, env_id, video, render,
     import rlkit
     from rlkit.core.spaces import space_to_dict
     from rlkit.envs.make import make_env
-    from rlkit.run.evaluation import episode_returns
+    from rlkit.run.evaluation import episode_returns, episodes_phrase
 
     probe = make_env(env_id, training=False, **env_kwargs)  # clear errors before loading
     agent = rlkit.load(model_dir)
@@ -121,7 +127,7 @@ def evaluate(path, episodes, seed, best, env_id, video, render,
 
     click.echo(
         f"{agent.name} {env_id}: return {np.mean(returns):.1f} ± {np.std(returns):.1f} "
-        f"over {episodes} greedy episodes ({model_dir})"
+        f"over {episodes_phrase(episodes, agent.evaluation_epsilon)} ({model_dir})"
     )
 
 

@@ -87,3 +87,12 @@ def test_seeds_given_twice_are_refused_by_name(capsys):
     assert status == 2 and one_line(err) == (
         "rlkit: error: --seeds '0,3,0' gives seed 0 twice: two trials would share a run folder"
     )
+
+
+def test_evaluations_say_what_they_played(capsys, run_dir):
+    from rlkit.run.evaluation import episodes_phrase
+
+    assert episodes_phrase(10) == "10 greedy episodes" and episodes_phrase(1) == "1 greedy episode"
+    assert episodes_phrase(20, 0.05) == "20 ε-greedy (ε 0.05) episodes"
+    status = main(["evaluate", str(run_dir), "--episodes", "1"])
+    assert status == 0 and "over 1 greedy episode (" in capsys.readouterr().out

@@ -150,8 +150,8 @@ def test_summary_rows_from_trial_folders(tmp_path):
 def test_trial_writes_what_rlkit_train_writes_and_aggregates(capsys, tmp_path):
     common = ["--env", "CartPole-v1", "--steps", "1500", *TINY]
     grid = ["--grid", "gamma=0.9,0.99", "--target", "15"]
-    status, _, sweep_err = cli(capsys, "sweep", "dqn", *common, "--seeds", "3", *grid,
-                               "--out", tmp_path / "s")  # fmt: skip
+    status, sweep_out, sweep_err = cli(capsys, "sweep", "dqn", *common, "--seeds", "3", *grid,
+                                       "--out", tmp_path / "s")  # fmt: skip
     assert status == 0, sweep_err
     status, _, err = cli(capsys, "train", "dqn", *common, "--seed", "3", "--set", "gamma=0.9",
                          "--quiet", "--out", tmp_path / "t")  # fmt: skip
@@ -161,7 +161,7 @@ def test_trial_writes_what_rlkit_train_writes_and_aggregates(capsys, tmp_path):
     assert (trial / "metrics.csv").read_text() == (run_dir / "metrics.csv").read_text()
     rows = (tmp_path / "s" / "sweep.csv").read_text().splitlines()
     assert rows[0].startswith("config,seeds_done,seeds,final_mean") and len(rows) == 3
-    assert rows[1].startswith("gamma=0.9,1,1,") and "gamma=0.9: final" in sweep_err
+    assert rows[1].startswith("gamma=0.9,1,1,") and "gamma=0.9: final" in sweep_out  # stdout
     assert cli(capsys, "plot", tmp_path / "s", "-o", tmp_path / "s.png")[0] == 0
 
 

@@ -129,6 +129,11 @@ class Agent:
         """Take back the counters and extra values of :meth:`state`."""
         self.num_steps = int(counters["num_steps"])
 
+    @property
+    def evaluation_epsilon(self) -> float:
+        """The share of random actions ``act(obs, explore=False)`` takes (0: greedy)."""
+        return 0.0
+
     def diagnostics(self) -> dict[str, float]:
         """Scalars worth logging now (e.g. ``{"epsilon": 0.1}``)."""
         return {}

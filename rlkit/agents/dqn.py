@@ -149,6 +149,10 @@ class DQN(OffPolicyAgent):
         """Where the linear schedules start: learning_starts (DQN3.0) or step 0 (SB3)."""
         return 0 if self.config.exploration_from_start else self.config.learning_starts
 
+    @property
+    def evaluation_epsilon(self) -> float:
+        return self.config.eval_epsilon
+
     def diagnostics(self) -> dict[str, float]:
         return {"epsilon": self.epsilon, "learning_rate": self.learning_rate}
 

@@ -29,3 +29,10 @@ def episode_returns(agent, env, episodes: int, seed: int | None = None) -> list[
         returns.append(total)
         obs, _ = env.reset()
     return returns
+
+
+def episodes_phrase(episodes: int, epsilon: float = 0.0) -> str:
+    """``"10 greedy episodes"``, ``"1 greedy episode"``, ``"10 ε-greedy (ε 0.05) episodes"``:
+    what an evaluation played, said right."""
+    rule = "greedy" if epsilon == 0 else f"ε-greedy (ε {epsilon:g})"
+    return f"{episodes} {rule} episode{'' if episodes == 1 else 's'}"

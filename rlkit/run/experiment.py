@@ -187,7 +187,7 @@ def finish(trainer, settings: RunConfig) -> RunResult:
     ``eval_episodes`` fresh greedy episodes, write ``summary.json`` and the learning curve."""
     from rlkit.agents.base import load
     from rlkit.envs.make import make_env
-    from rlkit.run.evaluation import evaluate
+    from rlkit.run.evaluation import episodes_phrase, evaluate
 
     agent, history, folder = trainer.agent, trainer.history, trainer.folder
     run_dir = folder.path
@@ -203,7 +203,8 @@ def finish(trainer, settings: RunConfig) -> RunResult:
         "final_model": {"eval_return_mean": mean, "eval_return_std": std},
     }  # fmt: skip
     n = settings.eval_episodes
-    headline = f"eval return {_score(mean, std, n)} over {n} greedy episodes"
+    played = episodes_phrase(n, agent.evaluation_epsilon)
+    headline = f"eval return {_score(mean, std, n)} over {played}"
     if trainer.state.best_step is not None:
         best = load(folder.best_dir)
         best_mean, best_std = evaluate(
@@ -216,7 +217,7 @@ def finish(trainer, settings: RunConfig) -> RunResult:
             "eval_return_std": best_std,
         }
         headline = (
-            f"eval return {_score(best_mean, best_std, n)} over {n} greedy episodes (best "
+            f"eval return {_score(best_mean, best_std, n)} over {played} (best "
             f"model, step {trainer.state.best_step}, in best/; final model "
             f"{_score(mean, std, n)}, in model/)"
         )

@@ -262,7 +262,7 @@ def run_sweep(
         # lives here; with this (Ray's own switch) everything stays on the loopback.
         os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
     ray, tune = import_ray()
-    stream = stream if stream is not None else sys.stderr
+    stream = stream if stream is not None else sys.stdout  # the table; progress: stderr
     out = Path(out).resolve()
     os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")
     os.environ.setdefault("TUNE_DISABLE_AUTO_CALLBACK_LOGGERS", "1")
