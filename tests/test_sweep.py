@@ -204,7 +204,7 @@ def test_interrupted_sweep_resumes_without_rerunning_finished_trials(tmp_path):
         assert (trial_dir(out, "default", seed) / "metrics.csv").read_text() == (
             run_dir / "metrics.csv"
         ).read_text()
-    assert "3/3 seeds" in result.stderr, result.stderr[-3000:]
+    assert "3/3 seeds" in result.stdout, result.stdout[-3000:]  # the table: stdout
 
 
 @pytest.mark.skipif(not HAS_RAY, reason="needs the ray extra")
