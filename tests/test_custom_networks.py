@@ -116,3 +116,67 @@ def test_the_cli_takes_an_importable_builder_records_it_and_resumes_exactly(
     agent = rlkit.load(cut / "model")  # the named builder comes back by itself
     assert agent.q.fast_path and agent.q.variables[0].shape == (4, 16)
     capsys.readouterr()
+
+
+# -- DDPG / TD3: actor and critic of one's own ----------------------------------------------------
+def actor(observation_space, action_space):
+    width = action_space.shape[0]
+    return keras.Sequential([keras.Input(observation_space.shape),
+                             keras.layers.Dense(32, activation="relu"),
+                             keras.layers.Dense(width, activation="tanh")])  # fmt: skip
+
+
+def critic(observation_space, action_space):
+    obs, action = keras.Input(observation_space.shape), keras.Input(action_space.shape)
+    x = keras.layers.Dense(32, activation="relu")(keras.layers.Concatenate()([obs, action]))
+    return keras.Model([obs, action], keras.layers.Dense(1)(x))
+
+
+DDPG_SMALL = {"learning_starts": 100, "batch_size": 32, "jit_compile": False}
+
+
+@pytest.fixture
+def pendulum():
+    return gym.make("Pendulum-v1")
+
+
+def test_ddpg_with_the_users_actor_and_critic_learns_with_ema_targets(pendulum, tmp_path):
+    agent = rlkit.agents.DDPG.from_env(pendulum, actor=actor, critic=critic, **DDPG_SMALL)
+    assert agent.actor.fast_path  # a Dense stack with a tanh output: the numpy copy
+    obs = np.random.default_rng(3).normal(size=(4, 3)).astype(np.float32)
+    actions = np.full((4, 1), 0.3, np.float32)
+    # the targets start as the online networks (EMA shadows initialised to them)
+    online = agent.critics[0].model([obs, actions]).numpy()
+    np.testing.assert_allclose(agent.target_q(obs, actions).numpy(), online, rtol=1e-6)
+    rlkit.train(agent, pendulum, steps=300)
+    np.testing.assert_allclose(agent._policy(obs), agent.actor.model(obs).numpy(), atol=1e-5)
+    # after updates the targets lag the online critic: shadow <- decay*shadow + (1-decay)*w
+    assert not np.allclose(agent.target_q(obs, actions).numpy(),
+                           agent.critics[0].model([obs, actions]).numpy())  # fmt: skip
+    agent.save(tmp_path / "d")
+    loaded = rlkit.load(tmp_path / "d", actor=actor, critic=critic)
+    np.testing.assert_array_equal(
+        loaded.act(obs[0], explore=False), agent.act(obs[0], explore=False)
+    )
+
+
+def test_td3_builds_twin_critics_of_the_users_with_their_own_seeds(pendulum):
+    agent = rlkit.agents.DDPG.from_env(pendulum, actor=actor, critic=critic, td3=True,
+                                       **DDPG_SMALL)  # fmt: skip
+    first, second = (c.variables[0].numpy() for c in agent.critics)
+    assert first.shape == second.shape and not np.array_equal(first, second)
+    rlkit.train(agent, pendulum, steps=250)
+
+
+@pytest.mark.parametrize(
+    ("networks", "message"),
+    [
+        ({"critic": lambda o, a: keras.Sequential([keras.Input(o.shape), keras.layers.Dense(1)])},
+         r"critic takes 1 input\(s\) but needs two: \[observation \[batch, 3\], action"),
+        ({"actor": lambda o, a: keras.Sequential([keras.Input(o.shape), keras.layers.Dense(3)])},
+         r"actor returns \[batch, 3\] but needs \[batch, 1\]"),
+    ],
+)  # fmt: skip
+def test_an_actor_or_critic_that_does_not_fit_is_refused(pendulum, networks, message):
+    with pytest.raises(UsageError, match=message):
+        rlkit.agents.DDPG.from_env(pendulum, **networks)

@@ -37,6 +37,7 @@ from rlkit.learn.losses import bootstrap_target, smooth_target_action, squared_e
 from rlkit.learn.noise import make_noise
 from rlkit.learn.optimizers import make_optimizer
 from rlkit.networks.actor_critic import ActionBounds, Actor, Critic
+from rlkit.networks.custom import GIVEN_IN_PYTHON, make_actor, make_critics, network_source
 from rlkit.replay.memory import Batch
 
 
@@ -61,6 +62,22 @@ class DDPG(OffPolicyAgent):
     name = "ddpg"
     config_class = DDPGConfig
 
+    def __init__(
+        self, observation_space, action_space, config=None, seed: int = 0, actor=None,
+        critic=None, **overrides,
+    ) -> None:  # fmt: skip
+        """``actor`` / ``critic``: networks of your own (see :mod:`rlkit.networks.custom`):
+        a Keras model, a builder ``(observation_space, action_space) -> keras.Model``, or the
+        name of an importable builder (``"package.module:function"``, kept in the config).
+        The actor maps ``[B, obs]`` to ``[B, act_dim]`` in the action's units (acting clips to
+        the bounds); the critic takes ``[observation, action]`` and returns ``[B]`` or
+        ``[B, 1]``. Their targets are EMA shadows of their variables, as for rlkit's own."""
+        self._networks = {"actor": actor, "critic": critic}
+        for key, given in self._networks.items():
+            if given is not None:
+                overrides[key] = given if isinstance(given, str) else GIVEN_IN_PYTHON
+        super().__init__(observation_space, action_space, config, seed, **overrides)
+
     def build(self, seed: int) -> None:
         cfg = self.config
         obs_dim = self.obs_format.size
@@ -69,11 +86,23 @@ class DDPG(OffPolicyAgent):
         self.bounds = ActionBounds(self.action_space.low, self.action_space.high)
         self.action_spec = ((self.bounds.dim,), np.float32)
         init = {"init": cfg.init, "output_scale": cfg.output_init_scale}
-        self.actor = Actor(obs_dim, self.bounds, cfg.actor_hidden_sizes, seed, "actor", **init)
-        self.critics = [
-            Critic(obs_dim, self.bounds, cfg.critic_hidden_sizes, seed, f"critic{k}", k, **init)
-            for k in range(2 if cfg.td3 else 1)
-        ]
+        spaces = self.observation_space, self.action_space
+        if cfg.actor:
+            source = network_source("actor", cfg.actor, self._networks["actor"])
+            actor_seed = seeding.network_seed(seed, "actor")
+            self.actor = make_actor(source, spaces, self.obs_format, self.bounds.dim, actor_seed)
+        else:
+            self.actor = Actor(obs_dim, self.bounds, cfg.actor_hidden_sizes, seed, "actor", **init)
+        if cfg.critic:
+            source = network_source("critic", cfg.critic, self._networks["critic"])
+            seeds = [seeding.network_seed(seed, "critic", k) for k in range(2 if cfg.td3 else 1)]
+            self.critics = make_critics(source, spaces, obs_dim, self.bounds.dim, seeds)
+        else:
+            self.critics = [
+                Critic(obs_dim, self.bounds, cfg.critic_hidden_sizes, seed, f"critic{k}", k,
+                       **init)
+                for k in range(2 if cfg.td3 else 1)
+            ]  # fmt: skip
         self.actor_pipeline = UpdatePipeline(
             self.actor.variables,
             make_optimizer(cfg.actor_optimizer, cfg.actor_learning_rate, cfg.adam_epsilon),

@@ -132,6 +132,18 @@ class DDPGConfig:
     )
     jit_compile: bool = option(True, "compile the fused update block with XLA")
 
+    actor: str = option(
+        "",
+        "your own actor: an importable builder 'package.module:function' taking "
+        "(observation_space, action_space) and returning a keras.Model [B, obs] -> [B, "
+        "action] in the action's units (empty: rlkit's MLP from actor_hidden_sizes)",
+    )
+    critic: str = option(
+        "",
+        "your own critic: an importable builder returning a keras.Model of two inputs "
+        "[observation, action] -> [B] or [B, 1] (empty: rlkit's MLP from critic_hidden_sizes)",
+    )
+
     def cross_check(self) -> str | None:
         if self.lr_end_fraction >= 0 and self.lr_anneal_steps <= 0:
             return (

@@ -31,7 +31,7 @@ from rlkit.networks.custom import (
     KerasQNetwork,
     build_model,
     check_output,
-    resolve_builder,
+    network_source,
     twin,
 )
 from rlkit.networks.torso import QNetwork
@@ -103,15 +103,7 @@ class DQN(OffPolicyAgent):
 
     def _custom_networks(self, named: str) -> tuple[KerasQNetwork, KerasQNetwork]:
         """The user's Q-network and its target twin (same architecture, copied weights)."""
-        if named == GIVEN_IN_PYTHON:
-            if self._q_network is None or isinstance(self._q_network, str):
-                raise UsageError(
-                    "this agent was made with a Q-network of your own (a Python object): give "
-                    "it again, e.g. rlkit.load(path, q_network=build)"
-                )
-            source = self._q_network
-        else:
-            source = resolve_builder(named, "q_network")
+        source = network_source("q_network", named, self._q_network)
         spaces = self.observation_space, self.action_space
         model = build_model(source, *spaces, "q_network", seeding.network_seed(self.seed, "q"))
         sample = check_output(model, self.obs_format, (self.num_actions,), "q_network")

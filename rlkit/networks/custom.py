@@ -109,23 +109,43 @@ def twin(model: keras.Model, source: Any, observation_space, action_space, key: 
         ) from None
 
 
-def dense_stack(model: keras.Model, sample: np.ndarray) -> list | None:
-    """The model's Dense layers when it is a plain stack (ReLU hidden, linear output) that
-    a :class:`NumpyMLP` reproduces on ``sample``; None otherwise."""
+#: output activations a Dense stack's numpy copy reproduces: Keras' function -> numpy's
+_OUTPUTS = {"linear": None, "tanh": np.tanh}
+
+
+def dense_stack(model: keras.Model, sample: np.ndarray, outputs=("linear",)) -> tuple | None:
+    """``(layers, output)`` when the model is a plain stack of Dense layers (ReLU hidden
+    layers, an output activation among ``outputs``) that a :class:`NumpyMLP` reproduces on
+    ``sample``-shaped inputs (``output``: numpy's form of the output activation, None for
+    linear); None otherwise."""
     layers = [layer for layer in model.layers if not isinstance(layer, keras.layers.InputLayer)]
     if not layers or not all(type(layer) is keras.layers.Dense for layer in layers):
         return None
-    relu, linear = keras.activations.relu, keras.activations.linear
-    if any(layer.activation is not relu for layer in layers[:-1]):
+    if any(layer.activation is not keras.activations.relu for layer in layers[:-1]):
         return None
-    if layers[-1].activation is not linear:
+    last = next((name for name in outputs
+                 if layers[-1].activation is getattr(keras.activations, name)), None)  # fmt: skip
+    if last is None:
         return None
-    rng = np.random.default_rng(0)
-    probe = rng.normal(size=sample.shape).astype(np.float32)
-    mirror = NumpyMLP.from_layers(layers[:-1], layers[-1:])
+    output = _OUTPUTS[last]
+    probe = np.random.default_rng(0).normal(size=sample.shape).astype(np.float32)
+    mirror = NumpyMLP.from_layers(layers[:-1], layers[-1:], output=output)
     if not np.allclose(mirror(probe), np.asarray(model(probe)), rtol=1e-4, atol=1e-5):
         return None  # e.g. layers not applied in sequence
-    return layers
+    return layers, output
+
+
+def compiled_policy(model: keras.Model, obs_rank: int) -> Callable[[np.ndarray], np.ndarray]:
+    """``obs -> model(obs)`` through one compiled call per (batched) call; it reads the
+    live weights."""
+    compiled = CompiledFunction(lambda obs: model(obs))
+
+    def forward(obs: np.ndarray) -> np.ndarray:
+        single = obs.ndim == obs_rank
+        out = compiled(obs[None] if single else obs).numpy()
+        return out[0] if single else out
+
+    return forward
 
 
 class KerasQNetwork:
@@ -135,7 +155,8 @@ class KerasQNetwork:
     def __init__(self, model: keras.Model, sample: np.ndarray) -> None:
         self.model = model
         self.convs: list = []
-        self.layers = dense_stack(model, sample)
+        stack = dense_stack(model, sample)
+        self.layers = None if stack is None else stack[0]
         self.obs_rank = sample.ndim - 1
         self._compiled: Callable | None = None
 
@@ -154,12 +175,120 @@ class KerasQNetwork:
         if self.layers is not None:
             return NumpyMLP.from_layers(self.layers[:-1], self.layers[-1:])
         if self._compiled is None:
-            compiled = CompiledFunction(lambda obs: self.model(obs))
-
-            def q_values(obs: np.ndarray) -> np.ndarray:
-                single = obs.ndim == self.obs_rank
-                out = compiled(obs[None] if single else obs).numpy()
-                return out[0] if single else out
-
-            self._compiled = q_values
+            self._compiled = compiled_policy(self.model, self.obs_rank)
         return self._compiled
+
+
+class KerasActor:
+    """A user's Keras model in the place of DDPG's :class:`~rlkit.networks.actor_critic.Actor`:
+    ``[B, obs_dim] -> [B, act_dim]`` in the action's own units (acting clips to the bounds).
+
+    A Dense stack with a linear or tanh output acts through a numpy copy refreshed after
+    each block of updates; any other model through one compiled call per step."""
+
+    def __init__(self, model: keras.Model, sample: np.ndarray) -> None:
+        self.model = model
+        stack = dense_stack(model, sample, outputs=("linear", "tanh"))
+        self.layers, self._output = (None, None) if stack is None else stack
+        self._compiled = None if stack is not None else compiled_policy(model, sample.ndim - 1)
+
+    @property
+    def variables(self) -> list:
+        return self.model.trainable_variables
+
+    @property
+    def fast_path(self) -> bool:
+        return self.layers is not None
+
+    def layer_weights(self) -> list:
+        """The Dense stack's ``[kernel_0, bias_0, ...]`` (empty for a compiled actor)."""
+        if self.layers is None:
+            return []
+        return [w for layer in self.layers for w in (layer.kernel, layer.bias)]
+
+    def to_numpy(self, arrays) -> Callable[[np.ndarray], np.ndarray]:
+        """What acting reads, from the arrays of :meth:`layer_weights`."""
+        if self.layers is None:
+            return self._compiled
+        return NumpyMLP.from_arrays(list(arrays), output=self._output)
+
+    def numpy_snapshot(self) -> Callable[[np.ndarray], np.ndarray]:
+        return self.to_numpy([w.numpy() for w in self.layer_weights()])
+
+
+class KerasCritic:
+    """A user's Keras model with two inputs ``[observation, action]`` in the place of DDPG's
+    :class:`~rlkit.networks.actor_critic.Critic`; an output ``[B, 1]`` is squeezed to ``[B]``
+    (a functional model around the user's, sharing its variables)."""
+
+    def __init__(self, model: keras.Model, squeeze: bool) -> None:
+        self.user_model = model
+        if squeeze:
+            model = keras.Model(model.inputs, keras.ops.squeeze(model.outputs[0], axis=-1))
+        self.model = model
+
+    @property
+    def variables(self) -> list:
+        return self.model.trainable_variables
+
+
+def check_critic(model: keras.Model, obs_dim: int, act_dim: int, key: str) -> bool:
+    """Call a critic on ``[observations, actions]`` of a batch of two; UsageError unless it
+    returns ``[2]`` or ``[2, 1]``. Returns whether the output needs squeezing."""
+    declared = getattr(model, "inputs", None)  # (a functional model's Inputs)
+    if declared and len(declared) != 2:
+        raise UsageError(
+            f"{key} takes {len(declared)} input(s) but needs two: [observation [batch, "
+            f"{obs_dim}], action [batch, {act_dim}]]"
+        )
+    inputs = [np.zeros((2, obs_dim), np.float32), np.zeros((2, act_dim), np.float32)]
+    try:
+        out = np.asarray(model(inputs))
+    except Exception as exc:  # a model that cannot take [observation, action]
+        raise UsageError(
+            f"{key} does not accept [observation [batch, {obs_dim}], action [batch, "
+            f"{act_dim}]]: {type(exc).__name__}: {exc}".splitlines()[0]
+        ) from None
+    if out.shape not in ((2,), (2, 1)):
+        got = ", ".join(map(str, out.shape[1:]))
+        raise UsageError(f"{key} returns [batch, {got}] but needs [batch] or [batch, 1]")
+    if out.shape == (2, 1) and not getattr(model, "inputs", None):
+        raise UsageError(f"{key}: a subclassed critic must return [batch]; this one returns "
+                         "[batch, 1]")  # fmt: skip
+    return out.shape == (2, 1)
+
+
+def network_source(key: str, named: str, given: Any) -> Any:
+    """What to build a network from: the builder ``named`` in the config, or the Python
+    object ``given`` to the agent (config value :data:`GIVEN_IN_PYTHON`), which a loaded
+    agent must be given again."""
+    if named != GIVEN_IN_PYTHON:
+        return resolve_builder(named, key)
+    if given is None or isinstance(given, str):
+        raise UsageError(
+            f"this agent was made with a {key} of your own (a Python object): give it "
+            f"again, e.g. rlkit.load(path, {key}=build)"
+        )
+    return given
+
+
+def make_actor(source: Any, spaces: tuple, obs_format: ObservationFormat, act_dim: int,
+               seed: int) -> KerasActor:  # fmt: skip
+    """DDPG's actor from a user's model or builder, checked: ``[B, obs] -> [B, act_dim]``."""
+    model = build_model(source, *spaces, "actor", seed)
+    return KerasActor(model, check_output(model, obs_format, (act_dim,), "actor"))
+
+
+def make_critics(source: Any, spaces: tuple, obs_dim: int, act_dim: int,
+                 seeds: list[int]) -> list[KerasCritic]:  # fmt: skip
+    """One critic per seed (TD3: two) from a user's builder, each built with its own seed
+    (a model instance: cloned for the second), each checked."""
+    critics: list[KerasCritic] = []
+    for seed in seeds:
+        if not critics or not isinstance(source, keras.Model):
+            model = build_model(source, *spaces, "critic", seed)
+        else:
+            model = twin(critics[0].user_model, source, *spaces, "critic")
+        squeeze = check_critic(model, obs_dim, act_dim, "critic")
+        critics.append(KerasCritic(model, squeeze))
+    return critics
