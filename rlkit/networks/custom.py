@@ -148,7 +148,24 @@ def compiled_policy(model: keras.Model, obs_rank: int) -> Callable[[np.ndarray],
     return forward
 
 
-class KerasQNetwork:
+class _UserNetwork:
+    """What every wrapper of a user's model shares: the model, its trainable variables, and
+    whether acting goes through a numpy copy of a Dense stack (``layers``)."""
+
+    model: keras.Model
+    layers: list | None = None
+
+    @property
+    def variables(self) -> list:
+        return self.model.trainable_variables
+
+    @property
+    def fast_path(self) -> bool:
+        """Does acting go through a numpy copy (a plain Dense stack)?"""
+        return self.layers is not None
+
+
+class KerasQNetwork(_UserNetwork):
     """A user's Keras model in the place of :class:`~rlkit.networks.torso.QNetwork`: the same
     ``model``, ``variables`` and ``policy()``."""
 
@@ -160,15 +177,6 @@ class KerasQNetwork:
         self.obs_rank = sample.ndim - 1
         self._compiled: Callable | None = None
 
-    @property
-    def variables(self) -> list:
-        return self.model.trainable_variables
-
-    @property
-    def fast_path(self) -> bool:
-        """Does acting go through a numpy copy (a plain Dense stack)?"""
-        return self.layers is not None
-
     def policy(self) -> Callable[[np.ndarray], np.ndarray]:
         """``obs -> Q(s, .)``: a numpy copy of a Dense stack (re-take it after each update),
         else one compiled call per batch."""
@@ -179,7 +187,7 @@ class KerasQNetwork:
         return self._compiled
 
 
-class KerasActor:
+class KerasActor(_UserNetwork):
     """A user's Keras model in the place of DDPG's :class:`~rlkit.networks.actor_critic.Actor`:
     ``[B, obs_dim] -> [B, act_dim]`` in the action's own units (acting clips to the bounds).
 
@@ -191,14 +199,6 @@ class KerasActor:
         stack = dense_stack(model, sample, outputs=("linear", "tanh"))
         self.layers, self._output = (None, None) if stack is None else stack
         self._compiled = None if stack is not None else compiled_policy(model, sample.ndim - 1)
-
-    @property
-    def variables(self) -> list:
-        return self.model.trainable_variables
-
-    @property
-    def fast_path(self) -> bool:
-        return self.layers is not None
 
     def layer_weights(self) -> list:
         """The Dense stack's ``[kernel_0, bias_0, ...]`` (empty for a compiled actor)."""
@@ -216,7 +216,7 @@ class KerasActor:
         return self.to_numpy([w.numpy() for w in self.layer_weights()])
 
 
-class KerasCritic:
+class KerasCritic(_UserNetwork):
     """A user's Keras model with two inputs ``[observation, action]`` in the place of DDPG's
     :class:`~rlkit.networks.actor_critic.Critic`; an output ``[B, 1]`` is squeezed to ``[B]``
     (a functional model around the user's, sharing its variables)."""
@@ -226,10 +226,6 @@ class KerasCritic:
         if squeeze:
             model = keras.Model(model.inputs, keras.ops.squeeze(model.outputs[0], axis=-1))
         self.model = model
-
-    @property
-    def variables(self) -> list:
-        return self.model.trainable_variables
 
 
 def check_critic(model: keras.Model, obs_dim: int, act_dim: int, key: str) -> bool:
