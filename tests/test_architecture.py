@@ -157,7 +157,8 @@ def test_experiment_run_returns_a_result_and_writes_what_the_cli_writes(tmp_path
     fixtures = Path(__file__).parent / "fixtures" / "pinned"
     plan = experiment.plan(
         "dqn", "CartPole-v1", steps=4000, eval_every=2000, eval_episodes=3,
-        checkpoint_every=2000, overrides={"hidden_sizes": "32,32", "buffer_size": 3000},
+        checkpoint_every=2000, overrides={"hidden_sizes": "32,32", "buffer_size": 3000,
+        "eps_anneal_fraction": 0, "lr_anneal_fraction": 0},  # as pinned: tests/fixtures/pin_runs.py
     )  # fmt: skip
     result = experiment.run(plan, tmp_path, handle_signals=False)
     assert result.status == experiment.FINISHED and result.run_dir.parent == tmp_path

@@ -104,7 +104,9 @@ def test_the_cli_takes_an_importable_builder_records_it_and_resumes_exactly(
     monkeypatch.syspath_prepend(str(tmp_path))
     common = ["dqn", "--env", "CartPole-v1", "--set", "q_network=mynets:build", "--set",
               "learning_starts=100", "--set", "jit_compile=false", "--eval-every", "200",
-              "--eval-episodes", "2", "--checkpoint-every", "200", "--quiet"]  # fmt: skip
+              "--eval-episodes", "2", "--checkpoint-every", "200", "--quiet",
+              # schedules in steps: a 200-step run extended to 400 is then the 400-step run
+              "--set", "eps_anneal_fraction=0", "--set", "lr_anneal_fraction=0"]  # fmt: skip
     assert main(["train", *common, "--steps", "400", "--out", str(tmp_path / "whole")]) == 0
     assert main(["train", *common, "--steps", "200", "--out", str(tmp_path / "cut")]) == 0
     (whole,) = (tmp_path / "whole").iterdir()

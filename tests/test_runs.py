@@ -25,6 +25,10 @@ TINY_AGENT = [
 TINY = ["--quiet", "--eval-episodes", "2", *TINY_AGENT]
 
 
+#: CartPole's schedules in absolute steps (the preset gives them as fractions of the run)
+ABSOLUTE = ["--set", "eps_anneal_fraction=0", "--set", "lr_anneal_fraction=0"]
+
+
 def cli(capsys, *args):
     status = main([str(a) for a in args])
     out, err = capsys.readouterr()
@@ -48,7 +52,9 @@ def weights(model_dir: Path) -> dict:
 
 
 def test_interrupted_and_resumed_run_equals_uninterrupted_run(capsys, tmp_path):
-    common = ["--seed", "5", "--eval-every", "250", "--checkpoint-every", "0"]
+    # (a run extended by resume keeps the schedule of the length it started with: absolute
+    # schedules make the 430-step start and the 900-step run the same run)
+    common = ["--seed", "5", "--eval-every", "250", "--checkpoint-every", "0", *ABSOLUTE]
     whole = train_run(capsys, tmp_path / "whole", "--steps", "900", *common)
     split = train_run(capsys, tmp_path / "split", "--steps", "430", *common)  # mid-episode
     status, _, err = cli(capsys, "resume", split, "--steps", "900", "--quiet")
@@ -301,7 +307,8 @@ def test_callbacks_can_stop_early_and_log_custom_scalars(tmp_path):
 
 
 def test_vector_envs_train_and_resume_exactly(capsys, tmp_path):
-    common = ["--seed", "1", "--num-envs", "4", "--eval-every", "400", "--checkpoint-every", "0"]
+    common = ["--seed", "1", "--num-envs", "4", "--eval-every", "400", "--checkpoint-every", "0",
+              *ABSOLUTE]  # fmt: skip
     whole = train_run(capsys, tmp_path / "whole", "--steps", "1200", *common)
     split = train_run(capsys, tmp_path / "split", "--steps", "600", *common)
     status, _, err = cli(capsys, "resume", split, "--steps", "1200", "--quiet")

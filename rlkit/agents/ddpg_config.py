@@ -72,6 +72,12 @@ class DDPGConfig:
         "steps after learning_starts over which the learning rates fall (lr_end_fraction)",
         non_negative,
     )
+    lr_anneal_fraction: float = option(
+        0.0,
+        "lr_anneal_steps as a fraction of the run's steps, resolved when the run is planned "
+        "(rl-zoo's lin_ schedules; 0: lr_anneal_steps as given)",
+        unit_interval,
+    )
     actor_optimizer: str = option(
         "adam", "actor optimizer: " + " | ".join(OPTIMIZERS), one_of(*OPTIMIZERS)
     )

@@ -63,6 +63,12 @@ class DQNConfig:
         "steps after learning_starts over which the learning rate falls linearly (DQN3.0 lr_endt)",
         non_negative,
     )
+    lr_anneal_fraction: float = option(
+        0.0,
+        "lr_anneal_steps as a fraction of the run's steps, resolved when the run is planned "
+        "(rl-zoo's lin_ schedules; 0: lr_anneal_steps as given)",
+        unit_interval,
+    )
     optimizer: str = option(
         "adam", "adam | rmsprop_centered (DQN3.0) | rmsprop | sgd", one_of(*OPTIMIZERS)
     )
@@ -131,6 +137,12 @@ class DQNConfig:
     eps_end: float = option(0.04, "final exploration epsilon", unit_interval)
     eps_anneal_steps: int = option(
         8_000, "steps after learning_starts over which epsilon falls linearly", non_negative
+    )
+    eps_anneal_fraction: float = option(
+        0.0,
+        "eps_anneal_steps as a fraction of the run's steps, resolved when the run is planned "
+        "(rl-zoo's exploration_fraction; 0: eps_anneal_steps as given)",
+        unit_interval,
     )
     eval_epsilon: float = option(
         0.0, "epsilon of greedy evaluations (DQN3.0: 0.05; 0: purely greedy)", unit_interval

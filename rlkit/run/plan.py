@@ -69,6 +69,7 @@ def plan(
     from rlkit.config import presets
     from rlkit.config.options import make_config, parse_overrides
     from rlkit.config.run import load_config_file, resolve_run_config
+    from rlkit.config.schedules import resolve_fractions
 
     file_run, file_agent = load_config_file(config_file) if config_file else ({}, {})
     agent_name = agent if agent is not None else file_run.get("agent")
@@ -113,6 +114,7 @@ def plan(
     if not isinstance(overrides, Mapping):
         overrides = parse_overrides(overrides)
     agent_config = make_config(spec.config_class, {**file_agent, **overrides})
+    agent_config = resolve_fractions(agent_config, settings.steps)
     return RunPlan(settings, agent_config, picked, picked is not None and not chosen)
 
 

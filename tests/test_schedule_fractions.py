@@ -1,0 +1,63 @@
+"""Schedules given as fractions of the run (issue 29): resolved to steps by the run's plan,
+the same steps as before at each preset's own budget, and following a shorter run."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from rlkit.agents.ddpg_config import DDPGConfig
+from rlkit.agents.dqn_config import DQNConfig
+from rlkit.config.schedules import describe_schedules, resolve_fractions
+from rlkit.run.plan import plan
+
+#: preset -> (eps_anneal_steps, lr_anneal_steps) at its own budget, as its source line
+#: states them and as the preset gave them in absolute steps before issue 29
+OWN_BUDGET = {
+    "CartPole-v1": (50_000, 8_000, 49_000),
+    "Acrobot-v1": (100_000, 12_000, 100_000),
+    "LunarLander-v3": (100_000, 12_000, 100_000),
+    "MountainCar-v0": (120_000, 24_000, None),
+}
+
+
+def test_a_fraction_becomes_steps_of_the_run():
+    config = DQNConfig(eps_anneal_fraction=0.12, lr_anneal_fraction=1.0)
+    resolved = resolve_fractions(config, 20_000)
+    assert (resolved.eps_anneal_steps, resolved.lr_anneal_steps) == (2_400, 20_000)
+    assert resolve_fractions(DQNConfig(), 20_000) == DQNConfig()  # no fraction: as given
+    ddpg = resolve_fractions(DDPGConfig(lr_anneal_fraction=0.5), 30_001)
+    assert ddpg.lr_anneal_steps == 15_000  # round(15000.5) is banker's: 15000
+
+
+@pytest.mark.parametrize("env", sorted(OWN_BUDGET))
+def test_presets_resolve_to_their_old_steps_at_their_own_budget(env):
+    steps, eps_steps, lr_steps = OWN_BUDGET[env]
+    resolved = plan("dqn", env)
+    assert resolved.settings.steps == steps
+    assert resolved.agent_config.eps_anneal_steps == eps_steps
+    if lr_steps is not None:
+        assert resolved.agent_config.lr_anneal_steps == lr_steps
+
+
+def test_a_shorter_run_anneals_over_its_own_length():
+    resolved = plan("dqn", "Acrobot-v1", steps=20_000).agent_config
+    assert (resolved.eps_anneal_steps, resolved.lr_anneal_steps) == (2_400, 20_000)
+
+
+def test_cartpole_preset_is_still_the_generic_defaults_at_50k():
+    preset = plan("dqn", "CartPole-v1").agent_config
+    fractions = {"eps_anneal_fraction": 0.0, "lr_anneal_fraction": 0.0}
+    assert dataclasses.replace(preset, **fractions) == DQNConfig()
+
+
+def test_the_resolved_schedule_is_described():
+    lines = describe_schedules(plan("dqn", "Acrobot-v1", steps=20_000).agent_config)
+    assert lines == [
+        "epsilon 1 -> 0.1 over 2,400 steps (12% of the run)",
+        "learning rate 0.00063 -> 0 over 20,000 steps (100% of the run)",
+    ]
+    ddpg = DDPGConfig(lr_end_fraction=0.0, lr_anneal_steps=5_000)
+    assert describe_schedules(ddpg) == ["learning rate x1 -> x0 over 5,000 steps"]
+    assert describe_schedules(DDPGConfig()) == []  # constant rates: nothing to say
