@@ -14,33 +14,39 @@ from rlkit.core.quiet import import_tensorflow_quietly
 
 from .options import non_empty, non_empty_path
 
+#: episodes ``rlkit evaluate`` plays for a model folder (a run folder says its own)
+EVALUATE_EPISODES = 10
 
-def _model_and_env(path: Path, env_id: str | None, best: bool) -> tuple[Path, str, dict]:
+
+def _model_and_env(path: Path, env_id: str | None, best: bool) -> tuple[Path, str, dict, int]:
     """The model folder to load, the env id and its constructor's keyword arguments (a run's
-    own, when it is the run's env), from a run folder or a model folder."""
+    own, when it is the run's env), and the run's evaluation episodes (its config's
+    ``eval_episodes``; :data:`EVALUATE_EPISODES` for a model folder), from a run folder or
+    a model folder."""
     from rlkit.agents.base import is_saved_agent
     from rlkit.run.folder import RunFolder
 
     if is_saved_agent(path):  # a model folder itself
         if env_id is None:
             raise UsageError(f"{path} is a model folder: say which environment with --env ID")
-        return path, env_id, {}
+        return path, env_id, {}, EVALUATE_EPISODES
     if not RunFolder.is_run(path):
         raise UsageError(f"{path} is neither an rlkit run folder nor a saved model")
     folder = RunFolder(path)
     run, _ = folder.read_config()
     kwargs = run.env_kwargs if env_id in (None, run.env) else {}
     env_id = env_id or run.env
+    episodes = run.eval_episodes
     if best:
         if not folder.has_model(best=True):
             raise UsageError(f"{path} has no best model (train with --eval-every N to keep one)")
-        return folder.best_dir, env_id, kwargs
+        return folder.best_dir, env_id, kwargs, episodes
     if folder.has_model():
-        return folder.model_dir, env_id, kwargs
+        return folder.model_dir, env_id, kwargs, episodes
     from rlkit.run.checkpoint import checkpoint_model_dir, latest_checkpoint
 
     try:
-        return checkpoint_model_dir(latest_checkpoint(folder)), env_id, kwargs
+        return checkpoint_model_dir(latest_checkpoint(folder)), env_id, kwargs, episodes
     except UsageError:
         raise UsageError(
             f"{path} has no model to evaluate yet: no model/ folder and no checkpoint "
@@ -53,9 +59,9 @@ def _model_and_env(path: Path, env_id: str | None, best: bool) -> tuple[Path, st
 @click.option(
     "--episodes",
     type=int,
-    default=10,
-    show_default=True,
-    help="evaluation episodes to play (greedy, or the agent's eval_epsilon)",
+    help="evaluation episodes to play (greedy, or the agent's eval_epsilon) [default: the "
+    "run's own, its config.toml's eval_episodes (e.g. 100 for the LunarLander-v3 preset); "
+    f"{EVALUATE_EPISODES} for a model folder]",
 )
 @click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True,
               help="seed of the first episode")  # fmt: skip
@@ -78,9 +84,11 @@ def evaluate(path, episodes, seed, best, env_id, video, render,
     """Play the trained agent of RUN_DIR greedily and print its mean ± std return.
 
     RUN_DIR is a run folder (its final model, else its latest checkpoint) or a
-    saved model folder (then give --env).
+    saved model folder (then give --env). It plays as many episodes as the run's own
+    evaluations (eval_episodes in its config.toml, what its preset asks for) unless
+    --episodes says otherwise.
     """
-    if episodes <= 0:
+    if episodes is not None and episodes <= 0:
         raise UsageError(f"--episodes must be a positive number, got {episodes}")
     if not path.exists():
         raise UsageError(f"no run folder or model at {path}")
@@ -88,7 +96,8 @@ def evaluate(path, episodes, seed, best, env_id, video, render,
         raise UsageError(
             f"--video {video}: the folder {video.parent} does not exist; make it first"
         )
-    model_dir, env_id, env_kwargs = _model_and_env(path, env_id, best)
+    model_dir, env_id, env_kwargs, run_episodes = _model_and_env(path, env_id, best)
+    episodes = episodes or run_episodes
     if extra_env_kwargs:
         from rlkit.config.run import parse_env_kwargs
 
@@ -112,7 +121,7 @@ def evaluate(path, episodes, seed, best, env_id, video, render,
 
         returns = record_video(agent, env_id, video, episodes=episodes, seed=seed,
                                env_kwargs=env_kwargs)  # fmt: skip
-        click.echo(f"recorded {episodes} episodes to {video}", err=True)
+        click.echo(f"recorded {episodes} episode{'s' * (episodes != 1)} to {video}", err=True)
     else:
         if (
             render
@@ -159,29 +168,37 @@ def evaluate(path, episodes, seed, best, env_id, video, render,
 def plot(run_dirs, output, window) -> None:  # fmt: skip
     """Draw learning curves (episode return vs steps) of one or more runs to a PNG.
 
-    Runs of the same agent and environment (e.g. several seeds) are overlaid with
-    their mean and a min–max band, one panel per environment. A sweep folder stands for
-    all its trials, grouped by configuration.
+    Runs are grouped by agent variant (td3 for ddpg with td3=true), environment and
+    configuration (their config.toml): the seeds of one configuration are drawn thin,
+    with their mean and a min–max band; different configurations are separate lines,
+    labelled by the keys in which they differ. One panel per environment. A sweep
+    folder stands for all its trials, a folder of run folders for all its runs.
     """
     if window <= 0:
         raise UsageError(f"--smooth must be a positive number of episodes, got {window}")
     for run_dir in run_dirs:
         if not run_dir.is_dir():
             raise UsageError(f"no run folder at {run_dir}")
-    from rlkit.run.plotting import plot_runs
+    from rlkit.run.folder import RunFolder
+    from rlkit.run.plotting import group_runs, plot_groups
     from rlkit.sweeps.grid import is_sweep, sweep_runs
 
-    runs, labels = [], {}
+    runs = []
     for run_dir in run_dirs:
         if is_sweep(run_dir):
             trials = sweep_runs(run_dir)
             if not trials:
                 raise UsageError(f"no trial of the sweep in {run_dir} has started yet")
             runs.extend(trials)
-            labels.update(trials)
+        elif not RunFolder.is_run(run_dir) and any(map(RunFolder.is_run, run_dir.iterdir())):
+            runs.extend(sorted(d for d in run_dir.iterdir() if RunFolder(d).has_metrics))
         else:
             runs.append(run_dir)
-    click.echo(f"wrote {plot_runs(runs, output, window, labels=labels)}")
+    groups = group_runs(runs)
+    written = plot_groups(groups, output, window)
+    for group in groups:
+        click.echo(f"{group.label}: {len(group.runs)} run{'s' * (len(group.runs) != 1)}", err=True)
+    click.echo(f"wrote {written}")
 
 
 @click.command("config")
@@ -211,8 +228,12 @@ def show_config(agent, preset) -> None:
 
 @click.command("presets")
 @click.argument("agent", metavar="[AGENT]", required=False)
-def list_presets(agent) -> None:
-    """List the shipped presets (of AGENT): name, environment and source.
+@click.option("--long", "long_", is_flag=True,
+              help="each preset's name, environment and full source, in prose")  # fmt: skip
+def list_presets(agent, long_) -> None:
+    """List the shipped presets (of AGENT), one line each: environment, source (shortened),
+    steps, what the final models measured and the reference they are measured against
+    (rl-zoo's benchmark, or the paper's), and one run's wall-clock.
 
     'rlkit train AGENT --env ID' uses the preset named after ID by itself; others are
     picked with --preset NAME. 'rlkit config AGENT --preset NAME' prints one.
@@ -223,8 +244,23 @@ def list_presets(agent) -> None:
 
     if agent is not None:
         agent = agent_spec(agent).name
-    for p in presets.presets(agent):
-        click.echo(f"{p.name}  (env {p.env or 'any'})")
-        lines = textwrap.wrap(p.source, 96, initial_indent="  source: ", subsequent_indent=" " * 10)
-        click.echo("\n".join(lines))
-    click.echo("what each measured: docs/presets.md and docs/benchmarks.md in rlkit's repository")
+    if long_:
+        for p in presets.presets(agent):
+            click.echo(f"{p.name}  (env {p.env or 'any'})")
+            lines = textwrap.wrap(p.source, 96, initial_indent="  source: ",
+                                  subsequent_indent=" " * 10)  # fmt: skip
+            click.echo("\n".join(lines))
+        click.echo(
+            "what each measured: docs/presets.md and docs/benchmarks.md in rlkit's repository"
+        )
+        return
+    from rlkit.config.presets import results
+    from rlkit.run.progress import terminal_width
+
+    width = terminal_width(sys.stdout, fallback=200)
+    table = results.rows(agent)
+    click.echo("\n".join(results.format_table(table, width)))
+    notes = [*results.notes(table), "--long: each preset's full source; docs/presets.md: how"
+             " each was measured"]  # fmt: skip
+    for note in notes:
+        click.echo("\n".join(textwrap.wrap(note, max(width - 1, 20), subsequent_indent="  ")))

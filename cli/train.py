@@ -93,9 +93,10 @@ def train(agent, env_id, env_kwargs, steps, overrides, config_file, num_envs, ep
           quiet) -> int:  # fmt: skip
     """Train AGENT on an environment and save the run.
 
-    Creates OUT/<agent>-<env>-<seed>-<time>/ with config.toml (pass it back with
-    --config), metrics.csv, tensorboard/, checkpoints/, best/ (with --eval-every),
-    model/ and summary.json, then prints the greedy evaluation return.
+    Creates OUT/<agent>-<env>-<seed>-<time>/ (named td3-... for ddpg with td3=true)
+    with config.toml (pass it back with --config), metrics.csv, tensorboard/,
+    checkpoints/, best/ (with --eval-every), model/ and summary.json, then prints the
+    greedy evaluation return.
     Ctrl-C stops cleanly with a checkpoint: continue with 'rlkit resume RUN_DIR'.
     """
     from rlkit.run import experiment
@@ -113,7 +114,7 @@ def train(agent, env_id, env_kwargs, steps, overrides, config_file, num_envs, ep
         click.echo(f"using preset {plan.preset.name}{how}", err=True)
     run = plan.settings
     click.echo(
-        f"training {run.agent} on {run.env} for {run.steps} steps"
+        f"training {plan.variant} on {run.env} for {run.steps} steps"
         + (f" or {run.episodes} episodes" if run.episodes else "")
         + f" (seed {run.seed}) -> {trainer.run_dir}",
         err=True,
@@ -163,11 +164,12 @@ def resume(run_dir, steps, episodes, quiet) -> int:
     for line in trainer.skipped_checkpoints:
         click.echo(f"rlkit: {line}", err=True)
     trained = trainer.step >= run.steps or 0 < run.episodes <= trainer.state.episodes
+    name = experiment.variant_name(run.agent, trainer.agent.config)  # e.g. td3
     click.echo(
-        f"finishing {run.agent} on {run.env}: training reached its limit (step {trainer.step}) "
+        f"finishing {name} on {run.env}: training reached its limit (step {trainer.step}) "
         f"before the run stopped; evaluating the final model -> {run_dir}"
         if trained
-        else f"resuming {run.agent} on {run.env} at step {trainer.step} of {run.steps} "
+        else f"resuming {name} on {run.env} at step {trainer.step} of {run.steps} "
         f"({trainer.resumed_from.name}) -> {run_dir}",
         err=True,
     )
@@ -191,7 +193,7 @@ def _drive(trainer, run, quiet: bool) -> int:
 
     progress = None
     if not quiet:
-        label = f"{trainer.agent.name} {run.env}"
+        label = f"{experiment.variant_name(run.agent, trainer.agent.config)} {run.env}"
         progress = TrainingProgress(
             run.steps,
             label,

@@ -30,11 +30,11 @@ from rlkit.config.run import RunConfig
 from rlkit.core import seeding
 from rlkit.core.errors import UsageError
 from rlkit.run.folder import RunFolder
-from rlkit.run.plan import RunPlan, make_envs, plan
+from rlkit.run.plan import RunPlan, make_envs, plan, variant_name
 
 __all__ = [
     "DIVERGED", "FAILED", "FINISHED", "INTERRUPTED", "RunPlan", "RunResult", "drive", "finish",
-    "make_envs", "plan", "resume", "run", "start",
+    "make_envs", "plan", "resume", "run", "start", "variant_name",
 ]  # fmt: skip
 
 FINISHED, INTERRUPTED, DIVERGED, FAILED = "finished", "interrupted", "diverged", "failed"
@@ -86,8 +86,9 @@ def start(
     tensorboard: bool = True,
     run_dir: str | Path | None = None,
 ):
-    """Create the run folder (``out/<agent>-<env>-<seed>-<time>``, or exactly ``run_dir``,
-    which must not hold anything yet), the agent and its
+    """Create the run folder (``out/<variant>-<env>-<seed>-<time>``, the variant as
+    :func:`~rlkit.run.plan.variant_name` names it, e.g. ``td3`` for DDPG with ``td3 =
+    true``; or exactly ``run_dir``, which must not hold anything yet), the agent and its
     :class:`~rlkit.run.loop.Trainer`; write ``config.toml``. Returns the trainer
     (``trainer.folder`` is the run folder)."""
     settings, spec, config = run_plan.settings, run_plan.spec, run_plan.agent_config
@@ -98,7 +99,7 @@ def start(
             f"{settings.num_envs} environments"
         )
     if run_dir is None:
-        folder = RunFolder.create(out, spec.name, settings.env, settings.seed)
+        folder = RunFolder.create(out, run_plan.variant, settings.env, settings.seed)
     else:
         folder = RunFolder.create_at(run_dir)
     folder.lock()  # until the trainer is closed
@@ -195,8 +196,10 @@ def finish(trainer, settings: RunConfig) -> RunResult:
     final_env = make_env(settings.env, training=False, **settings.env_kwargs)
     eval_seed = seeding.final_eval_seed(settings.seed)
     mean, std = evaluate(agent, final_env, episodes=settings.eval_episodes, seed=eval_seed)
+    variant = variant_name(settings.agent, agent.config)  # "td3" for DDPG with td3 = true
     summary = {
-        "agent": agent.name, "env": settings.env, "seed": settings.seed, "steps": history.steps,
+        "agent": agent.name, "variant": variant, "env": settings.env, "seed": settings.seed,
+        "steps": history.steps,
         "episodes": len(history.episode_returns),
         **_timing(history),
         "eval_episodes": settings.eval_episodes,
@@ -227,7 +230,7 @@ def finish(trainer, settings: RunConfig) -> RunResult:
 
         plot_runs([run_dir], folder.curves_path)
     message = (
-        f"{agent.name} {settings.env}: {headline} after {history.steps} steps "
+        f"{variant} {settings.env}: {headline} after {history.steps} steps "
         f"({summary['steps_per_second']:.0f} steps/s); saved to {run_dir}"
     )
     return RunResult(run_dir, FINISHED, history, message, summary, agent.report(trainer.env))

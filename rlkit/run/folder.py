@@ -1,6 +1,8 @@
 """The run folder: the one place that knows its layout, every path and file name in it.
 
-A run folder ``<out>/<agent>-<env>-<seed>-<YYYYmmdd-HHMMSS>/`` holds::
+A run folder ``<out>/<variant>-<env>-<seed>-<YYYYmmdd-HHMMSS>/`` (the variant: the agent's
+name, or what its config makes of it, e.g. ``td3``: :func:`rlkit.run.plan.variant_name`)
+holds::
 
     config.toml      [run] and [agent]: how the run was started (pass it back with --config)
     metrics.csv      one row per episode, game and evaluation (rlkit.run.metrics)
@@ -68,6 +70,9 @@ class RunFolder:
     @classmethod
     def create(cls, out: str | os.PathLike, agent: str, env_id: str, seed: int) -> RunFolder:
         """Make ``out/<agent>-<env>-<seed>-<YYYYmmdd-HHMMSS>`` (a suffix keeps names unique).
+
+        ``agent``: what the run is called (its variant, e.g. ``td3``); only the name uses it:
+        ``config.toml`` says which agent rebuilds the run.
 
         UsageError when ``out`` cannot be created or written.
         """

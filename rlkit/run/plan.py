@@ -37,6 +37,31 @@ class RunPlan:
     def spec(self) -> AgentSpec:
         return agent_spec(self.settings.agent)
 
+    @property
+    def variant(self) -> str:
+        """What the run is called: :func:`variant_name` of its agent and config."""
+        return variant_name(self.settings.agent, self.agent_config)
+
+
+#: the variants an agent's config switches on: agent -> ((config key, variant name), ...);
+#: the first key that is true names the run (else the agent's own name)
+VARIANTS: dict[str, tuple[tuple[str, str], ...]] = {"ddpg": (("td3", "td3"),)}
+
+
+def variant_name(agent: str, config: Any = None) -> str:
+    """What a run of ``agent`` with agent ``config`` is called in its run folder's name,
+    its summary and its plots: ``"td3"`` for DDPG with ``td3 = true``, else ``agent``.
+
+    ``config``: the agent's config (a dataclass), or its table as ``config.toml`` holds it
+    (a mapping), or None (the defaults). The agent family (``[run] agent``) stays what
+    rebuilds the agent: this is a name only.
+    """
+    for key, name in VARIANTS.get(agent, ()):
+        value = config.get(key) if isinstance(config, Mapping) else getattr(config, key, None)
+        if value is True:
+            return name
+    return agent
+
 
 def plan(
     agent: str | None = None,

@@ -1,10 +1,13 @@
-"""Learning curves from run folders' ``metrics.csv`` (matplotlib)."""
+"""Learning curves from run folders' ``metrics.csv`` (matplotlib), one line per group of
+runs: the seeds of one agent variant, environment and configuration (``config.toml``)."""
 
 from __future__ import annotations
 
 import csv
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -43,21 +46,126 @@ def smooth(values: np.ndarray, window: int) -> np.ndarray:
     return (cumsum[idx] - cumsum[lo]) / (idx - lo)
 
 
-def _label(run_dir: Path) -> str:
-    """``agent-env`` part of a run folder name (runs of several seeds share it)."""
-    parts = run_dir.name.split("-")
-    return "-".join(parts[:-3]) if len(parts) > 3 else run_dir.name
+#: ``[run]`` settings that make no other configuration: the agent and environment (a
+#: group's own), the seed (averaged over), how long a run is, how often it is evaluated and
+#: checkpointed, and the preset it started from (its values are in the agent table)
+NOT_CONFIGURATION = frozenset(
+    {"agent", "env", "seed", "steps", "episodes", "eval_every", "eval_episodes",
+     "checkpoint_every", "preset"}
+)  # fmt: skip
+#: at most this many differing keys in a label (then "+N more")
+LABEL_KEYS = 4
 
 
-def _env_of(run_dir: Path) -> str:
-    """The environment id of a run (its ``config.toml``), else its folder's label."""
+@dataclass(frozen=True)
+class RunGroup:
+    """Runs drawn as one line: the seeds of one agent variant, environment and configuration.
+
+    ``config``: the configuration's keys and values (as TOML writes them), sorted;
+    ``label``: the legend's name (variant, environment, and the keys in which the group
+    differs from the others of its variant and environment).
+    """
+
+    variant: str
+    env: str
+    config: tuple[tuple[str, str], ...]
+    runs: tuple[Path, ...]
+    label: str
+
+
+def describe_run(run_dir: Path) -> tuple[str, str, dict[str, str]]:
+    """``(variant, env, configuration)`` of a run, from its ``config.toml``.
+
+    The variant is :func:`~rlkit.run.plan.variant_name`'s (``td3`` for a DDPG run with
+    ``td3 = true``, whatever its folder is called); the configuration is the agent config,
+    defaults filled in (so runs written before a key existed compare equal), plus the
+    ``[run]`` settings other than :data:`NOT_CONFIGURATION` (``num_envs``, each of
+    ``env_kwargs``). A folder without a readable ``config.toml`` is described by its name.
+    """
+    from rlkit.config.options import to_dict
+    from rlkit.config.run import toml_value
+    from rlkit.run.plan import variant_name
+
     folder = RunFolder(run_dir)
-    if folder.has_config:
-        try:
-            return folder.read_config()[0].env
-        except UsageError:
-            pass
-    return _label(run_dir)
+    try:
+        run, table = folder.read_config()
+    except UsageError:
+        parts = Path(run_dir).name.split("-")
+        if len(parts) > 4:  # <agent>-<env>-<seed>-<YYYYmmdd>-<HHMMSS>
+            return parts[0], "-".join(parts[1:-3]), {}
+        return Path(run_dir).name, "", {}
+    config = {k: toml_value(v) for k, v in _agent_table(run.agent, table).items()}
+    for key, value in to_dict(run).items():
+        if key == "env_kwargs":
+            config.update({f"env_kwargs.{k}": toml_value(v) for k, v in value.items()})
+        elif key not in NOT_CONFIGURATION:
+            config[key] = toml_value(value)
+    return variant_name(run.agent, table), run.env, config
+
+
+def _agent_table(agent: str, table: dict[str, Any]) -> dict[str, Any]:
+    """The agent table with the config class's defaults filled in (as given, where the
+    agent or a value is unknown); keys the config no longer has are kept as they are."""
+    import dataclasses
+
+    from rlkit.agents.registry import agent_spec
+    from rlkit.config.options import make_config, to_dict
+
+    try:
+        config_class = agent_spec(agent).config_class
+        known = {f.name for f in dataclasses.fields(config_class)}
+        config = make_config(config_class, {k: v for k, v in table.items() if k in known})
+    except (UsageError, TypeError, ValueError):
+        return dict(table)
+    return {**table, **to_dict(config)}
+
+
+def group_runs(run_dirs: list[Path], labels: dict[Path, str] | None = None) -> list[RunGroup]:
+    """The runs grouped by agent variant, environment and configuration, in a stable order.
+
+    Seeds of one configuration form one group; groups of one variant and environment are
+    labelled by the keys in which their configurations differ (``dqn CartPole-v1
+    learning_rate=0.001``). ``labels`` names some runs' groups itself (e.g. by preset):
+    runs with the same given label and environment form one group, called that.
+    """
+    found: dict[tuple, list[Path]] = defaultdict(list)
+    configs: dict[tuple, dict[str, str]] = {}
+    for run_dir in map(Path, run_dirs):
+        variant, env, config = describe_run(run_dir)
+        given = (labels or {}).get(run_dir)
+        if given:
+            key = ("", env, (("label", given),))
+        else:
+            key = (variant, env, tuple(sorted(config.items())))
+        found[key].append(run_dir)
+        configs[key] = config if not given else {}
+    groups = []
+    for key, runs in found.items():
+        variant, env, config = key
+        if not variant:  # a given label
+            label = dict(config)["label"]
+        else:
+            others = [configs[k] for k in found if k[:2] == key[:2]]
+            label = _label(variant, env, configs[key], others)
+        groups.append(RunGroup(variant, env, config, tuple(runs), label))
+    groups.sort(key=lambda g: (g.env, g.label))
+    seen: dict[tuple[str, str], int] = defaultdict(int)
+    for i, group in enumerate(groups):  # a label names one line of its panel
+        seen[group.env, group.label] += 1
+        if seen[group.env, group.label] > 1:
+            label = f"{group.label} ({seen[group.env, group.label]})"
+            groups[i] = RunGroup(group.variant, group.env, group.config, group.runs, label)
+    return groups
+
+
+def _label(variant: str, env: str, config: dict[str, str], others: list[dict[str, str]]) -> str:
+    """``variant env`` and the keys (sorted) whose values differ among ``others``."""
+    keys = sorted({k for other in others for k in other})
+    differ = [k for k in keys if len({other.get(k, "-") for other in others}) > 1]
+    words = [f"{k}={config.get(k, '-')}" for k in differ[:LABEL_KEYS]]
+    if len(differ) > LABEL_KEYS:
+        words.append(f"+{len(differ) - LABEL_KEYS} more")
+    return " ".join(part for part in (variant, env, *words) if part)
 
 
 def plot_runs(
@@ -67,13 +175,18 @@ def plot_runs(
     points: int = 200,
     labels: dict[Path, str] | None = None,
 ) -> Path:
-    """Episode return vs environment steps, smoothed; one panel per environment, in which
-    runs of one agent are grouped.
+    """Episode return vs environment steps, smoothed, of the runs grouped by
+    :func:`group_runs` (``labels`` names groups other than by variant, environment and
+    configuration, e.g. by preset); :func:`plot_groups` draws them."""
+    return plot_groups(group_runs(run_dirs, labels), output, window, points)
 
-    Each run is drawn thin; each group with two or more runs also gets its mean and a
-    band from the lowest to the highest run, interpolated on a common step grid. Greedy
-    evaluations are drawn as points. ``labels`` names groups other than by agent and env
-    (e.g. a sweep's configurations): runs with the same label form one group.
+
+def plot_groups(groups: list[RunGroup], output: Path, window: int = 20, points: int = 200) -> Path:
+    """Draw ``groups`` (:func:`group_runs`) to the PNG ``output``: one panel per environment.
+
+    Each run is drawn thin; each group with two or more runs (seeds) also gets its mean and
+    a band from the lowest to the highest run, interpolated on a common step grid. Greedy
+    evaluations are drawn as points.
     """
     output = Path(output)
     if output.suffix.lower() != ".png":
@@ -83,28 +196,30 @@ def plot_runs(
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    panels: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(list))
-    evaluations: dict[str, list[tuple[np.ndarray, np.ndarray]]] = defaultdict(list)
+    # per environment, per label: the smoothed curves and the evaluations of its runs
+    panels: dict[str, dict[str, tuple[list, list]]] = defaultdict(dict)
     games: set[str] = set()  # panels drawn as whole-game scores
-    for run_dir in map(Path, run_dirs):
-        steps, returns = read_episodes(run_dir, "game")  # Atari: scores of whole games
-        env_id = _env_of(run_dir)
-        if len(steps):
-            games.add(env_id)
-        else:
-            steps, returns = read_episodes(run_dir)
-        if len(steps) == 0:
-            raise UsageError(f"{run_dir} has no finished episodes to plot yet")
-        label = (labels or {}).get(run_dir) or _label(run_dir)
-        panels[env_id][label].append((steps, smooth(returns, window)))
-        evaluations[label].append(read_episodes(run_dir, "eval"))
+    for group in groups:
+        curves, evaluations = panels[group.env].setdefault(group.label, ([], []))
+        for run_dir in group.runs:
+            steps, returns = read_episodes(run_dir, "game")  # Atari: scores of whole games
+            if len(steps):
+                games.add(group.env)
+            else:
+                steps, returns = read_episodes(run_dir)
+            if len(steps) == 0:
+                raise UsageError(f"{run_dir} has no finished episodes to plot yet")
+            curves.append((steps, smooth(returns, window)))
+            evaluations.append(read_episodes(run_dir, "eval"))
+    if not panels:
+        raise UsageError("no runs to plot")
     cols = min(len(panels), 3)
     rows = -(-len(panels) // cols)
     fig, axes = plt.subplots(rows, cols, figsize=(8 * cols, 5 * rows), dpi=100, squeeze=False)
     for ax in axes.flat[len(panels) :]:
         ax.set_visible(False)
-    for ax, (env_id, groups) in zip(axes.flat, sorted(panels.items()), strict=False):
-        _draw_panel(ax, groups, evaluations, points)
+    for ax, (env_id, lines) in zip(axes.flat, sorted(panels.items()), strict=False):
+        _draw_panel(ax, lines, points)
         if len(panels) > 1:
             ax.set_title(env_id)
         ax.set_xlabel("environment steps")
@@ -122,10 +237,11 @@ def plot_runs(
     return output
 
 
-def _draw_panel(ax, groups: dict[str, list], evaluations: dict[str, list], points: int) -> None:
-    for i, (label, curves) in enumerate(sorted(groups.items())):
+def _draw_panel(ax, lines: dict[str, tuple[list, list]], points: int) -> None:
+    """One line per label: its runs thin, their mean and min-max band, their evaluations."""
+    for i, (label, (curves, evaluations)) in enumerate(sorted(lines.items())):
         color = f"C{i}"
-        for j, (steps, means) in enumerate(evaluations[label]):
+        for j, (steps, means) in enumerate(evaluations):
             if len(steps):
                 ax.plot(steps, means, "o", color=color, ms=4, alpha=0.8,
                         label=f"{label}: greedy evaluations" if j == 0 else None)  # fmt: skip

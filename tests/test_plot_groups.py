@@ -1,0 +1,160 @@
+"""`rlkit plot` groups runs by agent variant, environment and configuration (issue 29)."""
+
+from pathlib import Path
+
+import matplotlib.figure
+
+from rlkit.agents.ddpg_config import DDPGConfig
+from rlkit.agents.dqn_config import DQNConfig
+from rlkit.cli.main import main
+from rlkit.config.options import make_config
+from rlkit.config.run import RunConfig
+from rlkit.run.folder import RunFolder
+from rlkit.run.plotting import group_runs, plot_groups
+
+HEADER = "kind,step,episode,return,length,return_std\n"
+
+
+def fake_run(out: Path, name: str, agent: str = "dqn", env: str = "CartPole-v1", seed: int = 0,
+             steps: int = 400, agent_table: dict | None = None, **run) -> Path:  # fmt: skip
+    """A finished-looking run folder: config.toml as rlkit writes it, and a few episodes."""
+    config_class = {"dqn": DQNConfig, "ddpg": DDPGConfig}[agent]
+    folder = RunFolder.create_at(out / name)
+    settings = RunConfig(agent=agent, env=env, seed=seed, steps=steps, **run)
+    folder.write_config(settings, make_config(config_class, agent_table or {}))
+    rows = "".join(f"episode,{40 * i},{i},{10 * i + seed},40,\n" for i in range(1, 9))
+    folder.metrics_path.write_text(HEADER + rows + f"eval,{steps},8,50.0,,1.0\n")
+    return folder.path
+
+
+def labelled(groups) -> dict[str, list[str]]:
+    return {g.label: sorted(p.name for p in g.runs) for g in groups}
+
+
+def test_seeds_of_one_configuration_form_one_group_labelled_by_what_differs(tmp_path):
+    runs = [
+        fake_run(tmp_path, "a", seed=0, agent_table={"learning_rate": 1e-3}),
+        fake_run(tmp_path, "b", seed=1, agent_table={"learning_rate": 1e-3}, steps=800),
+        fake_run(tmp_path, "c", seed=0, agent_table={"learning_rate": 3e-4}, eval_every=100),
+        fake_run(tmp_path, "d", seed=2, agent_table={"learning_rate": 3e-4, "gamma": 0.9}),
+    ]
+    # seed, steps and eval_every make no other configuration; learning_rate and gamma do
+    assert labelled(group_runs(runs)) == {
+        "dqn CartPole-v1 gamma=0.99 learning_rate=0.001": ["a", "b"],
+        "dqn CartPole-v1 gamma=0.99 learning_rate=0.0003": ["c"],
+        "dqn CartPole-v1 gamma=0.9 learning_rate=0.0003": ["d"],
+    }
+    two = group_runs(runs[:3])
+    assert labelled(two) == {
+        "dqn CartPole-v1 learning_rate=0.001": ["a", "b"],
+        "dqn CartPole-v1 learning_rate=0.0003": ["c"],
+    }
+    (group,) = [g for g in two if len(g.runs) == 2]
+    assert group.variant == "dqn" and group.env == "CartPole-v1"
+    assert dict(group.config)["learning_rate"] == "0.001"
+
+
+def test_variants_and_environments_are_groups_of_their_own(tmp_path):
+    runs = [
+        fake_run(tmp_path, "ddpg-Pendulum-v1-0-20240101-000000", "ddpg", "Pendulum-v1"),
+        # a TD3 run from before TD3 runs were named td3: its config says what it is
+        fake_run(
+            tmp_path,
+            "ddpg-Pendulum-v1-1-20240101-000000",
+            "ddpg",
+            "Pendulum-v1",
+            seed=1,
+            agent_table={"td3": True},
+        ),  # fmt: skip
+        fake_run(
+            tmp_path,
+            "td3-Pendulum-v1-2-20240101-000000",
+            "ddpg",
+            "Pendulum-v1",
+            seed=2,
+            agent_table={"td3": True},
+        ),  # fmt: skip
+        fake_run(tmp_path, "dqn", agent_table={"learning_rate": 3e-4}),
+        fake_run(tmp_path, "dqn-4", num_envs=4, agent_table={"learning_rate": 3e-4}),
+    ]
+    groups = group_runs(runs)
+    assert labelled(groups) == {
+        "dqn CartPole-v1 num_envs=1": ["dqn"],
+        "dqn CartPole-v1 num_envs=4": ["dqn-4"],
+        "ddpg Pendulum-v1": ["ddpg-Pendulum-v1-0-20240101-000000"],
+        "td3 Pendulum-v1": ["ddpg-Pendulum-v1-1-20240101-000000",
+                            "td3-Pendulum-v1-2-20240101-000000"],
+    }  # fmt: skip
+    assert [g.env for g in groups] == ["CartPole-v1", "CartPole-v1", "Pendulum-v1", "Pendulum-v1"]
+
+
+def test_a_config_written_before_a_key_existed_groups_with_todays_defaults(tmp_path):
+    new = fake_run(tmp_path, "new")
+    old = fake_run(tmp_path, "old", seed=1)
+    text = old.joinpath("config.toml").read_text()
+    old.joinpath("config.toml").write_text(text.replace("gamma = 0.99\n", ""))
+    assert labelled(group_runs([new, old])) == {"dqn CartPole-v1": ["new", "old"]}
+
+
+def test_given_labels_name_their_groups(tmp_path):
+    a = fake_run(tmp_path, "a", "ddpg", "Pendulum-v1")
+    b = fake_run(tmp_path, "b", "ddpg", "Pendulum-v1", agent_table={"td3": True})
+    c = fake_run(tmp_path, "c", "ddpg", "Pendulum-v1", seed=1, agent_table={"td3": True})
+    labels = {a: "ddpg/Pendulum-v1", b: "ddpg/Pendulum-v1-td3", c: "ddpg/Pendulum-v1-td3"}
+    assert labelled(group_runs([a, b, c], labels)) == {
+        "ddpg/Pendulum-v1": ["a"],
+        "ddpg/Pendulum-v1-td3": ["b", "c"],
+    }
+
+
+def test_each_group_is_one_legend_entry_with_the_mean_of_its_seeds(tmp_path, monkeypatch):
+    runs = [
+        fake_run(tmp_path, "a", seed=0, agent_table={"learning_rate": 1e-3}),
+        fake_run(tmp_path, "b", seed=1, agent_table={"learning_rate": 1e-3}),
+        fake_run(tmp_path, "c", seed=0, agent_table={"learning_rate": 3e-4}),
+    ]
+    legends = []
+    real = matplotlib.figure.Figure.savefig
+
+    def savefig(fig, *args, **kwargs):
+        legends.extend(fig.axes[0].get_legend_handles_labels()[1])
+        return real(fig, *args, **kwargs)
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", savefig)
+    png = plot_groups(group_runs(runs), tmp_path / "groups.png", window=2)
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    assert sorted(legends) == [
+        "dqn CartPole-v1 learning_rate=0.0003",
+        "dqn CartPole-v1 learning_rate=0.0003: greedy evaluations",
+        "dqn CartPole-v1 learning_rate=0.001 (mean of 2)",
+        "dqn CartPole-v1 learning_rate=0.001: greedy evaluations",
+    ]
+
+
+def test_plot_command_groups_the_runs_of_a_folder(capsys, tmp_path):
+    runs = tmp_path / "runs"
+    for name, seed, rate in (("a", 0, 1e-3), ("b", 1, 1e-3), ("c", 0, 3e-4)):
+        fake_run(runs, name, seed=seed, agent_table={"learning_rate": rate})
+    png = tmp_path / "curves.png"
+    status = main(["plot", str(runs), "-o", str(png), "--smooth", "2"])
+    out, err = capsys.readouterr()
+    assert status == 0, err
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and f"wrote {png}" in out
+    assert err.splitlines() == [
+        "dqn CartPole-v1 learning_rate=0.0003: 1 run",
+        "dqn CartPole-v1 learning_rate=0.001: 2 runs",
+    ]
+
+
+def test_environment_arguments_make_another_configuration(tmp_path):
+    runs = [
+        fake_run(tmp_path, "plain", env="LunarLander-v3"),
+        fake_run(tmp_path, "windy", env="LunarLander-v3", env_kwargs={"enable_wind": True}),
+        fake_run(
+            tmp_path, "windy-1", env="LunarLander-v3", seed=1, env_kwargs={"enable_wind": True}
+        ),  # fmt: skip
+    ]
+    assert labelled(group_runs(runs)) == {
+        "dqn LunarLander-v3 env_kwargs.enable_wind=-": ["plain"],
+        "dqn LunarLander-v3 env_kwargs.enable_wind=true": ["windy", "windy-1"],
+    }
