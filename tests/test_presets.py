@@ -62,7 +62,9 @@ def test_unknown_preset_is_one_line_listing_the_valid_ones(capsys):
 def test_presets_command_and_config_preset(capsys):
     status, out, _ = cli(capsys, "presets")
     assert status == 0 and "dqn/LunarLander-v3" in out and "ddpg/BipedalWalker-v3-td3" in out
-    assert "source: rl-zoo" in out and "docs/presets.md" in out
+    assert "docs/presets.md" in out
+    status, out, _ = cli(capsys, "presets", "--long")
+    assert status == 0 and "source: rl-zoo" in out and "docs/presets.md" in out
     status, out, _ = cli(capsys, "config", "dqn", "--preset", "MountainCar-v0")
     assert status == 0 and 'env = "MountainCar-v0"' in out and "learning_rate = 0.004" in out
 

@@ -122,6 +122,10 @@ def _make(env_id: str, training: bool, **kwargs):
         )
         raise UsageError(f"unknown environment {env_id!r}; {hint}")
     try:
+        if family == "MinAtar":  # MinAtar's colours, scaled up, for videos
+            from rlkit.envs.minatar_frames import make_minatar
+
+            return make_minatar(env_id, **kwargs)
         return gym.make(env_id, **kwargs)
     except gym.error.DependencyNotInstalled as exc:
         raise _needs_extra(env_id, str(exc)) from None

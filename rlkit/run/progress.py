@@ -5,8 +5,10 @@ wider than the terminal, so it cannot wrap and stack at 80 columns; the least im
 fields are dropped first when space is short. When stderr is not a terminal (a log file,
 CI): a plain line every ``line_interval`` seconds.
 
-Runs capped by episodes (REINFORCE, the bandit) count episodes, and the time left is
-estimated from whichever cap, steps or episodes, the run will reach first.
+Runs capped by episodes too (REINFORCE, the bandit) are measured against whichever cap,
+steps or episodes, they are nearer to: the percentage, the count shown (episodes or
+steps) and the time left all follow it, so a run ends at 100% with the count of the cap
+that stopped it (``3,000/3,000 steps``, not ``100%  83/1,000 episodes``).
 """
 
 from __future__ import annotations
@@ -103,13 +105,20 @@ class TrainingProgress:
             fraction = max(fraction, episodes / self.total_episodes)
         return min(fraction, 1.0)
 
+    def _episodes_nearer(self, step: int, episodes: int) -> bool:
+        """Whether the episode cap is the one the run is nearer to (the one it stops at)."""
+        if not self.total_episodes:
+            return False
+        steps_done = step / self.total_steps if self.total_steps else 0.0
+        return episodes / self.total_episodes >= steps_done
+
     def line(self, width: int) -> str:
         """The progress line, at most ``width - 1`` characters (the cursor needs one)."""
         step, episodes, recent = self._state
         elapsed = max(time.perf_counter() - self._start_time, 1e-9)
         fraction = self.fraction(step, episodes)
         start_fraction = self.fraction(self._start_step, self._start_episodes)
-        if self.total_episodes:
+        if self._episodes_nearer(step, episodes):
             count = f"{episodes:,}/{self.total_episodes:,} episodes"
         else:
             count = f"{step:,}/{self.total_steps:,} steps"

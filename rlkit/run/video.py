@@ -11,26 +11,17 @@ import numpy as np
 from rlkit.core.errors import UsageError
 
 
-def record_video(
+def record_frames(
     agent,
     env_id: str,
-    path: Path,
     episodes: int = 1,
     seed: int = 0,
-    fps: int = 30,
     env_kwargs: dict | None = None,
-):
-    """Play ``episodes`` greedy episodes and write them to one video (e.g. ``out.mp4``).
-
-    Needs ``moviepy`` (and ``pygame`` for gymnasium's classic-control renderers):
-    ``pip install ".[video]"`` from a clone of rlkit. Returns the episode returns. The
-    file's folder is created when missing.
-    """
-    if importlib.util.find_spec("moviepy") is None:
-        raise UsageError(
-            "recording video needs moviepy and pygame: from a clone of rlkit, "
-            "pip install '.[video]' (or pip install moviepy pygame)"
-        )
+) -> tuple[list[np.ndarray], list[float]]:
+    """Play ``episodes`` greedy episodes of ``agent`` on ``env_id`` rendered as
+    ``rgb_array``; return every frame (the first of each episode included) and the
+    episode returns. ``MinAtar/*`` ids give MinAtar's own colours, scaled up
+    (:mod:`rlkit.envs.minatar_frames`)."""
     import gymnasium as gym
 
     # off-screen rendering: no window, no sound device (pygame/SDL would complain)
@@ -44,21 +35,44 @@ def record_video(
     try:
         for _ in range(episodes):
             total, done = 0.0, False
-            frames.append(env.render())
+            frames.append(np.asarray(env.render()))
             while not done:
                 obs, reward, terminated, truncated, _ = env.step(agent.act(obs, explore=False))
                 total += float(reward)
                 done = terminated or truncated
-                frames.append(env.render())
+                frames.append(np.asarray(env.render()))
             returns.append(total)
             obs, _ = env.reset()
     except gym.error.DependencyNotInstalled as exc:
         raise UsageError(f"rendering {env_id} needs an extra package: {exc}") from None
     finally:
         env.close()
+    return frames, returns
+
+
+def record_video(
+    agent,
+    env_id: str,
+    path: Path,
+    episodes: int = 1,
+    seed: int = 0,
+    fps: int = 30,
+    env_kwargs: dict | None = None,
+) -> list[float]:
+    """Play ``episodes`` greedy episodes and write them to one video (e.g. ``out.mp4``).
+
+    Needs ``moviepy`` (and ``pygame`` for gymnasium's classic-control renderers):
+    ``pip install ".[video]"`` from a clone of rlkit. Returns the episode returns.
+    """
+    if importlib.util.find_spec("moviepy") is None:
+        raise UsageError(
+            "recording video needs moviepy and pygame: from a clone of rlkit, "
+            "pip install '.[video]' (or pip install moviepy pygame)"
+        )
+    frames, returns = record_frames(agent, env_id, episodes, seed, env_kwargs)
     from moviepy import ImageSequenceClip
 
-    clip = ImageSequenceClip([np.asarray(f) for f in frames], fps=fps)
+    clip = ImageSequenceClip(frames, fps=fps)
     try:
         clip.write_videofile(str(path), logger=None)
     except Exception as exc:  # a missing ffmpeg codec surfaces here
