@@ -15,6 +15,11 @@ policy refreshed after each update: no TensorFlow call per environment step.
 Discrete actions use a softmax policy; bounded Box actions a diagonal Gaussian
 (state-independent log std) in the action box scaled to ``[-1, 1]``, clipped to
 the bounds before it reaches the environment.
+
+The policy and the baseline are rlkit's :class:`~rlkit.networks.policy.PolicyMLP` or a
+user's Keras models (``policy=`` / ``baseline=``, config keys ``policy`` and
+``baseline_network``): the policy returns the logits, or the Gaussian's mean (the log std
+stays the agent's own variable); the baseline one value per observation.
 """
 
 from __future__ import annotations
@@ -41,7 +46,8 @@ from rlkit.learn.losses import (
 )
 from rlkit.learn.optimizers import make_optimizer
 from rlkit.learn.returns import returns_to_go
-from rlkit.networks.policy import PolicyMLP
+from rlkit.networks.custom import GIVEN_IN_PYTHON, network_source
+from rlkit.networks.policy import PolicyMLP, make_baseline, make_policy
 from rlkit.replay.memory import Batch, ReplayMemory
 
 
@@ -61,12 +67,35 @@ class Reinforce(Agent):
             ``preset`` is resolved against the observation space (``self.config`` holds
             the resolved config).
         seed: seeds weight initialisation and action sampling.
+        policy: your own policy network (see :mod:`rlkit.networks.custom`): a Keras model,
+            a builder ``(observation_space, action_space) -> keras.Model``, or the name of
+            an importable builder ``"package.module:function"`` (kept in the config as
+            ``policy``). It maps ``[B, obs_dim]`` to logits ``[B, n]`` (Discrete) or to the
+            Gaussian's mean ``[B, act_dim]`` in the action box scaled to ``[-1, 1]`` (Box;
+            the log std stays the agent's own variable).
+        baseline: ``True`` / ``False`` (the config key: a learned value baseline or none),
+            or your own value network as for ``policy`` (``[B, obs_dim] -> [B, 1]`` or
+            ``[B]``; kept in the config as ``baseline_network``; turns the baseline on).
     """
 
     name = "reinforce"
     config_class = ReinforceConfig
 
-    def __init__(self, observation_space, action_space, config=None, seed: int = 0, **overrides):
+    def __init__(
+        self, observation_space, action_space, config=None, seed: int = 0, policy=None,
+        baseline=None, **overrides,
+    ) -> None:  # fmt: skip
+        self._networks = {"policy": policy, "baseline": None}
+        if policy is not None:
+            overrides["policy"] = policy if isinstance(policy, str) else GIVEN_IN_PYTHON
+        if isinstance(baseline, bool | np.bool_) or (
+            isinstance(baseline, str) and ":" not in baseline
+        ):
+            overrides["baseline"] = baseline  # the config key (a string: --set's text)
+        elif baseline is not None:  # a network of one's own
+            self._networks["baseline"] = baseline
+            named = baseline if isinstance(baseline, str) else GIVEN_IN_PYTHON
+            overrides.update(baseline=True, baseline_network=named)
         super().__init__(observation_space, action_space, config, seed, **overrides)
         self.config = cfg = resolve_preset(self.config, observation_space)
         self.obs_format = observation_format(observation_space, "reinforce")
@@ -85,9 +114,7 @@ class Reinforce(Agent):
             self._center, self._half_range = (high + low) / 2, (high - low) / 2
             out_dim, action_shape, action_dtype = self.action_dim, (self.action_dim,), np.float32
             action_spec = tf.TensorSpec([None, self.action_dim], tf.float32)
-        self.policy = PolicyMLP(
-            obs_dim, out_dim, cfg.hidden_sizes, seeding.network_seed(seed, "policy"), "policy"
-        )
+        self.policy, self.value = self._make_networks(out_dim, seed)
         policy_variables = list(self.policy.variables)
         self.log_std = None
         if not self.discrete:
@@ -99,11 +126,8 @@ class Reinforce(Agent):
         self.policy_pipeline = UpdatePipeline(
             policy_variables, make_optimizer(cfg.optimizer, cfg.learning_rate), clip
         )
-        self.value = self.value_pipeline = None
-        if cfg.baseline:
-            self.value = PolicyMLP(
-                obs_dim, 1, cfg.value_hidden_sizes, seeding.network_seed(seed, "value"), "value"
-            )
+        self.value_pipeline = None
+        if self.value is not None:
             self.value_pipeline = UpdatePipeline(
                 self.value.variables, make_optimizer(cfg.optimizer, cfg.value_learning_rate), clip
             )
@@ -131,6 +155,25 @@ class Reinforce(Agent):
 
     check_spaces = staticmethod(reinforce_config.check_spaces)
 
+    def _make_networks(self, out_dim: int, seed: int) -> tuple:
+        """The policy ``[B, obs_dim] -> [B, out_dim]`` and the value baseline ``[B, 1]`` (or
+        ``[B]``; None without the baseline): rlkit's :class:`PolicyMLP` or the user's."""
+        cfg, obs_dim = self.config, self.obs_format.size
+        spaces_ = self.observation_space, self.action_space
+        policy_seed, value_seed = (seeding.network_seed(seed, n) for n in ("policy", "value"))
+        if cfg.policy:
+            source = network_source("policy", cfg.policy, self._networks["policy"])
+            policy = make_policy(source, spaces_, self.obs_format, out_dim, self.discrete,
+                                 policy_seed)  # fmt: skip
+        else:
+            policy = PolicyMLP(obs_dim, out_dim, cfg.hidden_sizes, policy_seed, "policy")
+        if not cfg.baseline:
+            return policy, None
+        if cfg.baseline_network:
+            source = network_source("baseline", cfg.baseline_network, self._networks["baseline"])
+            return policy, make_baseline(source, spaces_, self.obs_format, value_seed)
+        return policy, PolicyMLP(obs_dim, 1, cfg.value_hidden_sizes, value_seed, "value")
+
     # -- acting ------------------------------------------------------------------------------
     def _snapshot_tensors(self) -> list:
         """The weights the numpy copies need: policy layers, [log_std], [value layers]."""
@@ -147,12 +190,12 @@ class Reinforce(Agent):
         if arrays is None:
             arrays = [np.asarray(v.numpy()) for v in self._snapshot_tensors()]
         n = len(self.policy.layer_weights())
-        self._policy = PolicyMLP.to_numpy(arrays[:n])
+        self._policy = self.policy.to_numpy(arrays[:n])
         self._std = None
         if self.log_std is not None:
             self._std = np.exp(arrays[n])
             n += 1
-        self._value = PolicyMLP.to_numpy(arrays[n:]) if self.value is not None else None
+        self._value = self.value.to_numpy(arrays[n:]) if self.value is not None else None
 
     def action_probabilities(self, obs) -> np.ndarray:
         """``pi(.|s)`` from the numpy copy of the policy: ``[A]`` or ``[N, A]`` (Discrete only)."""
@@ -245,7 +288,8 @@ class Reinforce(Agent):
         open_end = ~batch.terminated & (ends | (np.arange(len(ends)) == len(ends) - 1))
         bootstrap = np.zeros(len(ends), np.float32)
         if self._value is not None and open_end.any():
-            bootstrap[open_end] = self._value(batch.next_obs[open_end])[:, 0]
+            values = self._value(batch.next_obs[open_end])
+            bootstrap[open_end] = values[:, 0] if values.ndim == 2 else values
         segments = int(ends.sum()) + int(not ends[-1])
         return returns_to_go(batch.rewards, self.config.gamma, ends, bootstrap), segments
 
@@ -265,7 +309,8 @@ class Reinforce(Agent):
         v_loss = tf.constant(0.0)
         if self.value is not None:
             with tf.GradientTape() as tape:
-                values = self.value.model(obs, training=True)[:, 0]
+                values = self.value.model(obs, training=True)
+                values = values[:, 0] if values.shape.rank == 2 else values  # [T]
                 v_loss = tf.reduce_sum(value_loss(values, returns)) / segments
             self.value_pipeline(tape, v_loss)
             weights = returns - values  # V before this update

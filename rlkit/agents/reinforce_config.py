@@ -85,6 +85,23 @@ class ReinforceConfig:
     log_std_init: float = option(
         -0.5, "initial log standard deviation of the Gaussian policy (Box actions only)"
     )
+    policy: str = option(
+        "",
+        "your own policy: an importable builder 'package.module:function' taking "
+        "(observation_space, action_space) and returning a keras.Model [B, obs] -> [B, n] "
+        "logits (Discrete) or [B, action] Gaussian mean in the box scaled to [-1, 1] (Box; "
+        "the log std stays rlkit's); empty: rlkit's MLP from hidden_sizes",
+    )
+    baseline_network: str = option(
+        "",
+        "your own value baseline (with baseline = true): an importable builder returning a "
+        "keras.Model [B, obs] -> [B, 1] or [B]; empty: rlkit's MLP from value_hidden_sizes",
+    )
+
+    def cross_check(self) -> str | None:
+        if self.baseline_network and not self.baseline:
+            return "baseline_network needs baseline = true (a value baseline to build)"
+        return None
 
 
 def check_spaces(observation_space, action_space, env_id: str = "the environment") -> None:
@@ -129,6 +146,8 @@ def resolve_preset(config: ReinforceConfig, observation_space) -> ReinforceConfi
     defaults = ReinforceConfig()
     changes: dict[str, Any] = {"preset": name}
     for key, value in PRESETS[name].items():
+        if key == "baseline" and config.baseline_network:
+            continue  # a baseline network of one's own asks for the baseline
         if getattr(config, key) == getattr(defaults, key):
             changes[key] = value
     resolved = dataclasses.replace(config, **changes)

@@ -72,9 +72,16 @@ def build_model(
     return model
 
 
-def check_output(model: keras.Model, obs_format: ObservationFormat, needs: tuple, key: str):
+def _batch_shape(shape: tuple) -> str:
+    """``(3,)`` -> ``"[batch, 3]"``, ``()`` -> ``"[batch]"``."""
+    return "[batch" + "".join(f", {d}" for d in shape) + "]"
+
+
+def check_output(model: keras.Model, obs_format: ObservationFormat, needs: tuple, key: str,
+                 also: tuple = ()) -> np.ndarray:  # fmt: skip
     """Call ``model`` on a batch of two encoded observations; UsageError unless it accepts
-    them and returns ``[2, *needs]``."""
+    them and returns ``[2, *needs]`` (or ``[2, *shape]`` for a shape in ``also``). Returns
+    that batch ``[2, *obs_format.shape]``."""
     sample = np.zeros((2, *obs_format.shape), obs_format.dtype)
     shape = ", ".join(map(str, obs_format.shape))
     declared = getattr(model, "inputs", None)  # (a functional or Sequential model's Input)
@@ -88,10 +95,9 @@ def check_output(model: keras.Model, obs_format: ObservationFormat, needs: tuple
             f"{key} does not accept the observation [batch, {shape}] "
             f"({np.dtype(obs_format.dtype).name}): {type(exc).__name__}: {exc}".splitlines()[0]
         ) from None
-    if out.shape != (2, *needs):
-        got = ", ".join(map(str, out.shape[1:]))
-        want = ", ".join(map(str, needs))
-        raise UsageError(f"{key} returns [batch, {got}] but needs [batch, {want}]")
+    if out.shape[1:] not in (tuple(needs), *map(tuple, also)) or out.shape[:1] != (2,):
+        want = " or ".join(_batch_shape(fit) for fit in (needs, *also))
+        raise UsageError(f"{key} returns {_batch_shape(out.shape[1:])} but needs {want}")
     return sample
 
 

@@ -1,13 +1,20 @@
-"""REINFORCE's networks: a policy (logits, or a Gaussian's mean) and a value baseline."""
+"""REINFORCE's networks: a policy (logits, or a Gaussian's mean) and a value baseline;
+rlkit's own MLP, or a user's Keras model (see :mod:`rlkit.networks.custom`)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import keras
 import numpy as np
 
+from rlkit.core.errors import UsageError
+from rlkit.core.spaces import ObservationFormat
+from rlkit.networks.custom import build_model, check_output, compiled_policy, dense_stack
 from rlkit.networks.torso import NumpyMLP, apply_layers, dense, layer_weights, mlp_layers
+
+_softmax = keras.activations.softmax
 
 
 class PolicyMLP:
@@ -43,3 +50,75 @@ class PolicyMLP:
     def numpy_snapshot(self) -> NumpyMLP:
         """A numpy copy of the current weights computing the same outputs."""
         return NumpyMLP.from_layers(self.hidden, [self.head])
+
+
+# -- a policy and a baseline of one's own --------------------------------------------------------
+class KerasPolicyNetwork:
+    """A user's Keras model in the place of :class:`PolicyMLP`: the same ``model``,
+    ``variables``, ``layer_weights()``, ``to_numpy(arrays)`` and ``numpy_snapshot()``.
+
+    A plain stack of Dense layers (ReLU hidden layers, an output among ``outputs``) acts
+    through the same numpy copy as :class:`PolicyMLP` (refreshed after each update from the
+    arrays the update returns); any other model through one compiled call per (batched)
+    call, reading the live weights (``layer_weights()`` is then empty).
+
+    Args:
+        model: ``[B, obs_dim] -> [B, out_dim]`` (a policy) or ``[B, 1]`` / ``[B]`` (a value).
+        sample: a batch of encoded observations ``[2, obs_dim]`` it was checked on.
+        outputs: the output activations a numpy copy may reproduce (``"linear"``, ``"tanh"``).
+    """
+
+    def __init__(
+        self, model: keras.Model, sample: np.ndarray, outputs: tuple[str, ...] = ("linear",)
+    ) -> None:
+        self.model = model
+        stack = dense_stack(model, sample, outputs)
+        self.layers, self._output = (None, None) if stack is None else stack
+        self._compiled = None if stack is not None else compiled_policy(model, sample.ndim - 1)
+
+    @property
+    def variables(self) -> list:
+        return self.model.trainable_variables
+
+    @property
+    def fast_path(self) -> bool:
+        """Does acting go through a numpy copy (a plain Dense stack)?"""
+        return self.layers is not None
+
+    def layer_weights(self) -> list:
+        """The Dense stack's ``[kernel_0, bias_0, ...]`` (empty for a compiled model)."""
+        return [] if self.layers is None else layer_weights(self.layers)
+
+    def to_numpy(self, arrays: Sequence[np.ndarray]) -> Callable[[np.ndarray], np.ndarray]:
+        """What acting reads, from the arrays of :meth:`layer_weights` (the compiled call
+        when the model is not a Dense stack)."""
+        if self.layers is None:
+            return self._compiled
+        return NumpyMLP.from_arrays(arrays, output=self._output)
+
+    def numpy_snapshot(self) -> Callable[[np.ndarray], np.ndarray]:
+        return self.to_numpy([w.numpy() for w in self.layer_weights()])
+
+
+def make_policy(
+    source: Any, spaces: tuple, obs_format: ObservationFormat, out_dim: int, discrete: bool,
+    seed: int,
+) -> KerasPolicyNetwork:  # fmt: skip
+    """REINFORCE's policy from a user's model or builder, checked: ``[B, obs] -> [B, out_dim]``
+    (logits per action for Discrete actions; the Gaussian's mean in the action box scaled to
+    ``[-1, 1]`` for Box actions, a linear or tanh output)."""
+    model = build_model(source, *spaces, "policy", seed)
+    last = model.layers[-1] if model.layers else None
+    if discrete and isinstance(last, keras.layers.Dense) and last.activation is _softmax:
+        raise UsageError("policy returns softmax probabilities but needs logits (a linear output)")
+    sample = check_output(model, obs_format, (out_dim,), "policy")
+    return KerasPolicyNetwork(model, sample, ("linear",) if discrete else ("linear", "tanh"))
+
+
+def make_baseline(
+    source: Any, spaces: tuple, obs_format: ObservationFormat, seed: int
+) -> KerasPolicyNetwork:
+    """REINFORCE's value baseline from a user's model or builder, checked: ``[B, obs] ->
+    [B, 1]`` or ``[B]`` (one value per observation)."""
+    model = build_model(source, *spaces, "baseline", seed)
+    return KerasPolicyNetwork(model, check_output(model, obs_format, (1,), "baseline", ((),)))
