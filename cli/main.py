@@ -16,6 +16,7 @@ from rlkit.core.errors import RlkitWarning, UsageError
 from . import inspect as inspect_commands
 from . import sweep as sweep_commands
 from . import train as train_commands
+from . import tune as tune_commands
 
 USAGE_ERROR = 2
 INTERRUPTED = 130
@@ -45,6 +46,7 @@ cli.add_command(inspect_commands.plot)
 cli.add_command(inspect_commands.show_config)
 cli.add_command(inspect_commands.list_presets)
 cli.add_command(sweep_commands.sweep)
+cli.add_command(tune_commands.tune)
 
 
 def main(argv: list[str] | None = None) -> int:

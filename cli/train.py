@@ -119,6 +119,10 @@ def train(agent, env_id, env_kwargs, steps, overrides, config_file, num_envs, ep
         + f" (seed {run.seed}) -> {trainer.run_dir}",
         err=True,
     )
+    from rlkit.config.schedules import describe_schedules
+
+    for line in describe_schedules(plan.agent_config):  # what a fraction of the run came to
+        click.echo(f"schedule: {line}", err=True)
     replay = trainer.agent.replay_memory()
     if replay is not None:  # what it will take in memory, and in every checkpoint
         size = replay.nbytes

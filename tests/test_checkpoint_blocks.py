@@ -17,7 +17,7 @@ from rlkit.run.checkpoint import (
 )
 from rlkit.run.folder import RunFolder
 from rlkit.run.loop import Trainer
-from tests.test_runs import TINY, cli, only_run, weights
+from tests.test_runs import ABSOLUTE, TINY, cli, only_run, weights
 
 ROW_BYTES = 16  # one CartPole observation: 4 float32
 
@@ -79,7 +79,7 @@ def test_a_checkpoint_writes_only_the_blocks_the_ring_changed(small_blocks, tmp_
 def test_interrupted_and_resumed_run_with_block_checkpoints_equals_uninterrupted_run(
     small_blocks, capsys, tmp_path
 ):
-    common = ["--seed", "5", "--eval-every", "250", "--checkpoint-every", "200"]
+    common = ["--seed", "5", "--eval-every", "250", "--checkpoint-every", "200", *ABSOLUTE]
     status, _, err = cli(capsys, "train", "dqn", "--out", tmp_path / "whole", *TINY,
                          "--steps", "900", *common)  # fmt: skip
     assert status == 0, err

@@ -24,7 +24,9 @@ QUIET = ["--eval-episodes", "1", "--quiet"]
 FAMILIES = {
     "box2d-discrete": ["dqn", "--env", "LunarLander-v3", "--set", "hidden_sizes=16",
                        "--set", "learning_starts=100", "--set", "train_freq=50",
-                       "--set", "gradient_steps=4", "--set", "jit_compile=false"],
+                       "--set", "gradient_steps=4", "--set", "jit_compile=false",
+                       # schedules in steps: the 250-step run extended is the 500-step one
+                       "--set", "eps_anneal_fraction=0", "--set", "lr_anneal_fraction=0"],
     "box2d-continuous": ["ddpg", "--env", "BipedalWalker-v3", "--set", "actor_hidden_sizes=16",
                          "--set", "critic_hidden_sizes=16", "--set", "learning_starts=100",
                          "--set", "batch_size=32"],

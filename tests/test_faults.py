@@ -18,8 +18,10 @@ from rlkit.run.folder import RunFolder
 
 SMALL = ["--set", "hidden_sizes=8", "--set", "learning_starts=100", "--set", "train_freq=50",
          "--set", "gradient_steps=4", "--set", "jit_compile=false"]  # fmt: skip
+# (schedules in steps: the 600-step run extended to 800 is then the 800-step run)
 RUN = ["dqn", "--env", "CartPole-v1", "--eval-every", "300", "--eval-episodes", "2",
-       "--checkpoint-every", "200", *SMALL, "--quiet"]  # fmt: skip
+       "--checkpoint-every", "200", *SMALL, "--quiet", "--set", "eps_anneal_fraction=0",
+       "--set", "lr_anneal_fraction=0"]  # fmt: skip
 
 
 def cli(capsys, *args) -> tuple[int, str]:

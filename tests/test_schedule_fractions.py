@@ -61,3 +61,15 @@ def test_the_resolved_schedule_is_described():
     ddpg = DDPGConfig(lr_end_fraction=0.0, lr_anneal_steps=5_000)
     assert describe_schedules(ddpg) == ["learning rate x1 -> x0 over 5,000 steps"]
     assert describe_schedules(DDPGConfig()) == []  # constant rates: nothing to say
+
+
+def test_rlkit_train_prints_what_the_schedule_came_to(capsys, tmp_path):
+    from rlkit.cli.main import main
+
+    argv = ["train", "dqn", "--env", "Acrobot-v1", "--steps", "300", "--eval-every", "0",
+            "--eval-episodes", "1", "--set", "hidden_sizes=8", "--quiet",
+            "--out", str(tmp_path)]  # fmt: skip
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert "schedule: epsilon 1 -> 0.1 over 36 steps (12% of the run)" in err
+    assert "schedule: learning rate 0.00063 -> 0 over 300 steps (100% of the run)" in err

@@ -52,18 +52,28 @@ class SweepSpec:
     target: float | None = None
     cpus_per_trial: float = 1.0
     max_concurrent: int = 0  # 0: as many as the CPUs allow
+    #: label -> values: these configurations instead of the grid's (``rlkit tune`` runs its
+    #: best ones on fresh seeds this way)
+    named: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def configs(self) -> list[dict[str, str]]:
         """Every combination of grid values, in a stable order (one dict per combination)."""
+        return [values for _, values in self.labelled()]
+
+    def labelled(self) -> list[tuple[str, dict[str, str]]]:
+        """``(label, values)`` of every configuration: the named ones, else the grid's."""
+        if self.named:
+            return list(self.named.items())
         keys = list(self.grid)
-        return [dict(zip(keys, values, strict=True))
-                for values in itertools.product(*(self.grid[k] for k in keys))]  # fmt: skip
+        combos = [dict(zip(keys, values, strict=True))
+                  for values in itertools.product(*(self.grid[k] for k in keys))]  # fmt: skip
+        return [(config_label(values), values) for values in combos]
 
     def trials(self) -> list[dict[str, Any]]:
         """``{"config": label, "values": {...}, "seed": s}`` for every trial."""
         return [
-            {"config": config_label(values), "values": values, "seed": seed}
-            for values in self.configs()
+            {"config": label, "values": values, "seed": seed}
+            for label, values in self.labelled()
             for seed in self.seeds
         ]
 
@@ -81,10 +91,9 @@ class SweepSpec:
         configurations that resolve to the same run, raise UsageError before any trial
         starts."""
         seen: dict[tuple, str] = {}
-        for values in self.configs():
+        for label, values in self.labelled():
             plan = self.plan(values, self.seeds[0] if self.seeds else 0)
             key = (repr(plan.settings), repr(plan.agent_config))
-            label = config_label(values)
             if key in seen:
                 raise UsageError(
                     f"--grid gives the same configuration twice ({seen[key]} and {label}); "
@@ -214,8 +223,7 @@ def bootstrap_ci(values, statistic=iqm, confidence: float = 0.95, resamples: int
 def summarise(out: Path, spec: SweepSpec) -> list[dict[str, Any]]:
     """One row per configuration from its trials' ``summary.json`` (finished trials only)."""
     rows = []
-    for values in spec.configs():
-        label = config_label(values)
+    for label, _ in spec.labelled():
         finals, bests = [], []
         for seed in spec.seeds:
             summary = RunFolder(trial_dir(out, label, seed)).read_summary()

@@ -1,0 +1,224 @@
+"""``rlkit tune``: search an agent's hyperparameters on an environment (Optuna's TPE and ASHA
+on Ray Tune, as rl-zoo's ``--optimize``), then rank the best on fresh seeds."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import click
+
+from rlkit.core.errors import UsageError
+
+from .options import non_empty
+from .train import FAILED, INTERRUPTED, check_counts, run_options
+
+DEFAULT_EVAL_EPISODES = 10
+EVALUATIONS_PER_TRIAL = 10
+
+
+@click.command()
+@click.argument("agent", metavar="[AGENT]", required=False)
+@run_options
+@click.option(
+    "--trials",
+    type=click.IntRange(1),
+    default=16,
+    show_default=True,
+    metavar="N",
+    help="search trials (each --steps long unless ASHA stops it)",
+)
+@click.option(
+    "--seeds",
+    "fresh_seeds",
+    type=click.IntRange(1),
+    default=3,
+    show_default=True,
+    metavar="K",
+    help="fresh seeds each of the --top best runs on for the ranking",
+)
+@click.option(
+    "--top",
+    type=click.IntRange(1),
+    default=3,
+    show_default=True,
+    metavar="N",
+    help="how many of the best search trials are ranked on fresh seeds",
+)
+@click.option(
+    "--seed",
+    "search_seed",
+    type=click.IntRange(0, 2**32 - 1),
+    default=0,
+    show_default=True,
+    help="seed of every search trial and of the TPE sampler",
+)
+@click.option(
+    "--space",
+    "spaces",
+    multiple=True,
+    metavar="KEY=DIM",
+    help="search KEY over DIM: loguniform(a,b), uniform(a,b), int(a,b) or "
+    "choice(v1,v2,..); replaces the default's range (repeatable)",
+)
+@click.option(
+    "--only-space",
+    is_flag=True,
+    help="search only the --space keys (the agent's default space is dropped)",
+)
+@click.option("--show-space", is_flag=True, help="print the space this tune would search and exit")
+@click.option(
+    "--no-early-stop", is_flag=True, help="run every trial to the end (no ASHA): for comparison"
+)
+@click.option(
+    "--address",
+    metavar="ADDR",
+    callback=non_empty,
+    help="join this Ray cluster ('auto': the one running here)",
+)
+@click.option(
+    "--max-concurrent",
+    type=click.IntRange(1),
+    metavar="N",
+    help="at most N trials at once [default: as many as the CPUs allow]",
+)
+@click.option(
+    "--cpus-per-trial",
+    type=click.FloatRange(min=0, min_open=True),
+    default=1.0,
+    show_default=True,
+    metavar="C",
+    help="CPUs Ray reserves for a trial",
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    callback=non_empty,
+    help="the tune folder [default: tunes/<agent>-<env>-<time>]",
+)
+@click.option(
+    "--resume",
+    "resume_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    callback=non_empty,
+    metavar="TUNE_DIR",
+    help="continue the tune in TUNE_DIR",
+)
+def tune(agent, env_id, env_kwargs, steps, overrides, config_file, num_envs, episodes, eval_every,
+         eval_episodes, checkpoint_every, preset, trials, fresh_seeds, top, search_seed, spaces,
+         only_space, show_space, no_early_stop, address, max_concurrent, cpus_per_trial, out,
+         resume_dir) -> int:  # fmt: skip
+    """Search AGENT's hyperparameters on --env with Optuna's TPE, stopping the laggards early
+    with ASHA (Ray Tune), then run the --top best on --seeds fresh seeds.
+
+    The objective is the mean return of the run's greedy evaluations (every --steps/10
+    steps, 10 episodes unless --eval-every/--eval-episodes say otherwise). Every trial is
+    an ordinary run folder (TUNE_DIR/search/runs/, TUNE_DIR/final/runs/). At the end:
+    a table of the best trials, TUNE_DIR/tune.csv (every trial) and TUNE_DIR/best.toml,
+    which 'rlkit train --config TUNE_DIR/best.toml' runs as it is.
+
+    \b
+    Examples:
+      rlkit tune dqn --env Acrobot-v1 --preset none --steps 50000 --show-space
+      rlkit tune dqn --env Acrobot-v1 --preset none --steps 50000 --trials 16
+      rlkit tune ddpg --env Pendulum-v1 --space tau=choice(0.005,0.01) --set gamma=0.98
+    """
+    from rlkit.sweeps.tuning import TuneSpec
+
+    if resume_dir is not None:
+        spec = TuneSpec.load(resume_dir)
+        _check_ray(address)
+        return _run(spec, resume_dir, address, resume=True)
+    check_counts(steps=steps, num_envs=num_envs, episodes=episodes, eval_every=eval_every,
+                 eval_episodes=eval_episodes, checkpoint_every=checkpoint_every)  # fmt: skip
+    if agent is None and not config_file:
+        raise UsageError("missing AGENT: e.g. 'rlkit tune dqn --env Acrobot-v1 --trials 16'")
+    params = click.get_current_context().params
+    spec = _spec(params)
+    from rlkit.sweeps.spaces import describe
+
+    if show_space:
+        click.echo(f"{spec.agent} on {spec.train['env']} searches:")
+        click.echo(describe(spec.agent, spec.dimensions(), spec.fixed))
+        return 0
+    first = spec.plan(spec.fixed, spec.search_seed)
+    from rlkit.run.experiment import make_envs
+
+    make_envs(first.settings, first.spec).close()  # an env that fails to build: here
+    _check_ray(address)
+    if out is None:
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        out = Path("tunes") / f"{spec.agent}-{spec.train['env'].replace('/', '_')}-{stamp}"
+    from rlkit.sweeps.tuning import is_tune
+
+    if is_tune(out):
+        raise UsageError(f"{out} already holds a tune: continue it with --resume {out}")
+    click.echo(f"tune of {spec.agent} on {spec.train['env']}: {spec.trials} trials of "
+               f"{spec.steps:,} steps, the best {spec.top} then on {len(spec.seeds)} fresh "
+               f"seeds -> {out}", err=True)  # fmt: skip
+    return _run(spec, out, address, resume=False)
+
+
+def _spec(params: dict):
+    """The :class:`TuneSpec` the options describe; UsageError for a bad space or key."""
+    from rlkit.config.options import parse_overrides
+    from rlkit.sweeps.spaces import parse_spaces, resolve_space
+    from rlkit.sweeps.tuning import TuneSpec
+
+    train = {k: v for k, v in dict(
+        env=params["env_id"], steps=params["steps"], num_envs=params["num_envs"],
+        episodes=params["episodes"], eval_every=params["eval_every"],
+        eval_episodes=params["eval_episodes"], checkpoint_every=params["checkpoint_every"],
+        preset=params["preset"], config_file=str(Path(params["config_file"]).resolve())
+        if params["config_file"] else None,
+    ).items() if v is not None}  # fmt: skip
+    if params["env_kwargs"]:
+        train["env_kwargs"] = list(params["env_kwargs"])
+    fixed = parse_overrides(params["overrides"])
+    from rlkit.run.plan import plan
+
+    base = plan(params["agent"], **train, overrides=fixed)  # the run every trial varies
+    train |= {"env": base.settings.env, "steps": base.settings.steps}
+    train.setdefault("eval_every", max(1, base.settings.steps // EVALUATIONS_PER_TRIAL))
+    train.setdefault("eval_episodes", DEFAULT_EVAL_EPISODES)
+    given = parse_spaces(params["spaces"])
+    space = resolve_space(base.settings.agent, base.spec.config_class, given, fixed,
+                          only_given=params["only_space"])  # fmt: skip
+    seed = params["search_seed"]
+    return TuneSpec(
+        agent=base.settings.agent, train=train, space={k: str(d) for k, d in space.items()},
+        trials=params["trials"], seeds=[seed + 1 + i for i in range(params["fresh_seeds"])],
+        top=params["top"], search_seed=seed, grace=train["eval_every"],
+        asha=not params["no_early_stop"], cpus_per_trial=params["cpus_per_trial"],
+        max_concurrent=params["max_concurrent"] or 0, fixed=fixed,
+    )  # fmt: skip
+
+
+def _check_ray(address: str | None) -> None:
+    import importlib.util
+
+    for module in ("ray", "optuna"):
+        if importlib.util.find_spec(module) is None:
+            raise UsageError(f"rlkit tune needs Ray and Optuna: from a clone of rlkit, "
+                             f"pip install '.[ray]' ({module} is missing)")  # fmt: skip
+    from rlkit.sweeps.ray_tune import check_address
+
+    check_address(address)
+
+
+def _run(spec, out: Path, address, resume: bool) -> int:
+    """Run the tune; exit status 0, 1 (trials failed) or 130 (stopped: --resume goes on)."""
+    from rlkit.sweeps.ray_tune import SweepFailed, SweepInterrupted
+    from rlkit.sweeps.ray_tuner import run_tune
+
+    try:
+        run_tune(spec, out, address=address, resume=resume)
+    except SweepInterrupted as exc:
+        click.echo(f"\n{exc}", err=True)
+        return INTERRUPTED
+    except SweepFailed as exc:
+        click.echo(f"rlkit: {exc}", err=True)
+        return FAILED
+    click.echo(f"every trial in {out / 'tune.csv'}; the best: rlkit train --config "
+               f"{out / 'best.toml'}", err=True)  # fmt: skip
+    return 0

@@ -1,0 +1,255 @@
+"""``rlkit tune`` on Ray Tune: Optuna's TPE proposes, ASHA stops the laggards, then the best
+trials run again on fresh seeds (as a sweep) and the best of those is written out.
+
+A search trial is an ordinary rlkit run (``rlkit.run.experiment``) in
+``OUT/search/runs/<trial>/seed-S/``: it reports each periodic evaluation's mean return to
+Tune, which ASHA compares at its rungs (``grace * reduction_factor**k`` steps). A stopped
+trial keeps its run folder as it was at the stop. On ``--resume`` Tune restores the search
+(Optuna's state included); a trial that had written a checkpoint continues from it
+exactly. Ray and Optuna are imported only here, only when a tune runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from io import StringIO
+from pathlib import Path
+from typing import Any
+
+from rlkit.core.errors import UsageError
+from rlkit.core.files import atomic_write_text
+from rlkit.run.folder import RunFolder
+from rlkit.run.hooks.base import Hook
+from rlkit.sweeps import tuning
+from rlkit.sweeps.ray_tune import (
+    SweepFailed,
+    SweepInterrupted,
+    _error_line,
+    _init_ray,
+    _on_this_machine,
+    import_ray,
+    run_sweep,
+)
+
+EXPERIMENT = "search"
+METRIC = "eval_return"
+FINISHED = "finished"  # (Tune keeps "done" for itself)
+
+
+def import_optuna():
+    """Optuna, or a UsageError saying how to install it."""
+    try:
+        import optuna
+    except ImportError:
+        raise UsageError(
+            "rlkit tune needs Optuna: from a clone of rlkit, pip install '.[ray]'"
+        ) from None
+    return optuna
+
+
+def search_trial(tune_config: dict[str, Any], spec: tuning.TuneSpec, out: str) -> None:
+    """Tune's function trainable for one search trial: an rlkit run that reports every
+    evaluation, started fresh or resumed from its own newest checkpoint."""
+    threads = max(1, int(spec.cpus_per_trial))
+    os.environ["TF_NUM_INTRAOP_THREADS"] = str(threads)
+    os.environ["TF_NUM_INTEROP_THREADS"] = "1"
+    from ray import tune
+
+    from rlkit.core.quiet import import_tensorflow_quietly
+    from rlkit.run import experiment
+
+    import_tensorflow_quietly()
+    label = "trial-" + tune.get_context().get_trial_id().rsplit("_", 1)[-1]
+    values = spec.overrides(tune_config)
+    tuning.write_values(Path(out), label, values)
+    folder = RunFolder(tuning.search_run(Path(out), label, spec))
+    if folder.is_finished:
+        summary = folder.read_summary()
+        final = summary["final_model"]["eval_return_mean"]
+        tune.report({"step": summary["steps"], METRIC: final, FINISHED: 1})
+        return
+    if folder.has_checkpoints():
+        trainer, run = experiment.resume(folder.path)
+    else:
+        folder.remove()  # a start that wrote no checkpoint
+        plan = spec.plan(values, spec.search_seed)
+        trainer, run = experiment.start(plan, run_dir=folder.path), plan.settings
+    trainer.hooks.append(_EvaluationReporter(spec.steps))
+    result = experiment.drive(trainer, run, handle_signals=False)
+    if result.status != experiment.FINISHED:
+        raise RuntimeError(result.message)
+    final = result.summary["final_model"]["eval_return_mean"]
+    tune.report({"step": result.summary["steps"], METRIC: final, FINISHED: 1})
+
+
+class _EvaluationReporter(Hook):
+    """Each periodic evaluation's mean return to Tune (where ASHA reads it), but the one at
+    the run's last step: ASHA stops a trial that reports ``max_t`` steps at once, before
+    the run would evaluate its final model and write its summary (reported after)."""
+
+    def __init__(self, steps: int) -> None:
+        self.steps = steps
+
+    def on_step(self, loop, before: int, info: dict) -> None:
+        if "eval" in info and loop.step < self.steps:
+            from ray import tune
+
+            tune.report({"step": loop.step, METRIC: float(info["eval"][0]), FINISHED: 0})
+
+
+def _progress(interval: float, total: int):
+    """A Tune callback: one line to stderr now and then (done, stopped early, running,
+    the best score so far)."""
+    from ray import tune
+
+    class Progress(tune.Callback):
+        def __init__(self) -> None:
+            self.last = 0.0
+
+        def on_trial_result(self, iteration, trials, trial, result, **info):
+            self._print(trials)
+
+        def on_trial_complete(self, iteration, trials, trial, **info):
+            self._print(trials, force=True)
+
+        def _print(self, trials, force: bool = False) -> None:
+            now = time.monotonic()
+            if not force and now - self.last < interval:
+                return
+            self.last = now
+            done = [t for t in trials if t.status == "TERMINATED"]
+            finished = sum(bool((t.last_result or {}).get(FINISHED)) for t in done)
+            running = sum(t.status == "RUNNING" for t in trials)
+            scores = [(t.last_result or {}).get(METRIC) for t in trials]
+            scores = [s for s in scores if s is not None]
+            best = f"; best evaluation {max(scores):.1f}" if scores else ""
+            sys.stderr.write(f"search: {len(done)}/{total} trials done ({finished} ran to the "
+                             f"end, {len(done) - finished} stopped early), {running} "
+                             f"running{best}\n")  # fmt: skip
+            sys.stderr.flush()
+
+    return Progress()
+
+
+def _search(spec: tuning.TuneSpec, out: Path, resume: bool, interval: float) -> None:
+    """The TPE + ASHA search (or its continuation); SweepInterrupted when it stopped early."""
+    from ray import tune
+    from ray.tune.schedulers import ASHAScheduler, FIFOScheduler
+    from ray.tune.search.optuna import OptunaSearch
+
+    optuna = import_optuna()
+    trainable = tune.with_resources(
+        tune.with_parameters(search_trial, spec=spec, out=str(out)), {"cpu": spec.cpus_per_trial}
+    )
+    path = out / "ray" / EXPERIMENT
+    if resume and tune.Tuner.can_restore(str(path)):
+        tuner = tune.Tuner.restore(str(path), trainable, resume_unfinished=True,
+                                   resume_errored=True)  # fmt: skip
+    else:
+        startup = min(10, max(2, spec.trials // 3))
+        sampler = optuna.samplers.TPESampler(n_startup_trials=startup, seed=spec.search_seed,
+                                             multivariate=True)  # fmt: skip
+        searcher = OptunaSearch(sampler=sampler, metric=METRIC, mode="max")
+        scheduler = (
+            ASHAScheduler(
+                time_attr="step",
+                max_t=spec.steps,
+                grace_period=spec.grace,
+                reduction_factor=spec.reduction_factor,
+            )  # fmt: skip
+            if spec.asha
+            else FIFOScheduler()
+        )
+        tuner = tune.Tuner(
+            trainable,
+            param_space={key: _tune_dimension(tune, dim) for key, dim in spec.dimensions().items()},
+            tune_config=tune.TuneConfig(
+                metric=METRIC,
+                mode="max",
+                search_alg=searcher,
+                scheduler=scheduler,
+                num_samples=spec.trials,
+                max_concurrent_trials=spec.max_concurrent or None,
+            ),  # fmt: skip
+            run_config=tune.RunConfig(
+                name=EXPERIMENT,
+                storage_path=str(out / "ray"),
+                verbose=0,
+                failure_config=tune.FailureConfig(max_failures=1),
+                callbacks=[_progress(interval, spec.trials)],
+            ),  # fmt: skip
+        )
+    results = tuner.fit()
+    errors = [r for r in results if r.error is not None]
+    if errors:
+        raise SweepFailed("; ".join(_error_line(r.error) for r in errors))
+    if len(results) < spec.trials or results.num_terminated < len(results):
+        raise SweepInterrupted(
+            f"tune stopped with {results.num_terminated} of {spec.trials} search trials done; "
+            f"continue with: rlkit tune --resume {out}"
+        )
+
+
+def _tune_dimension(tune, dim):
+    low, high = dim.bounds
+    if dim.kind == "loguniform":
+        return tune.loguniform(low, high)
+    if dim.kind == "uniform":
+        return tune.uniform(low, high)
+    if dim.kind == "int":
+        return tune.randint(int(low), int(high) + 1)
+    return tune.choice(list(dim.values))
+
+
+def run_tune(
+    spec: tuning.TuneSpec,
+    out: Path,
+    address: str | None = None,
+    resume: bool = False,
+    stream=None,
+    interval: float = 10.0,
+) -> list[dict[str, Any]]:
+    """Search, rank the best on fresh seeds, write ``tune.csv`` and ``best.toml``; returns
+    the ranking. SweepInterrupted (resume with ``--resume``), SweepFailed as sweeps do."""
+    stream = stream if stream is not None else sys.stdout
+    out = Path(out).resolve()
+    if _on_this_machine(address):
+        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    ray, _ = import_ray()
+    import_optuna()
+    os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")
+    os.environ.setdefault("TUNE_DISABLE_AUTO_CALLBACK_LOGGERS", "1")
+    search_file = out / tuning.SEARCH_FILE
+    _init_ray(ray, address)
+    try:
+        if not resume:
+            spec.save(out)
+        if not search_file.is_file():
+            _search(spec, out, resume, interval)
+            picked = tuning.pick(tuning.search_trials(out, spec), spec.top)
+            atomic_write_text(search_file, json.dumps({"picked": picked}, indent=2))
+    finally:
+        ray.shutdown()
+    picked = json.loads(search_file.read_text())["picked"]
+    if not picked:
+        raise SweepFailed("no search trial ran to the end: nothing to rank")
+    sweep = spec.sweep(picked)
+    final = out / tuning.FINAL_DIR
+    try:
+        run_sweep(sweep, final, address=address, resume=(final / "sweep.json").is_file(),
+                  stream=StringIO(), interval=interval)  # fmt: skip
+    except SweepInterrupted:
+        raise SweepInterrupted(f"tune stopped while ranking the best trials on fresh seeds; "
+                               f"continue with: rlkit tune --resume {out}") from None  # fmt: skip
+    rows = tuning.search_trials(out, spec)
+    ranking = tuning.rank(out, spec, picked)
+    tuning.write_results(out, spec, rows, ranking)
+    best = ranking[0]
+    score = f"final {best['final_mean']:.1f} over seeds {','.join(map(str, spec.seeds))}"
+    text = tuning.best_config_text(spec, best["trial"], picked[best["trial"]], score)
+    atomic_write_text(out / tuning.BEST_FILE, text)
+    stream.write(tuning.format_table(rows, ranking, spec) + "\n")
+    return ranking

@@ -1,0 +1,248 @@
+"""Search spaces of ``rlkit tune``: the per-agent defaults (rl-zoo's ``hyperparams_opt.py``)
+and the ``--space KEY=DIMENSION`` syntax.
+
+A dimension is one of ``loguniform(a,b)``, ``uniform(a,b)``, ``int(a,b)`` (both ends
+included) and ``choice(v1,v2,...)`` (a list value in brackets: ``choice([64,64],[256])``).
+A choice of one value fixes the key. Every value a trial gets is handed to the run as the
+string ``--set KEY=VALUE`` would give, so a tuned trial is an ordinary ``rlkit train``
+run. No Ray here: :mod:`rlkit.sweeps.ray_tuner` turns a space into Ray Tune's.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from rlkit.core.errors import UsageError
+
+KINDS = ("loguniform", "uniform", "int", "choice")
+FORMS = "loguniform(1e-5,1e-2), uniform(0,0.2), int(1,8) or choice(64,128,256)"
+
+
+@dataclass(frozen=True)
+class Dimension:
+    """One key's range: ``kind`` in :data:`KINDS`; ``bounds`` (low, high) for ranges,
+    ``values`` (strings as ``--set`` takes them) for a choice."""
+
+    kind: str
+    bounds: tuple[float, float] = (0.0, 0.0)
+    values: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        if self.kind == "choice":
+            return f"choice({','.join(self.values)})"
+        low, high = self.bounds
+        if self.kind == "int":
+            return f"int({int(low)},{int(high)})"
+        return f"{self.kind}({_number(low)},{_number(high)})"
+
+    @property
+    def fixed(self) -> str | None:
+        """The one value of a one-value choice, else None."""
+        return self.values[0] if self.kind == "choice" and len(self.values) == 1 else None
+
+    def ends(self) -> list[str]:
+        """Values a config check must accept: every choice, or both ends of a range."""
+        if self.kind == "choice":
+            return list(self.values)
+        low, high = self.bounds
+        if self.kind == "int":
+            return [str(int(low)), str(int(high))]
+        return [repr(low), repr(high)]
+
+
+def _number(value: float) -> str:
+    """``1e-05`` -> ``1e-5``; ``0.2`` stays."""
+    return re.sub(r"e([+-])0*(\d)", r"e\1\2", f"{value:g}").replace("e+", "e")
+
+
+def _split(text: str) -> list[str]:
+    """Split on commas outside brackets (``[64,64],[256]`` is two values)."""
+    items, depth, current = [], 0, ""
+    for char in text:
+        depth += {"[": 1, "]": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            items.append(current.strip())
+            current = ""
+        else:
+            current += char
+    return [*items, current.strip()]
+
+
+def parse_dimension(text: str, key: str = "KEY") -> Dimension:
+    """``"loguniform(1e-5,1e-2)"`` -> a :class:`Dimension`; UsageError naming the forms."""
+    match = re.fullmatch(r"\s*(\w+)\s*\((.*)\)\s*", text)
+    bad = f"malformed --space {key}={text!r}: expected one of {FORMS}"
+    if not match or match.group(1) not in KINDS:
+        raise UsageError(bad)
+    kind, args = match.group(1), _split(match.group(2))
+    if kind == "choice":
+        if any(not a for a in args):
+            raise UsageError(bad)
+        twice = [a for i, a in enumerate(args) if a in args[:i]]
+        if twice:
+            raise UsageError(f"--space {key} gives {twice[0]} twice")
+        return Dimension("choice", values=tuple(args))
+    try:
+        low, high = (float(a) for a in args)
+    except ValueError:
+        raise UsageError(bad) from None
+    if not (math.isfinite(low) and math.isfinite(high)) or not low < high:
+        raise UsageError(f"--space {key}={text}: needs two finite bounds, low < high")
+    if kind == "loguniform" and low <= 0:
+        raise UsageError(f"--space {key}={text}: a log-uniform range needs bounds > 0")
+    if kind == "int" and not (low.is_integer() and high.is_integer()):
+        raise UsageError(f"--space {key}={text}: an int range needs whole-number bounds")
+    return Dimension(kind, (low, high))
+
+
+def parse_spaces(pairs: Iterable[str]) -> dict[str, Dimension]:
+    """``["learning_rate=loguniform(1e-5,1e-2)", ...]`` -> ``{key: Dimension}``."""
+    spaces: dict[str, Dimension] = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise UsageError(f"malformed --space {pair!r}: expected KEY=DIMENSION, e.g. "
+                             "--space learning_rate=loguniform(1e-5,1e-2)")  # fmt: skip
+        if key in spaces:
+            raise UsageError(f"--space {key} is given twice")
+        spaces[key] = parse_dimension(text, key)
+    return spaces
+
+
+GAMMAS = "choice(0.9,0.95,0.98,0.99,0.995,0.999,0.9999)"
+#: rl-zoo's samplers (``hyperparams_opt.py``: ``sample_dqn_params``, ``sample_ddpg_params``),
+#: key by key in rlkit's names. Changes: learning rates stop at 1e-2 (the zoo's upper end,
+#: 1, diverges with Adam; 16 trials are too few to spend on it); gradient_steps -1 is the
+#: zoo's ``gradient_steps = train_freq``; DDPG's two learning rates and two networks are
+#: the zoo's one learning rate and one net_arch (see :data:`TIES`).
+DEFAULT_SPACES: dict[str, dict[str, str]] = {
+    "dqn": {
+        "gamma": GAMMAS,
+        "learning_rate": "loguniform(1e-5,1e-2)",
+        "batch_size": "choice(16,32,64,100,128,256,512)",
+        "buffer_size": "choice(10000,50000,100000,1000000)",
+        "eps_end": "uniform(0,0.2)",
+        "eps_anneal_fraction": "uniform(0.01,0.5)",
+        "target_update": "choice(1,1000,5000,10000,15000,20000)",
+        "learning_starts": "choice(0,1000,5000,10000,20000)",
+        "train_freq": "choice(1,4,8,16,128,256,1000)",
+        "gradient_steps": "choice(-1)",
+        "hidden_sizes": "choice([64],[64,64],[256,256])",
+        "learning_rate_end": "choice(-1)",
+    },
+    "ddpg": {
+        "gamma": GAMMAS,
+        "actor_learning_rate": "loguniform(1e-5,1e-2)",
+        "batch_size": "choice(16,32,64,100,128,256,512,1024,2048)",
+        "buffer_size": "choice(10000,100000,1000000)",
+        "train_freq": "choice(1,4,8,16,32,64,128,256,512)",
+        "gradient_steps": "choice(-1)",
+        "noise": "choice(gaussian,ou)",
+        "noise_scale": "uniform(0,1)",
+        "tau": "choice(0.001,0.005,0.01,0.02,0.05,0.08)",
+        "actor_hidden_sizes": "choice([64,64],[256,256],[400,300])",
+    },
+    "reinforce": {
+        "gamma": GAMMAS,
+        "learning_rate": "loguniform(1e-5,1e-1)",
+        "hidden_sizes": "choice([32],[64,64],[256,256])",
+        "episodes_per_update": "choice(1,2,4,8)",
+        "normalize_returns": "choice(true,false)",
+        "entropy_coef": "choice(0,0.001,0.01)",
+    },
+}
+#: follower -> leader: the follower takes the leader's value unless it is searched or set
+TIES: dict[str, dict[str, str]] = {
+    "ddpg": {
+        "critic_learning_rate": "actor_learning_rate",
+        "critic_hidden_sizes": "actor_hidden_sizes",
+    },  # fmt: skip
+}
+#: keys that choose code rather than a learning setting: never searched
+NOT_TUNABLE = {"q_network", "actor", "critic", "policy", "baseline", "jit_compile", "preset"}
+
+
+def default_space(agent: str) -> dict[str, Dimension]:
+    """The agent's default space (empty for an agent without one)."""
+    return {k: parse_dimension(v, k) for k, v in DEFAULT_SPACES.get(agent, {}).items()}
+
+
+def resolve_space(
+    agent: str,
+    config_class: type,
+    given: Mapping[str, Dimension],
+    fixed: Mapping[str, str],
+    only_given: bool = False,
+) -> dict[str, Dimension]:
+    """The space a tune searches: the agent's default (none with ``only_given``), each key of
+    ``given`` replacing its default, minus the keys ``fixed`` (``--set``) sets. Unknown and
+    untunable keys, and ranges the config refuses at either end, raise UsageError."""
+    import dataclasses
+
+    from rlkit.config.options import make_config
+
+    keys = {f.name for f in dataclasses.fields(config_class)}
+    for key in given:
+        if key not in keys:
+            import difflib
+
+            close = difflib.get_close_matches(key, keys, n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            raise UsageError(f"--space {key}: {agent} has no config key {key}{hint}; "
+                             f"'rlkit config {agent}' lists them")  # fmt: skip
+        if key in NOT_TUNABLE:
+            raise UsageError(f"--space {key}: {key} chooses code, not a setting to tune; "
+                             f"give it with --set {key}=...")  # fmt: skip
+    both = sorted(set(given) & set(fixed))
+    if both:
+        raise UsageError(f"{both[0]} is given both --space and --set: search it or fix it")
+    space = {} if only_given else default_space(agent)
+    space = {k: v for k, v in {**space, **given}.items() if k not in fixed}
+    for key, dim in space.items():
+        for value in dim.ends():
+            try:
+                make_config(config_class, {**fixed, key: value})
+            except UsageError as exc:
+                raise UsageError(f"--space {key}={dim}: {exc}") from None
+    if not space:
+        raise UsageError(f"nothing to search: give --space KEY=DIMENSION ({FORMS})")
+    return space
+
+
+def trial_overrides(agent: str, sampled: Mapping[str, object], fixed: Mapping[str, str]) -> dict:
+    """A trial's ``--set`` strings: the sampled values, each tied follower given its
+    leader's value (unless the follower is searched or fixed), then the fixed ones."""
+    values = {k: format_value(v) for k, v in sampled.items()}
+    for follower, leader in TIES.get(agent, {}).items():
+        if leader in values and follower not in values and follower not in fixed:
+            values[follower] = values[leader]
+    return {**values, **fixed}
+
+
+def format_value(value: object) -> str:
+    """A sampled value as ``--set`` takes it (floats round-trip exactly)."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+def describe(agent: str, space: Mapping[str, Dimension], fixed: Mapping[str, str]) -> str:
+    """What ``--show-space`` prints: one key per line, then the ties and fixed keys."""
+    width = max((len(k) for k in space), default=0)
+    lines = [f"  {k.ljust(width)}  {dim}" for k, dim in space.items()]
+    ties = [
+        f"  {follower} = {leader} (unless searched or set)"
+        for follower, leader in TIES.get(agent, {}).items()
+        if follower not in space and follower not in fixed
+    ]
+    if ties:
+        lines += ["tied:", *ties]
+    if fixed:
+        lines += ["fixed (--set):", *(f"  {k} = {v}" for k, v in fixed.items())]
+    return "\n".join(lines)

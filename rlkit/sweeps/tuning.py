@@ -1,0 +1,262 @@
+"""What a tune *is*, without Ray: its spec (``tune.json``), its trials' run folders, the
+ranking of what they reached, ``tune.csv`` and the best configuration as a config file.
+
+Tune folder::
+
+    OUT/tune.json                    the spec (rlkit tune --resume OUT reads it)
+    OUT/search/runs/<trial>/seed-S/  one ordinary run folder per search trial (seed S)
+    OUT/search/runs/<trial>/values.json   the values the search gave that trial
+    OUT/search.json                  the search's outcome: the trials picked for ranking
+    OUT/final/                       a sweep: the picked trials on fresh seeds
+    OUT/tune.csv                     every trial: its values, score, steps, stopped early
+    OUT/best.toml                    the best configuration: rlkit train --config OUT/best.toml
+    OUT/ray/                         Ray Tune's experiment state (for --resume)
+
+:mod:`rlkit.sweeps.ray_tuner` runs the search and the ranking on Ray Tune.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import asdict, dataclass, field
+from io import StringIO
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rlkit.core.errors import UsageError
+from rlkit.core.files import atomic_write_text
+from rlkit.run.folder import RunFolder
+from rlkit.sweeps.grid import SweepSpec, trial_dir
+from rlkit.sweeps.spaces import Dimension, parse_dimension, trial_overrides
+
+SPEC_FILE = "tune.json"
+SEARCH_DIR = "search"
+SEARCH_FILE = "search.json"
+FINAL_DIR = "final"
+RESULTS_FILE = "tune.csv"
+BEST_FILE = "best.toml"
+VALUES_FILE = "values.json"
+
+
+@dataclass(frozen=True)
+class TuneSpec:
+    """Everything that defines a tune.
+
+    ``train``: keyword arguments of :func:`rlkit.run.experiment.plan` shared by every trial
+    (env, steps, eval_every, eval_episodes, preset, overrides: the ``--set`` strings ...).
+    ``space``: key -> dimension text (:mod:`rlkit.sweeps.spaces`). ``trials`` search
+    trials, all on ``search_seed``; then the ``top`` best that ran to the end are run on
+    each of ``seeds`` (fresh seeds) and ranked by their final models' mean return.
+    ``grace``: the steps every trial runs before ASHA may stop it; a trial goes on past
+    ``grace * reduction_factor**k`` only while it is in the best ``1/reduction_factor``.
+    """
+
+    agent: str
+    train: dict[str, Any]
+    space: dict[str, str]
+    trials: int
+    seeds: list[int]
+    top: int = 3
+    search_seed: int = 0
+    grace: int = 0
+    reduction_factor: int = 3
+    asha: bool = True
+    cpus_per_trial: float = 1.0
+    max_concurrent: int = 0
+    fixed: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def steps(self) -> int:
+        return int(self.train["steps"])
+
+    def dimensions(self) -> dict[str, Dimension]:
+        return {key: parse_dimension(text, key) for key, text in self.space.items()}
+
+    def overrides(self, sampled: dict[str, Any]) -> dict[str, str]:
+        """A trial's ``--set`` values: what the search sampled, ties, then ``fixed``."""
+        return trial_overrides(self.agent, sampled, self.fixed)
+
+    def sweep(self, picked: dict[str, dict[str, str]]) -> SweepSpec:
+        """The ranking: the ``picked`` trials (label -> values) on the fresh seeds."""
+        train = {k: v for k, v in self.train.items() if k != "overrides"}
+        return SweepSpec(self.agent, train, list(self.seeds), named=picked,
+                         cpus_per_trial=self.cpus_per_trial,
+                         max_concurrent=self.max_concurrent)  # fmt: skip
+
+    def plan(self, values: dict[str, str], seed: int):
+        """One trial's :class:`~rlkit.run.plan.RunPlan` (``rlkit train``'s own)."""
+        return self.sweep({}).plan(values, seed)
+
+    def save(self, out: Path) -> None:
+        out.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(out / SPEC_FILE, json.dumps(asdict(self), indent=2))
+
+    @classmethod
+    def load(cls, out: Path) -> TuneSpec:
+        path = Path(out) / SPEC_FILE
+        if not path.is_file():
+            raise UsageError(f"{out} is not an rlkit tune folder: {SPEC_FILE} is missing")
+        try:
+            return cls(**json.loads(path.read_text()))
+        except (ValueError, TypeError) as exc:
+            raise UsageError(f"corrupt {path}: {exc}") from None
+
+
+def is_tune(path: Path) -> bool:
+    return (Path(path) / SPEC_FILE).is_file()
+
+
+def search_dir(out: Path) -> Path:
+    return Path(out) / SEARCH_DIR
+
+
+def search_run(out: Path, label: str, spec: TuneSpec) -> Path:
+    """The run folder of search trial ``label``."""
+    return trial_dir(search_dir(out), label, spec.search_seed)
+
+
+def write_values(out: Path, label: str, values: dict[str, str]) -> None:
+    path = trial_dir(search_dir(out), label, 0).parent / VALUES_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, json.dumps(values, indent=2))
+
+
+def search_trials(out: Path, spec: TuneSpec) -> list[dict[str, Any]]:
+    """Every search trial found on disk: label, values, steps reached, score (its last
+    evaluation's mean return; the final model's for a finished trial), finished."""
+    rows = []
+    root = search_dir(out) / "runs"
+    for values_path in sorted(root.glob(f"*/{VALUES_FILE}")):
+        label = values_path.parent.name
+        folder = RunFolder(search_run(out, label, spec))
+        summary = folder.read_summary()
+        steps, score = _last_evaluation(folder)
+        if summary is not None:
+            steps, score = summary["steps"], summary["final_model"]["eval_return_mean"]
+        rows.append({"trial": label, "values": json.loads(values_path.read_text()),
+                     "steps": steps, "score": score, "finished": summary is not None})  # fmt: skip
+    return rows
+
+
+def _last_evaluation(folder: RunFolder) -> tuple[int, float | None]:
+    """``(last step logged, last evaluation's mean return or None)`` of a run folder."""
+    if not folder.metrics_path.is_file():
+        return 0, None
+    step, score = 0, None
+    with open(folder.metrics_path, newline="") as f:
+        for row in csv.DictReader(f):
+            try:
+                step = max(step, int(row["step"]))
+                if row.get("kind") == "eval":
+                    score = float(row["return"])
+            except (KeyError, TypeError, ValueError):
+                continue
+    return step, score
+
+
+def pick(rows: list[dict[str, Any]], top: int) -> dict[str, dict[str, str]]:
+    """The ``top`` best finished trials by score: label -> values (best first)."""
+    finished = [r for r in rows if r["finished"] and r["score"] is not None]
+    finished.sort(key=lambda r: -r["score"])
+    return {r["trial"]: r["values"] for r in finished[:top]}
+
+
+def rank(out: Path, spec: TuneSpec, picked: dict[str, dict[str, str]]) -> list[dict[str, Any]]:
+    """The picked trials by their fresh seeds' final returns (mean, best first), each with
+    every seed's final return."""
+    ranking = []
+    for label in picked:
+        finals = []
+        for seed in spec.seeds:
+            summary = RunFolder(trial_dir(Path(out) / FINAL_DIR, label, seed)).read_summary()
+            if summary is not None:
+                finals.append(summary["final_model"]["eval_return_mean"])
+        mean = float(np.mean(finals)) if finals else float("nan")
+        ranking.append({"trial": label, "finals": finals, "final_mean": mean})
+    ranking.sort(key=lambda r: -r["final_mean"] if finals_ok(r) else float("inf"))
+    return ranking
+
+
+def finals_ok(row: dict[str, Any]) -> bool:
+    return bool(row["finals"])
+
+
+def write_results(out: Path, spec: TuneSpec, rows: list[dict[str, Any]],
+                  ranking: list[dict[str, Any]]) -> Path:  # fmt: skip
+    """``tune.csv``: one row per search trial, its values, and its fresh-seed finals if ranked."""
+    keys = sorted({k for r in rows for k in r["values"]})
+    ranked = {r["trial"]: r for r in ranking}
+    columns = ["trial", "score", "steps", "stopped_early", "fresh_seed_mean",
+               "fresh_seed_finals", *keys]  # fmt: skip
+    text = StringIO()
+    writer = csv.DictWriter(text, columns, lineterminator="\n")
+    writer.writeheader()
+    for r in sorted(rows, key=lambda r: r["trial"]):
+        extra = ranked.get(r["trial"])
+        writer.writerow({
+            "trial": r["trial"], "score": "" if r["score"] is None else f"{r['score']:.6g}",
+            "steps": r["steps"], "stopped_early": str(not r["finished"]).lower(),
+            "fresh_seed_mean": f"{extra['final_mean']:.6g}" if extra and extra["finals"] else "",
+            "fresh_seed_finals": " ".join(f"{f:.6g}" for f in extra["finals"]) if extra else "",
+            **{k: r["values"].get(k, "") for k in keys},
+        })  # fmt: skip
+    atomic_write_text(Path(out) / RESULTS_FILE, text.getvalue())
+    return Path(out) / RESULTS_FILE
+
+
+def best_config_text(spec: TuneSpec, label: str, values: dict[str, str], score: str) -> str:
+    """The best configuration as a config file ``rlkit train --config`` runs as it is: the
+    ``[run]`` settings of the tune (on the preset it started from) and, in ``[agent]``,
+    every value the tune set or found."""
+    from rlkit.config.options import to_dict
+    from rlkit.config.run import toml_value
+
+    plan = spec.plan(values, spec.search_seed)
+    settings = to_dict(plan.settings)
+    run_keys = ["agent", "env", "env_kwargs", "steps", "num_envs", "episodes", "eval_every",
+                "eval_episodes", "preset"]  # fmt: skip
+    agent = to_dict(plan.agent_config)
+    lines = [f"# source: rlkit tune {spec.agent} (trial {label}, {score}); search space and "
+             f"every trial in {RESULTS_FILE}", "[run]"]  # fmt: skip
+    lines += [f"{k} = {toml_value(settings[k])}" for k in run_keys
+              if k in settings and settings[k] not in (None, {}, 0) or k == "preset"]  # fmt: skip
+    lines += ["", "[agent]"]
+    lines += [f"{k} = {toml_value(agent[k])}" for k in values if k in agent]
+    return "\n".join(lines) + "\n"
+
+
+def format_table(rows: list[dict[str, Any]], ranking: list[dict[str, Any]], spec: TuneSpec) -> str:
+    """The end-of-tune table: the ranked trials (fresh seeds), then the search's best."""
+    by_label = {r["trial"]: r for r in rows}
+    varying = [k for k in spec.space if len({str(r["values"].get(k)) for r in rows}) > 1]
+    lines = [f"best trials on fresh seeds {','.join(map(str, spec.seeds))} "
+             f"({spec.steps:,} steps each):"]  # fmt: skip
+    for i, r in enumerate(ranking, 1):
+        finals = ", ".join(f"{f:.1f}" for f in r["finals"]) or "none finished"
+        search = by_label[r["trial"]]["score"]
+        lines.append(f"  {i}. {r['trial']}: final {r['final_mean']:.1f} ({finals}); "
+                     f"search {search:.1f}; {_values(by_label[r['trial']], varying)}")  # fmt: skip
+    stopped = sum(not r["finished"] for r in rows)
+    lines.append(f"search: {len(rows)} trials, {stopped} stopped early by ASHA")
+    best = sorted(rows, key=lambda r: -(r["score"] if r["score"] is not None else -np.inf))
+    for r in best[: max(5, len(ranking))]:
+        score = "—" if r["score"] is None else f"{r['score']:.1f}"
+        state = "ran to the end" if r["finished"] else "stopped early"
+        lines.append(f"  {r['trial']}: {score} at {r['steps']:,} steps ({state}); "
+                     f"{_values(r, varying)}")  # fmt: skip
+    return "\n".join(lines)
+
+
+def _values(row: dict[str, Any], keys: list[str]) -> str:
+    return " ".join(f"{k}={_short(row['values'].get(k, ''))}" for k in keys)
+
+
+def _short(value: str) -> str:
+    try:
+        number = float(value)
+    except ValueError:
+        return value.replace(" ", "")
+    return f"{number:.3g}" if "." in value or "e" in value else value
