@@ -41,12 +41,36 @@ NETWORKS = {
 }
 
 
+def start_like_tf1_rmsprop(agent, slots: bool = True) -> None:
+    """Dopamine's optimizer (``tf.compat.v1.train.RMSPropOptimizer``, centred) starts its mean
+    square at 1 and adds epsilon 1e-5 inside the root, on the batch *mean* of the Huber
+    gradient; rlkit's dqn3 update sums over the batch (B times the mean, B^2 times its
+    square), so the same optimizer here starts at B^2 with epsilon 1e-5 B^2. A resumed run
+    (``slots=False``) keeps its checkpoint's slots and gets the epsilon again."""
+    import numpy as np
+
+    optimizer = agent.pipeline.optimizer
+    batch = agent.config.batch_size
+    if slots:
+        for velocity in optimizer._velocities:
+            velocity.assign(np.full(velocity.shape, batch**2, np.float32))
+    optimizer.epsilon = 1e-5 * batch**2
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--env", default="ALE/Breakout-v5")
     parser.add_argument("--steps", type=int, default=1_250_000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--network", choices=sorted(NETWORKS), default="dqn3")
+    parser.add_argument(
+        "--tf1-rmsprop",
+        action="store_true",
+        help="start RMSProp as Dopamine's tf.compat.v1 optimizer does: its mean square at 1 "
+        "on Dopamine's batch-mean scale (B^2 on rlkit's summed gradient) and epsilon 1e-5 "
+        "(1e-5 B^2 here); labs/dopamine_dqn/compare_update.py shows these are the only "
+        "differences between the two updates",
+    )
     parser.add_argument("--eval-every", type=int, default=250_000)
     parser.add_argument("--checkpoint-every", type=int, default=250_000)
     parser.add_argument("--out", type=Path, default=Path("runs/atari-dopamine-protocol"))
@@ -77,6 +101,8 @@ def main() -> None:
         except UsageError as exc:
             parser.error(str(exc))
         run_dir = args.resume
+        if args.tf1_rmsprop:
+            start_like_tf1_rmsprop(trainer.agent, slots=False)
         print(f"resuming {run_dir} at step {trainer.step:,} ({env_id}, Dopamine's protocol)")
     else:
         env = resumable(make_atari(args.env, training=True, **DOPAMINE_ENV))
@@ -84,6 +110,8 @@ def main() -> None:
         preset = presets.lookup("dqn", "dqn3").agent_config
         config = {**preset, **DOPAMINE_SCHEDULE, **NETWORKS[args.network]}
         agent = DQN.from_env(env, seed=args.seed, **config)
+        if args.tf1_rmsprop:
+            start_like_tf1_rmsprop(agent)
         run_name = f"dqn-{args.env.replace('/', '_')}-{args.seed}-{time.strftime('%Y%m%d-%H%M%S')}"
         run_dir = args.out / run_name
         trainer = Trainer(
@@ -94,8 +122,9 @@ def main() -> None:
             eval_every=args.eval_every,
             checkpoint_every=args.checkpoint_every,
         )
+        optimizer = ", TF1's RMSProp start" if args.tf1_rmsprop else ""
         print(f"training dqn (dqn3 preset, Dopamine's schedule and environment, {args.network} "
-              f"network) -> {run_dir}")  # fmt: skip
+              f"network{optimizer}) -> {run_dir}")  # fmt: skip
     signal.signal(signal.SIGINT, lambda *_: trainer.request_stop())  # stop with a checkpoint
     history = trainer.run(args.steps)
     print(f"{history.steps} steps in {history.seconds:.0f} s ({history.steps_per_second:.0f}/s)")
