@@ -269,11 +269,33 @@ def test_td3_target_is_the_smaller_twin_with_smoothed_action():
 
 def test_td3_smoothing_noise_is_clipped_and_scaled_to_the_bounds():
     agent = make_agent(td3=True, target_noise=10.0, target_noise_clip=0.5)
-    noise = agent._smoothing_noise((50, 6))
-    assert noise.shape == (50, 6, 2)
     half = (ACTIONS.high - ACTIONS.low) / 2
+    noise = agent.terms.smoothing_noise(agent.rng, (50, 6, 2), half)
+    assert noise.shape == (50, 6, 2) and noise.dtype == np.float32
     np.testing.assert_allclose(np.abs(noise).max(axis=(0, 1)), 0.5 * half)
-    assert not make_agent()._smoothing_noise((2, 6)).any()  # plain DDPG: none
+    ddpg = make_agent()
+    state = ddpg.rng.bit_generator.state
+    assert not ddpg.terms.smoothing_noise(ddpg.rng, (2, 6, 2), half).any()  # plain DDPG: none
+    assert ddpg.rng.bit_generator.state == state  # ... and no draw
+
+
+def test_td3_is_ddpgs_learner_with_three_numbers():
+    from rlkit.agents.td3_terms import LearnerTerms
+
+    assert make_agent().terms == LearnerTerms(critics=1, policy_delay=1, target_noise=0.0)
+    td3 = make_agent(td3=True, policy_delay=3, target_noise=0.1, target_noise_clip=0.3)
+    assert td3.terms == LearnerTerms(critics=2, policy_delay=3, target_noise=0.1,
+                                     target_noise_clip=0.3)  # fmt: skip
+    assert len(td3.critics) == 2 and len(make_agent().critics) == 1
+
+
+@pytest.mark.parametrize("key, value", [("policy_delay", 3), ("target_noise", 0.1),
+                                        ("target_noise_clip", 0.2)])  # fmt: skip
+def test_td3_settings_without_td3_are_refused_not_ignored(key, value):
+    from rlkit.core.errors import UsageError
+
+    with pytest.raises(UsageError, match=f"{key} is TD3's.*td3=true"):
+        make_agent(**{key: value})
 
 
 # -- actions, bounds and noise -------------------------------------------------------------

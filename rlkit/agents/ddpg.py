@@ -15,7 +15,9 @@ optimizer and gradient transforms).
 
 ``td3=True``: twin critics and the smaller of the two target values, target policy
 smoothing (clipped Gaussian noise on ``mu'(s2)``) and actor + target updates every
-``policy_delay`` critic updates (Fujimoto et al. 2018).
+``policy_delay`` critic updates (Fujimoto et al. 2018). These are the learner's
+:class:`~rlkit.agents.td3_terms.LearnerTerms` (DDPG: one critic, no smoothing, delay 1),
+not branches of their own.
 
 Speed: updates run in blocks of ``gradient_steps`` in one compiled ``tf.function``
 (optionally XLA); acting uses a numpy copy of the actor refreshed after each block.
@@ -29,6 +31,7 @@ import tensorflow as tf
 from rlkit.agents import ddpg_config
 from rlkit.agents.ddpg_config import DDPGConfig
 from rlkit.agents.off_policy import OffPolicyAgent
+from rlkit.agents.td3_terms import LearnerTerms
 from rlkit.core import seeding
 from rlkit.core.schedules import dqn3_linear
 from rlkit.learn.compiled import CompiledFunction
@@ -86,6 +89,7 @@ class DDPG(OffPolicyAgent):
         self.bounds = ActionBounds(self.action_space.low, self.action_space.high)
         self.action_spec = ((self.bounds.dim,), np.float32)
         init = {"init": cfg.init, "output_scale": cfg.output_init_scale}
+        self.terms = LearnerTerms.from_config(cfg)  # DDPG's or TD3's
         spaces = self.observation_space, self.action_space
         if cfg.actor:
             source = network_source("actor", cfg.actor, self._networks["actor"])
@@ -95,13 +99,13 @@ class DDPG(OffPolicyAgent):
             self.actor = Actor(obs_dim, self.bounds, cfg.actor_hidden_sizes, seed, "actor", **init)
         if cfg.critic:
             source = network_source("critic", cfg.critic, self._networks["critic"])
-            seeds = [seeding.network_seed(seed, "critic", k) for k in range(2 if cfg.td3 else 1)]
+            seeds = [seeding.network_seed(seed, "critic", k) for k in range(self.terms.critics)]
             self.critics = make_critics(source, spaces, obs_dim, self.bounds.dim, seeds)
         else:
             self.critics = [
                 Critic(obs_dim, self.bounds, cfg.critic_hidden_sizes, seed, f"critic{k}", k,
                        **init)
-                for k in range(2 if cfg.td3 else 1)
+                for k in range(self.terms.critics)
             ]  # fmt: skip
         self.actor_pipeline = UpdatePipeline(
             self.actor.variables,
@@ -226,13 +230,14 @@ class DDPG(OffPolicyAgent):
             scale = self.learning_rate_scale
             self.actor_pipeline.optimizer.learning_rate.assign(cfg.actor_learning_rate * scale)
             self.critic_pipeline.optimizer.learning_rate.assign(cfg.critic_learning_rate * scale)
-        smoothing = self._smoothing_noise(batch.rewards.shape)
+        shape = (*batch.rewards.shape, self.bounds.dim)
+        smoothing = self.terms.smoothing_noise(self.rng, shape, self.bounds.half_range)
         critic_loss, actor_loss, q, self._actor_weights = self._train_block(
             *self._tensors(batch), smoothing, np.int64(self.num_updates)
         )
         updates_before = self.num_updates
         self.num_updates += int(batch.rewards.shape[0])
-        delay = cfg.policy_delay if cfg.td3 else 1
+        delay = self.terms.policy_delay
         self.num_actor_updates += self.num_updates // delay - updates_before // delay
         return {"critic_loss": float(critic_loss), "actor_loss": float(actor_loss), "q": float(q)}
 
@@ -242,19 +247,6 @@ class DDPG(OffPolicyAgent):
         else:  # returned by the block: cheaper than reading the variables again
             self._policy = self.actor.to_numpy([w.numpy() for w in self._actor_weights])
             self._actor_weights = None
-
-    def _smoothing_noise(self, shape: tuple[int, ...]) -> np.ndarray:
-        """TD3's clipped target noise in action units, ``[*shape, act_dim]`` (zeros for DDPG)."""
-        cfg = self.config
-        shape = (*shape, self.bounds.dim)
-        if not cfg.td3 or cfg.target_noise == 0:
-            return np.zeros(shape, np.float32)
-        noise = np.clip(
-            cfg.target_noise * self.rng.standard_normal(shape),
-            -cfg.target_noise_clip,
-            cfg.target_noise_clip,
-        )
-        return (noise * self.bounds.half_range).astype(np.float32)
 
     @staticmethod
     def _tensors(batch: Batch) -> tuple[tf.Tensor, ...]:
@@ -276,7 +268,7 @@ class DDPG(OffPolicyAgent):
         and the actor's weights after the block (for the numpy acting copy: returning
         them is cheaper than reading the variables again after the call).
         """
-        cfg = self.config
+        delay = self.terms.policy_delay
         num_updates_in_block = tf.shape(rewards)[0]
         critic_total, q_total = tf.constant(0.0), tf.constant(0.0)
         actor_total, actor_count = tf.constant(0.0), tf.constant(0.0)
@@ -286,8 +278,8 @@ class DDPG(OffPolicyAgent):
             )
             critic_total += critic_loss
             q_total += q
-            if cfg.td3:
-                due = (updates_before + tf.cast(k, tf.int64) + 1) % cfg.policy_delay == 0
+            if delay > 1:
+                due = (updates_before + tf.cast(k, tf.int64) + 1) % delay == 0
                 actor_loss = tf.cond(
                     due, lambda k=k: self._actor_step(obs[k]), lambda: tf.constant(0.0)
                 )
@@ -323,7 +315,7 @@ class DDPG(OffPolicyAgent):
 
     def _bootstrap(self, rewards, next_obs, terminated, smoothing):
         next_action = self.target_action(next_obs)
-        if self.config.td3:
+        if self.terms.target_noise > 0:
             next_action = smooth_target_action(
                 next_action, smoothing, self.bounds.low, self.bounds.high
             )

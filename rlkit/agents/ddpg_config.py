@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from rlkit.config.options import (
     gradient_steps_option,
@@ -17,6 +17,8 @@ from rlkit.config.options import (
 from rlkit.learn.optimizers import OPTIMIZERS
 
 NOISES = ("gaussian", "ou")
+#: settings only TD3 reads (rlkit.agents.td3_terms.LearnerTerms)
+TD3_KEYS = ("policy_delay", "target_noise", "target_noise_clip")
 HIDDEN_INITS = ("glorot", "torch")
 
 
@@ -151,6 +153,12 @@ class DDPGConfig:
     )
 
     def cross_check(self) -> str | None:
+        if not self.td3:  # DDPG's learner has no such terms: setting one is a mistake
+            defaults = {f.name: f.default for f in fields(self) if f.name in TD3_KEYS}
+            changed = [k for k in TD3_KEYS if getattr(self, k) != defaults[k]]
+            if changed:
+                return (f"{changed[0]} is TD3's (DDPG updates its actor every step, without "
+                        "target smoothing): add td3=true, or leave it out")  # fmt: skip
         if self.lr_end_fraction >= 0 and self.lr_anneal_steps <= 0:
             return (
                 "lr_end_fraction needs lr_anneal_steps > 0 (e.g. the run's steps less "
