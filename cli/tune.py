@@ -15,6 +15,7 @@ from .train import FAILED, INTERRUPTED, check_counts, run_options
 
 DEFAULT_EVAL_EPISODES = 10
 EVALUATIONS_PER_TRIAL = 10
+GRACE_SHARE = 5  # ASHA's first rung: a fifth of the run
 
 
 @click.command()
@@ -188,10 +189,17 @@ def _spec(params: dict):
     return TuneSpec(
         agent=base.settings.agent, train=train, space={k: str(d) for k, d in space.items()},
         trials=params["trials"], seeds=[seed + 1 + i for i in range(params["fresh_seeds"])],
-        top=params["top"], search_seed=seed, grace=train["eval_every"],
+        top=params["top"], search_seed=seed, grace=_grace(train["steps"], train["eval_every"]),
         asha=not params["no_early_stop"], cpus_per_trial=params["cpus_per_trial"],
         max_concurrent=params["max_concurrent"] or 0, fixed=fixed,
     )  # fmt: skip
+
+
+def _grace(steps: int, eval_every: int) -> int:
+    """ASHA's first rung: the first evaluation at or after a fifth of the run (a trial is
+    not judged on its first steps; rl-zoo's median pruner waits a third of its
+    evaluations); later rungs at 3x that."""
+    return eval_every * max(1, -(-steps // (GRACE_SHARE * eval_every)))
 
 
 def _check_ray(address: str | None) -> None:

@@ -236,3 +236,30 @@ def test_a_small_tune_end_to_end(tmp_path):
     rerun = [sys.executable, "-m", "rlkit.cli.main", "train", "--config", str(best), "--steps",
              "200", "--quiet", "--out", str(tmp_path / "best")]  # fmt: skip
     assert subprocess.run(rerun, capture_output=True, timeout=300).returncode == 0
+
+
+def test_asha_also_stops_a_trial_tied_with_the_floor_of_its_rung():
+    pytest.importorskip("ray")
+    from ray.tune.schedulers import ASHAScheduler, TrialScheduler
+
+    from rlkit.sweeps.asha import FloorStoppingASHA
+
+    class Trial:
+        def __init__(self, trial_id: str) -> None:
+            self.trial_id = trial_id
+
+    def decisions(scheduler_class) -> list[str]:
+        scheduler = scheduler_class(time_attr="step", metric="r", mode="max", max_t=100,
+                                    grace_period=10, reduction_factor=3)  # fmt: skip
+        trials = [Trial(str(i)) for i in range(4)]
+        for trial in trials:
+            scheduler.on_trial_add(None, trial)
+        results = [(0, 10, -500.0), (1, 10, -500.0), (2, 10, -400.0), (0, 20, -500.0),
+                   (3, 10, -480.0)]  # fmt: skip
+        return [scheduler.on_trial_result(None, trials[i], {"step": step, "r": r})
+                for i, step, r in results]  # fmt: skip
+
+    go, stop = TrialScheduler.CONTINUE, TrialScheduler.STOP
+    assert decisions(ASHAScheduler) == [go, go, go, go, stop]  # ties with the cutoff go on
+    # the second -500 ties the floor: stopped; trial 0 is not judged again between rungs
+    assert decisions(FloorStoppingASHA) == [go, stop, go, go, stop]

@@ -137,8 +137,10 @@ def _progress(interval: float, total: int):
 def _search(spec: tuning.TuneSpec, out: Path, resume: bool, interval: float) -> None:
     """The TPE + ASHA search (or its continuation); SweepInterrupted when it stopped early."""
     from ray import tune
-    from ray.tune.schedulers import ASHAScheduler, FIFOScheduler
+    from ray.tune.schedulers import FIFOScheduler
     from ray.tune.search.optuna import OptunaSearch
+
+    from rlkit.sweeps.asha import FloorStoppingASHA
 
     optuna = import_optuna()
     trainable = tune.with_resources(
@@ -154,7 +156,7 @@ def _search(spec: tuning.TuneSpec, out: Path, resume: bool, interval: float) -> 
                                              multivariate=True)  # fmt: skip
         searcher = OptunaSearch(sampler=sampler, metric=METRIC, mode="max")
         scheduler = (
-            ASHAScheduler(
+            FloorStoppingASHA(
                 time_attr="step",
                 max_t=spec.steps,
                 grace_period=spec.grace,
@@ -219,7 +221,8 @@ def run_tune(
     if _on_this_machine(address):
         os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
     ray, _ = import_ray()
-    import_optuna()
+    optuna = import_optuna()
+    optuna.logging.set_verbosity(optuna.logging.WARNING)  # (not a line per study)
     os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")
     os.environ.setdefault("TUNE_DISABLE_AUTO_CALLBACK_LOGGERS", "1")
     search_file = out / tuning.SEARCH_FILE
