@@ -254,12 +254,14 @@ def test_asha_also_stops_a_trial_tied_with_the_floor_of_its_rung():
         trials = [Trial(str(i)) for i in range(4)]
         for trial in trials:
             scheduler.on_trial_add(None, trial)
-        results = [(0, 10, -500.0), (1, 10, -500.0), (2, 10, -400.0), (0, 20, -500.0),
-                   (3, 10, -480.0)]  # fmt: skip
+        # rungs at 10 and 30 steps: at the first, -500 ties go on under both rules
+        results = [(0, 10, -500.0), (1, 10, -500.0), (2, 10, -400.0), (3, 10, -480.0),
+                   (0, 30, -500.0), (1, 30, -500.0), (2, 35, -300.0)]  # fmt: skip
         return [scheduler.on_trial_result(None, trials[i], {"step": step, "r": r})
                 for i, step, r in results]  # fmt: skip
 
     go, stop = TrialScheduler.CONTINUE, TrialScheduler.STOP
-    assert decisions(ASHAScheduler) == [go, go, go, go, stop]  # ties with the cutoff go on
-    # the second -500 ties the floor: stopped; trial 0 is not judged again between rungs
-    assert decisions(FloorStoppingASHA) == [go, stop, go, go, stop]
+    # first rung: -480 is below the cutoff; ties with it go on
+    assert decisions(ASHAScheduler) == [go, go, go, stop, go, go, go]
+    # second rung: trial 1's -500 ties the floor trial 0 set there, and stops
+    assert decisions(FloorStoppingASHA) == [go, go, go, stop, go, stop, go]

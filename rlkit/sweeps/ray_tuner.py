@@ -175,6 +175,9 @@ def _search(spec: tuning.TuneSpec, out: Path, resume: bool, interval: float) -> 
                 scheduler=scheduler,
                 num_samples=spec.trials,
                 max_concurrent_trials=spec.max_concurrent or None,
+                # a trial's process goes on to the next trial: TensorFlow is imported once
+                # per worker, not once per trial (each run seeds everything it uses)
+                reuse_actors=True,
             ),  # fmt: skip
             run_config=tune.RunConfig(
                 name=EXPERIMENT,
