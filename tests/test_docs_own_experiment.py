@@ -35,8 +35,13 @@ def mylab(tmp_path, monkeypatch):
 
 def test_the_python_loop_runs_and_the_agent_comes_back(mylab):
     loop = blocks("python")[1].replace("range(5_000)", "range(400)")
-    exec(compile(loop, "docs/api.md", "exec"), {})
+    names: dict = {}
+    exec(compile(loop, "docs/api.md", "exec"), names)
     assert (mylab / "corridor-agent" / "agent.json").is_file()
+    # the Dict observation: its parts in the replay, as the comment says
+    batch = names["batch"]
+    assert {k: v.shape for k, v in batch.next_obs.items()} == {"goal": (32, 1), "position": (32, 1)}
+    assert names["agent"].num_steps == 400 and not names["agent"].q.fast_path
 
 
 def test_the_shell_command_trains_records_and_resumes(mylab, capsys):

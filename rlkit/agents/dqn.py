@@ -13,17 +13,19 @@ refreshed after each block, so no TensorFlow call happens per environment step.
 
 from __future__ import annotations
 
+from types import MethodType
+
 import numpy as np
 import tensorflow as tf
 
-from rlkit.agents import dqn_config
+from rlkit.agents import dqn_config, dqn_structured
 from rlkit.agents.dqn_config import DQNConfig
 from rlkit.agents.off_policy import OffPolicyAgent
 from rlkit.core import seeding
 from rlkit.core.errors import UsageError
 from rlkit.core.schedules import crossed, dqn3_epsilon, dqn3_linear
 from rlkit.learn import losses
-from rlkit.learn.compiled import CompiledFunction
+from rlkit.learn.compiled import CompiledFunction, NestedCompiledFunction
 from rlkit.learn.gradients import UpdatePipeline, transforms_from_config
 from rlkit.learn.optimizers import make_optimizer
 from rlkit.networks.custom import (
@@ -37,6 +39,7 @@ from rlkit.networks.custom import (
 from rlkit.networks.torso import QNetwork
 from rlkit.replay.frames import FrameReplay
 from rlkit.replay.memory import Batch, ReplayMemory
+from rlkit.replay.structured import StructuredReplay
 
 
 class DQN(OffPolicyAgent):
@@ -44,7 +47,9 @@ class DQN(OffPolicyAgent):
 
     Args:
         observation_space: ``Box`` vectors (flattened), ``[H, W, C]`` images (a Nature CNN
-            torso; uint8 divided by 255 inside the network) or ``Discrete`` (one-hot).
+            torso; uint8 divided by 255 inside the network) or ``Discrete`` (one-hot); or a
+            ``Dict`` or ``Tuple`` of ``Box`` and ``Discrete`` parts with a ``q_network`` of
+            one's own that takes that structure (:mod:`rlkit.networks.structured`).
         action_space: ``Discrete(n)``.
         config: a :class:`DQNConfig`; keyword arguments override its keys.
         seed: seeds weight initialisation, replay sampling and exploration.
@@ -53,6 +58,7 @@ class DQN(OffPolicyAgent):
     name = "dqn"
     config_class = DQNConfig
     accepts_images = True
+    accepts_structured = True
 
     def __init__(
         self, observation_space, action_space, config=None, seed: int = 0, q_network=None,
@@ -68,7 +74,9 @@ class DQN(OffPolicyAgent):
 
     def replay_class(self) -> type[ReplayMemory]:
         """A frame replay (each frame stored once) when ``frame_stack`` says the observations
-        are stacks of frames."""
+        are stacks of frames; one array per part for Dict and Tuple observations."""
+        if self.obs_format.parts:
+            return StructuredReplay
         return FrameReplay if self.config.frame_stack else ReplayMemory
 
     def build(self, seed: int) -> None:
@@ -80,6 +88,10 @@ class DQN(OffPolicyAgent):
         self.num_actions = int(self.action_space.n)
         self._action_start = int(self.action_space.start)
         self.action_spec = ((), np.int64)
+        if self.obs_format.parts:  # Dict / Tuple: the user's network, acting bound once here
+            if not cfg.q_network:
+                dqn_structured.refuse_builtin_network(self)
+            self.act = MethodType(dqn_structured.act, self)
         if cfg.q_network:
             self.q, self.q_target = self._custom_networks(cfg.q_network)
         else:
@@ -97,7 +109,8 @@ class DQN(OffPolicyAgent):
         self.eval_rng = seeding.generator(seed, "evaluate")  # eval_epsilon's draws
         self.r_max = float(cfg.r_max)  # the running maximum with r_max_running
         self._r_max_variable = tf.Variable(self.r_max, trainable=False, name="r_max")
-        self._train_block = CompiledFunction(self._train_block_graph, cfg.jit_compile)
+        compiled = NestedCompiledFunction if self.obs_format.parts else CompiledFunction
+        self._train_block = compiled(self._train_block_graph, cfg.jit_compile)
         self._sync_target_graph = tf.function(self._copy_online_to_target)
         self._copy_online_to_target()
 
@@ -109,7 +122,8 @@ class DQN(OffPolicyAgent):
         sample = check_output(model, self.obs_format, (self.num_actions,), "q_network")
         target = twin(model, source, *spaces, "q_network")
         check_output(target, self.obs_format, (self.num_actions,), "q_network")
-        return KerasQNetwork(model, sample), KerasQNetwork(target, sample)
+        parts = self.obs_format.parts
+        return KerasQNetwork(model, sample, parts), KerasQNetwork(target, sample, parts)
 
     check_spaces = staticmethod(dqn_config.check_spaces)
 
@@ -242,11 +256,12 @@ class DQN(OffPolicyAgent):
 
     @staticmethod
     def _tensors(batch: Batch):
+        """The batch as tensors (observations: an array, or a dict or tuple of them)."""
         return (
-            tf.convert_to_tensor(batch.obs),
+            tf.nest.map_structure(tf.convert_to_tensor, batch.obs),
             tf.convert_to_tensor(batch.actions, tf.int32),
             tf.convert_to_tensor(batch.rewards),
-            tf.convert_to_tensor(batch.next_obs),
+            tf.nest.map_structure(tf.convert_to_tensor, batch.next_obs),
             tf.convert_to_tensor(batch.terminated, tf.float32),
         )
 
@@ -258,16 +273,20 @@ class DQN(OffPolicyAgent):
         # values for all K minibatches come from one large (and efficient) forward pass.
         all_next_q_target = None
         if self.config.target_tau == 0:
-            flat = tf.reshape(next_obs, [-1, *self.obs_format.shape])
+            if self.obs_format.parts:  # each part [K, B, ...] -> [K * B, ...]
+                flat = tf.nest.map_structure(lambda t: tf.reshape(t, [-1, *t.shape[2:]]),
+                                             next_obs)  # fmt: skip
+            else:
+                flat = tf.reshape(next_obs, [-1, *self.obs_format.shape])
             all_next_q_target = tf.reshape(
                 self.q_target.model(flat), [num_updates_in_block, -1, self.num_actions]
             )
         for k in tf.range(num_updates_in_block):
             step_metrics = self._update_step(
-                obs[k],
+                tf.nest.map_structure(lambda t: t[k], obs),  # noqa: B023 (called right here)
                 actions[k],
                 rewards[k],
-                next_obs[k],
+                tf.nest.map_structure(lambda t: t[k], next_obs),  # noqa: B023
                 terminated[k],
                 None if all_next_q_target is None else all_next_q_target[k],
             )

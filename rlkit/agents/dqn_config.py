@@ -170,8 +170,9 @@ class DQNConfig:
 
 
 def check_spaces(observation_space, action_space, env_id: str = "the environment") -> None:
-    """DQN needs discrete actions and Box or Discrete observations."""
+    """DQN needs discrete actions and Box or Discrete observations, or a Dict or Tuple of
+    them (with a q_network of one's own: the agent refuses its built-in networks for them)."""
     from rlkit.core.spaces import observation_format, require_discrete_actions
 
     require_discrete_actions(action_space, "dqn", env_id)
-    observation_format(observation_space, "dqn", images=True)
+    observation_format(observation_space, "dqn", images=True, structured=True)

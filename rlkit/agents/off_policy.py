@@ -48,12 +48,16 @@ class OffPolicyAgent(Agent):
     action_spec: tuple[tuple[int, ...], Any]
     #: whether image observations are accepted (an agent with a convolutional torso)
     accepts_images: ClassVar[bool] = False
+    #: whether Dict and Tuple observations are accepted (with a network of the user's own)
+    accepts_structured: ClassVar[bool] = False
     vector_envs: ClassVar[bool] = True
 
     def __init__(self, observation_space, action_space, config=None, seed: int = 0, **overrides):
         super().__init__(observation_space, action_space, config, seed, **overrides)
         cfg = self.config
-        self.obs_format = observation_format(observation_space, self.name, self.accepts_images)
+        self.obs_format = observation_format(
+            observation_space, self.name, self.accepts_images, self.accepts_structured
+        )
         self.encode = self.obs_format.encode
         self.num_updates = 0
         self._last_update_step = 0  # num_steps when update() last ran

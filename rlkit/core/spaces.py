@@ -6,6 +6,7 @@ environment before paying for that import.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -13,6 +14,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from rlkit.core import structure
 from rlkit.core.errors import UsageError
 
 Encoder = Callable[[np.ndarray], np.ndarray]
@@ -33,12 +35,17 @@ class ObservationFormat:
         dtype: the stored dtype: float32 for vectors and one-hot, the space's own dtype for
             images.
         encode: maps one observation or a batch (leading axis) to ``shape`` / ``dtype``.
+        parts: the parts of a ``"dict"`` or ``"tuple"`` observation (a ``Dict`` or
+            ``Tuple`` space, :mod:`rlkit.core.structure`), each kept in its own shape and
+            dtype; ``shape`` and ``dtype`` are then the same structure of the parts' shapes
+            and dtypes, and ``encode`` returns that structure of arrays. Empty otherwise.
     """
 
     kind: str
-    shape: tuple[int, ...]
-    dtype: np.dtype
+    shape: Any
+    dtype: Any
     encode: Encoder
+    parts: tuple[structure.Part, ...] = ()
 
     @property
     def size(self) -> int:
@@ -62,14 +69,26 @@ def _reshaper(shape: tuple[int, ...], dtype, space_shape: tuple[int, ...]) -> En
 
 
 def observation_format(
-    space: spaces.Space, agent: str = "this agent", images: bool = False
-) -> ObservationFormat:
+    space: spaces.Space, agent: str = "this agent", images: bool = False,
+    structured: bool = False,
+) -> ObservationFormat:  # fmt: skip
     """The :class:`ObservationFormat` of ``space``.
 
     ``Box`` observations are flattened to float32 vectors, ``Discrete`` ones one-hot
     encoded; with ``images=True`` (agents with a convolutional torso) a 3-D ``Box`` is kept
-    as an ``[H, W, C]`` image in its own dtype. Anything else raises :class:`UsageError`.
+    as an ``[H, W, C]`` image in its own dtype; with ``structured=True`` (agents that take a
+    network of one's own for them) a ``Dict`` or ``Tuple`` of ``Box`` and ``Discrete`` parts
+    keeps each part as it is. Anything else raises :class:`UsageError`.
     """
+    if structured and structure.is_structured(space):
+        kind, parts = structure.parts_of(space, agent)
+        return ObservationFormat(
+            kind,
+            structure.assemble(kind, parts, [p.shape for p in parts]),
+            structure.assemble(kind, parts, [p.dtype for p in parts]),
+            structure.encoder(kind, parts),
+            parts,
+        )
     if isinstance(space, spaces.Box):
         shape = tuple(space.shape)
         if len(shape) == 3:
@@ -134,6 +153,10 @@ def space_to_dict(space: spaces.Space) -> dict[str, Any]:
             "shape": list(space.shape),
             "dtype": str(space.dtype),
         }
+    if isinstance(space, spaces.Dict):
+        return {"type": "Dict", "spaces": [[k, space_to_dict(s)] for k, s in space.spaces.items()]}
+    if isinstance(space, spaces.Tuple):
+        return {"type": "Tuple", "spaces": [space_to_dict(s) for s in space.spaces]}
     raise UsageError(f"cannot save an agent for space {space}")
 
 
@@ -148,6 +171,10 @@ def space_from_dict(data: dict[str, Any]) -> spaces.Space:
             shape=tuple(data["shape"]),
             dtype=data["dtype"],
         )
+    if data["type"] == "Dict":  # an OrderedDict keeps the saved key order (a dict is sorted)
+        return spaces.Dict(OrderedDict((k, space_from_dict(s)) for k, s in data["spaces"]))
+    if data["type"] == "Tuple":
+        return spaces.Tuple([space_from_dict(s) for s in data["spaces"]])
     raise ValueError(f"unknown space type {data['type']!r}")
 
 

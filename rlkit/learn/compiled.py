@@ -39,3 +39,29 @@ class CompiledFunction:
     def tracing_count(self) -> int:
         """How many times the Python function has been traced (each trace compiles once)."""
         return self.function.experimental_get_tracing_count()
+
+
+class NestedCompiledFunction(CompiledFunction):
+    """A :class:`CompiledFunction` whose arguments may be dicts, tuples or lists of tensors
+    (a ``Dict`` or ``Tuple`` observation); a new structure, shape or dtype traces anew."""
+
+    def __call__(self, *args):
+        tensors = tf.nest.map_structure(_as_tensor, args)
+        key = _signature(tensors)
+        concrete = self._concrete.get(key)
+        if concrete is None:
+            concrete = self._concrete[key] = self.function.get_concrete_function(*tensors)
+        return concrete(*tensors)
+
+
+def _as_tensor(value) -> tf.Tensor:
+    return value if isinstance(value, tf.Tensor) else tf.convert_to_tensor(value)
+
+
+def _signature(value) -> tuple:
+    """A hashable key of a structure of tensors: its keys, order, dtypes and shapes."""
+    if isinstance(value, dict):
+        return ("dict", tuple((k, _signature(v)) for k, v in sorted(value.items())))
+    if isinstance(value, (tuple, list)):
+        return (type(value).__name__, tuple(_signature(v) for v in value))
+    return (value.dtype, tuple(value.shape))

@@ -24,6 +24,7 @@ import numpy as np
 from rlkit.core.errors import UsageError
 from rlkit.core.spaces import ObservationFormat
 from rlkit.learn.compiled import CompiledFunction
+from rlkit.networks.structured import first_line, structured_policy, structured_sample
 from rlkit.networks.torso import NumpyMLP
 
 #: what a config key holds when the network was given as a Python object (not recorded)
@@ -81,19 +82,25 @@ def check_output(model: keras.Model, obs_format: ObservationFormat, needs: tuple
                  also: tuple = ()) -> np.ndarray:  # fmt: skip
     """Call ``model`` on a batch of two encoded observations; UsageError unless it accepts
     them and returns ``[2, *needs]`` (or ``[2, *shape]`` for a shape in ``also``). Returns
-    that batch ``[2, *obs_format.shape]``."""
-    sample = np.zeros((2, *obs_format.shape), obs_format.dtype)
-    shape = ", ".join(map(str, obs_format.shape))
-    declared = getattr(model, "inputs", None)  # (a functional or Sequential model's Input)
-    if declared and len(declared) == 1 and tuple(declared[0].shape[1:]) != obs_format.shape:
-        takes = ", ".join(map(str, declared[0].shape[1:]))
-        raise UsageError(f"{key} takes [batch, {takes}] but the observation is [batch, {shape}]")
+    that batch ``[2, *obs_format.shape]`` (a ``Dict`` or ``Tuple`` observation: that
+    structure of ``[2, *part_shape]`` arrays, see :mod:`rlkit.networks.structured`)."""
+    if obs_format.parts:
+        sample, got = structured_sample(model, obs_format, key)
+    else:
+        sample = np.zeros((2, *obs_format.shape), obs_format.dtype)
+        shape = ", ".join(map(str, obs_format.shape))
+        declared = getattr(model, "inputs", None)  # (a functional or Sequential model's Input)
+        if declared and len(declared) == 1 and tuple(declared[0].shape[1:]) != obs_format.shape:
+            takes = ", ".join(map(str, declared[0].shape[1:]))
+            raise UsageError(
+                f"{key} takes [batch, {takes}] but the observation is [batch, {shape}]"
+            )
+        got = f"[batch, {shape}] ({np.dtype(obs_format.dtype).name})"
     try:
         out = np.asarray(model(sample))
     except Exception as exc:  # a model that cannot take the observation
         raise UsageError(
-            f"{key} does not accept the observation [batch, {shape}] "
-            f"({np.dtype(obs_format.dtype).name}): {type(exc).__name__}: {exc}".splitlines()[0]
+            f"{key} does not accept the observation {got}: {type(exc).__name__}: {first_line(exc)}"
         ) from None
     if out.shape[1:] not in (tuple(needs), *map(tuple, also)) or out.shape[:1] != (2,):
         want = " or ".join(_batch_shape(fit) for fit in (needs, *also))
@@ -175,12 +182,15 @@ class KerasQNetwork(_UserNetwork):
     """A user's Keras model in the place of :class:`~rlkit.networks.torso.QNetwork`: the same
     ``model``, ``variables`` and ``policy()``."""
 
-    def __init__(self, model: keras.Model, sample: np.ndarray) -> None:
+    def __init__(self, model: keras.Model, sample: np.ndarray, parts: tuple = ()) -> None:
+        """``parts``: those of a ``Dict`` or ``Tuple`` observation (``sample`` is then that
+        structure): no fast path, one compiled call taking the structure."""
         self.model = model
         self.convs: list = []
-        stack = dense_stack(model, sample)
+        self.parts = parts
+        stack = None if parts else dense_stack(model, sample)
         self.layers = None if stack is None else stack[0]
-        self.obs_rank = sample.ndim - 1
+        self.obs_rank = 0 if parts else sample.ndim - 1
         self._compiled: Callable | None = None
 
     def policy(self) -> Callable[[np.ndarray], np.ndarray]:
@@ -188,7 +198,9 @@ class KerasQNetwork(_UserNetwork):
         else one compiled call per batch."""
         if self.layers is not None:
             return NumpyMLP.from_layers(self.layers[:-1], self.layers[-1:])
-        if self._compiled is None:
+        if self._compiled is None and self.parts:
+            self._compiled = structured_policy(self.model, self.parts)
+        elif self._compiled is None:
             self._compiled = compiled_policy(self.model, self.obs_rank)
         return self._compiled
 

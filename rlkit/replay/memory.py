@@ -79,7 +79,8 @@ class ReplayMemory:
         if capacity >= 2**31:
             raise ValueError(f"ReplayMemory capacity must be < 2**31, got {capacity}")
         self.capacity = int(capacity)
-        self.obs = np.zeros((capacity, *obs_shape), dtype=obs_dtype)
+        self.obs_shape, self.obs_dtype = obs_shape, obs_dtype
+        self.obs = self._allocate(capacity)
         self.actions = np.zeros((capacity, *action_shape), dtype=action_dtype)
         self.rewards = np.zeros((capacity,), dtype=np.float32)
         self.terminated = np.zeros((capacity,), dtype=bool)
@@ -87,7 +88,7 @@ class ReplayMemory:
         self.next_kind = np.zeros((capacity,), dtype=np.int8)
         self.next_ref = np.zeros((capacity,), dtype=np.int32)
         self.rng = np.random.default_rng(seed)
-        self._side = np.zeros((self._side_start(capacity), *obs_shape), dtype=obs_dtype)
+        self._side = self._allocate(self._side_start(capacity))
         self._free = list(range(len(self._side) - 1, -1, -1))  # side slots, a stack
         self._open: dict[int, int] = {}  # stream -> slot of its newest transition
         self._stream_of: dict[int, int] = {}  # the inverse of _open
@@ -98,9 +99,18 @@ class ReplayMemory:
     def _side_start(capacity: int) -> int:
         return max(1, capacity // SIDE_FRACTION)
 
+    def _allocate(self, rows: int) -> np.ndarray:
+        """``rows`` zero observations, ``[rows, *obs_shape]`` (the observation store and
+        the side store; :class:`~rlkit.replay.structured.StructuredReplay` keeps one array
+        per part)."""
+        return np.zeros((rows, *self.obs_shape), dtype=self.obs_dtype)
+
     @classmethod
     def from_spaces(cls, capacity: int, observation_space, action_space, seed=None) -> ReplayMemory:
         """Size the arrays from gymnasium spaces (``Box`` or ``Discrete``)."""
+        if observation_space.shape is None:  # a Dict or Tuple space
+            raise ValueError(f"{observation_space} has parts: use rlkit.replay.structured."
+                             "StructuredReplay.from_spaces")  # fmt: skip
         return cls(
             capacity,
             obs_shape=tuple(observation_space.shape),
@@ -134,7 +144,7 @@ class ReplayMemory:
     def next_obs(self) -> np.ndarray:
         """Every slot's next observation, ``[capacity, *obs_shape]`` (a copy, for inspection;
         zeros past the filled slots)."""
-        out = np.zeros_like(self.obs)
+        out = self._allocate(self.capacity)
         out[: self._size] = self._next_obs_of(np.arange(self._size))
         return out
 
@@ -204,7 +214,7 @@ class ReplayMemory:
         """Double the side store (up to capacity); returns a free slot of it."""
         old = len(self._side)
         # never more than capacity: each stored transition holds at most one side slot
-        grown = np.zeros((min(2 * old, self.capacity), *self._side.shape[1:]), self._side.dtype)
+        grown = self._allocate(min(2 * old, self.capacity))
         grown[:old] = self._side
         self._side = grown
         self._free = list(range(len(grown) - 1, old - 1, -1))
@@ -313,9 +323,7 @@ class ReplayMemory:
         if side_obs.shape[1:] != self.obs.shape[1:]:
             raise ValueError(f"replay next observations have shape {side_obs.shape[1:]}")
         used = len(side_obs)
-        self._side = np.zeros(
-            (max(used, self._side_start(self.capacity)), *self.obs.shape[1:]), self.obs.dtype
-        )
+        self._side = self._allocate(max(used, self._side_start(self.capacity)))
         self._side[:used] = side_obs
         self._free = list(range(len(self._side) - 1, used - 1, -1))
         self.next_kind[:size], self.next_ref[:size] = kind, ref

@@ -20,6 +20,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from rlkit.core import structure
 from rlkit.core.errors import UsageError
 from rlkit.run.folder import RunFolder
 from rlkit.run.hooks.base import Callback, CallbackHook, Hook
@@ -220,10 +221,15 @@ class Trainer:
         done = np.logical_or(terminated, truncated)
         stored_next = next_obs
         if done.any():  # the env already reset those: their last observation is in infos
-            stored_next = np.array(next_obs, copy=True)
             final = infos["final_obs"]
-            for i in np.flatnonzero(done):
-                stored_next[i] = final[i]
+            if isinstance(next_obs, np.ndarray):
+                stored_next = np.array(next_obs, copy=True)
+                for i in np.flatnonzero(done):
+                    stored_next[i] = final[i]
+            else:  # a Dict or Tuple observation: a dict or tuple of [N, ...] arrays
+                stored_next = structure.with_rows(
+                    next_obs, {i: final[i] for i in np.flatnonzero(done)}
+                )
         agent.observe_batch(obs, actions, rewards, stored_next, terminated, truncated)
         metrics = agent.update()
         info: dict[str, Any] = {}
@@ -279,7 +285,7 @@ class Trainer:
         _check_finite(self.agent)
         self.state.metrics_rows = self.logger.rows_written
         self.state.seconds = self.history.total_seconds
-        self.state.obs = np.asarray(self.obs).tolist()
+        self.state.obs = structure.to_json(self.obs)
         state = {"step": self.step, **asdict(self.state)}
         loop = {"state": state, "history": self.history.to_dict()}
         path = save_checkpoint(self.folder, self.agent, loop, self.env, self.keep_checkpoints)

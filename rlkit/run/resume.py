@@ -13,10 +13,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from rlkit.config.run import RunConfig
-from rlkit.core import seeding
+from rlkit.core import seeding, structure
 from rlkit.core.errors import UsageError
 from rlkit.run.checkpoint import (
     checkpoints_newest_first,
@@ -169,7 +167,7 @@ def _restore(
     trainer.last_checkpoint_step = agent.num_steps
     trainer.logger.truncate(state.metrics_rows)
     if restored_env and state.obs is not None:
-        trainer.obs = np.asarray(state.obs, dtype=env.observation_space.dtype)
+        trainer.obs = structure.from_json(state.obs, env.observation_space)
     else:  # no pickled env: start a fresh episode
         restart = seeding.restart_seed(trainer.seed, trainer.step)
         trainer.env.action_space.seed(restart)
