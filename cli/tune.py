@@ -179,12 +179,21 @@ def _spec(params: dict):
     from rlkit.run.plan import plan
 
     base = plan(params["agent"], **train, overrides=fixed)  # the run every trial varies
+    if base.settings.episodes and params["episodes"] is None:
+        raise UsageError(f"{base.settings.agent} runs are capped at {base.settings.episodes} "
+                         "episodes, and a tune compares trials by steps: give --steps S and "
+                         "--episodes 0")  # fmt: skip
     train |= {"env": base.settings.env, "steps": base.settings.steps}
+    if "eval_every" in train and not 0 < train["eval_every"] < train["steps"]:
+        raise UsageError(f"a tune compares trials on their evaluations: --eval-every must be "
+                         f"between 1 and the steps ({train['steps']:,}) less one")  # fmt: skip
     train.setdefault("eval_every", max(1, base.settings.steps // EVALUATIONS_PER_TRIAL))
     train.setdefault("eval_episodes", DEFAULT_EVAL_EPISODES)
     given = parse_spaces(params["spaces"])
     space = resolve_space(base.settings.agent, base.spec.config_class, given, fixed,
-                          only_given=params["only_space"])  # fmt: skip
+                          only_given=params["only_space"],
+                          check=lambda values: plan(params["agent"], **train,
+                                                    overrides=values))  # fmt: skip
     seed = params["search_seed"]
     return TuneSpec(
         agent=base.settings.agent, train=train, space={k: str(d) for k, d in space.items()},

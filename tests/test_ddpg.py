@@ -292,10 +292,15 @@ def test_td3_is_ddpgs_learner_with_three_numbers():
 @pytest.mark.parametrize("key, value", [("policy_delay", 3), ("target_noise", 0.1),
                                         ("target_noise_clip", 0.2)])  # fmt: skip
 def test_td3_settings_without_td3_are_refused_not_ignored(key, value):
-    from rlkit.core.errors import UsageError
+    from rlkit.core.errors import RlkitWarning, UsageError
+    from rlkit.run.plan import plan
 
-    with pytest.raises(UsageError, match=f"{key} is TD3's.*td3=true"):
-        make_agent(**{key: value})
+    with pytest.raises(UsageError, match=f"{key} is TD3's.*td3=true"):  # a new run
+        plan("ddpg", "Pendulum-v1", overrides={key: value})
+    with pytest.warns(RlkitWarning, match=f"{key} is TD3's"):  # in Python (an old run loads)
+        agent = make_agent(**{key: value})
+    assert agent.terms.policy_delay == 1 and agent.terms.target_noise == 0
+    assert plan("ddpg", "Pendulum-v1", overrides={key: value, "td3": "true"}).agent_config.td3
 
 
 # -- actions, bounds and noise -------------------------------------------------------------

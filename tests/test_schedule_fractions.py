@@ -73,3 +73,18 @@ def test_rlkit_train_prints_what_the_schedule_came_to(capsys, tmp_path):
     err = capsys.readouterr().err
     assert "schedule: epsilon 1 -> 0.1 over 36 steps (12% of the run)" in err
     assert "schedule: learning rate 0.00063 -> 0 over 300 steps (100% of the run)" in err
+
+
+def test_steps_given_above_a_presets_fraction_win(tmp_path):
+    assert (
+        plan("dqn", "Acrobot-v1", overrides=["eps_anneal_steps=5000"]).agent_config.eps_anneal_steps
+        == 5000
+    )
+    config = tmp_path / "old.toml"  # an old run's config.toml: steps, no fraction keys
+    config.write_text('[run]\nagent = "dqn"\nenv = "Acrobot-v1"\nsteps = 50000\n\n'
+                      "[agent]\neps_anneal_steps = 12000\nlr_anneal_steps = 100000\n")  # fmt: skip
+    old = plan(config_file=config).agent_config
+    assert (old.eps_anneal_steps, old.lr_anneal_steps) == (12_000, 100_000)
+    # a fraction given at the same level or above still resolves
+    both = plan(config_file=config, overrides=["eps_anneal_fraction=0.5"]).agent_config
+    assert both.eps_anneal_steps == 25_000 and both.lr_anneal_steps == 100_000

@@ -162,6 +162,26 @@ def test_the_best_config_file_trains_the_trial_it_came_from(tmp_path):
     assert from_file.settings == trial.settings
     assert from_file.agent_config == trial.agent_config
     assert from_file.agent_config.eps_anneal_steps == 5_000  # 0.25 of the 20,000 steps
+    # a tune on a config file of one's own: its [agent] keys are in best.toml too
+    own = tmp_path / "own.toml"
+    own.write_text("[agent]\nlearning_starts = 777\ndouble_dqn = false\n")
+    s = spec(train={"env": "CartPole-v1", "steps": 3_000, "eval_every": 1_000,
+                    "eval_episodes": 2, "episodes": 0, "config_file": str(own),
+                    "overrides": []})  # fmt: skip
+    path.write_text(tuning.best_config_text(s, "trial-y", values, "final 2.0"))
+    again, trial = plan(config_file=path), s.plan(values, s.search_seed)
+    assert again.agent_config == trial.agent_config
+    import dataclasses  # best.toml names no preset: all its values are written out
+
+    assert dataclasses.replace(again.settings, preset=trial.settings.preset) == trial.settings
+    assert again.agent_config.learning_starts == 777 and not again.agent_config.double_dqn
+
+
+def test_with_no_trial_run_to_the_end_the_best_stopped_ones_are_ranked():
+    rows = [{"trial": "a", "values": {}, "score": -500.0, "finished": False},
+            {"trial": "b", "values": {}, "score": -200.0, "finished": False},
+            {"trial": "c", "values": {}, "score": float("-inf"), "finished": False}]  # fmt: skip
+    assert list(tuning.pick(rows, 3)) == ["b", "a"]  # a diverged trial is never ranked
 
 
 # -- the command ----------------------------------------------------------------------------------
@@ -174,6 +194,8 @@ def test_the_best_config_file_trains_the_trial_it_came_from(tmp_path):
         (["--space", "jit_compile=choice(true,false)"], "chooses code"),
         (["--env", "NoSuchEnv-v0"], "unknown environment"),
         (["--set", "gamma=2"], "gamma"),
+        (["--steps", "1000", "--eval-every", "0"], "--eval-every must be between"),
+        (["--steps", "1000", "--eval-every", "1000"], "--eval-every must be between"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2_before_any_trial(capsys, tmp_path, argv, says):
@@ -181,6 +203,21 @@ def test_bad_input_is_one_line_and_exit_2_before_any_trial(capsys, tmp_path, arg
     err = capsys.readouterr().err
     assert status == 2 and says in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "t").exists()
+
+
+def test_an_episode_capped_agent_needs_steps_and_no_cap(capsys):
+    assert main(["tune", "reinforce", "--env", "CartPole-v1"]) == 2
+    assert "--episodes 0" in capsys.readouterr().err
+    argv = ["tune", "reinforce", "--env", "CartPole-v1", "--steps", "20000", "--episodes", "0"]
+    assert main([*argv, "--show-space"]) == 0
+
+
+def test_the_space_is_checked_against_the_whole_run(capsys):
+    argv = ["tune", "ddpg", "--env", "Pendulum-v1", "--only-space", "--show-space",
+            "--space", "policy_delay=int(1,4)"]  # fmt: skip
+    assert main([*argv, "--preset", "Pendulum-v1-td3"]) == 0  # the preset turns TD3 on
+    assert main([*argv, "--preset", "Pendulum-v1"]) == 2
+    assert "policy_delay is TD3's" in capsys.readouterr().err
 
 
 def test_show_space_prints_the_space_with_ties_and_fixed_keys(capsys):

@@ -25,6 +25,8 @@ Speed: updates run in blocks of ``gradient_steps`` in one compiled ``tf.function
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import tensorflow as tf
 
@@ -33,6 +35,7 @@ from rlkit.agents.ddpg_config import DDPGConfig
 from rlkit.agents.off_policy import OffPolicyAgent
 from rlkit.agents.td3_terms import LearnerTerms
 from rlkit.core import seeding
+from rlkit.core.errors import RlkitWarning
 from rlkit.core.schedules import dqn3_linear
 from rlkit.learn.compiled import CompiledFunction
 from rlkit.learn.gradients import UpdatePipeline, transforms_from_config
@@ -80,6 +83,9 @@ class DDPG(OffPolicyAgent):
             if given is not None:
                 overrides[key] = given if isinstance(given, str) else GIVEN_IN_PYTHON
         super().__init__(observation_space, action_space, config, seed, **overrides)
+        unused = self.config.unused_settings()
+        if unused:  # (an old run's saved config may hold them: it still loads)
+            warnings.warn(unused, RlkitWarning, stacklevel=2)
 
     def build(self, seed: int) -> None:
         cfg = self.config

@@ -152,13 +152,18 @@ class DDPGConfig:
         "[observation, action] -> [B] or [B, 1] (empty: rlkit's MLP from critic_hidden_sizes)",
     )
 
-    def cross_check(self) -> str | None:
-        if not self.td3:  # DDPG's learner has no such terms: setting one is a mistake
+    def unused_settings(self) -> str | None:
+        """What this config sets that its agent never reads: TD3's keys without ``td3``
+        (a new run refuses it: rlkit.run.plan; an agent built or loaded in Python warns)."""
+        if not self.td3:
             defaults = {f.name: f.default for f in fields(self) if f.name in TD3_KEYS}
             changed = [k for k in TD3_KEYS if getattr(self, k) != defaults[k]]
             if changed:
                 return (f"{changed[0]} is TD3's (DDPG updates its actor every step, without "
                         "target smoothing): add td3=true, or leave it out")  # fmt: skip
+        return None
+
+    def cross_check(self) -> str | None:
         if self.lr_end_fraction >= 0 and self.lr_anneal_steps <= 0:
             return (
                 "lr_end_fraction needs lr_anneal_steps > 0 (e.g. the run's steps less "

@@ -11,6 +11,7 @@ it started with.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import Any
 
 #: fraction key -> the steps key it sets
@@ -27,6 +28,26 @@ def resolve_fractions(config: Any, steps: int) -> Any:
         if key in names and steps_key in names and getattr(config, key) > 0
     }
     return dataclasses.replace(config, **changes) if changes else config
+
+
+def steps_over_fractions(layers: list[Mapping[str, Any]], config_class: type) -> dict[str, float]:
+    """Fractions a higher layer overrules by giving steps: ``layers`` lowest first (preset,
+    config file, ``--set``). For each fraction key, the highest layer that names it or its
+    steps key decides; where that layer names only the steps, the fraction is set to 0, so
+    ``--set eps_anneal_steps=5000`` on a preset with ``eps_anneal_fraction`` means 5,000
+    steps, and an old run's config.toml (steps, no fractions) plans as it ran."""
+    names = {f.name for f in dataclasses.fields(config_class)}
+    pinned = {}
+    for fraction_key, steps_key in FRACTIONS.items():
+        if fraction_key not in names:
+            continue
+        for layer in reversed(layers):
+            if fraction_key in layer:
+                break
+            if steps_key in layer:
+                pinned[fraction_key] = 0.0
+                break
+    return pinned
 
 
 def describe_schedules(config: Any) -> list[str]:

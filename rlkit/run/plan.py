@@ -94,9 +94,10 @@ def plan(
     from rlkit.config import presets
     from rlkit.config.options import make_config, parse_overrides
     from rlkit.config.run import load_config_file, resolve_run_config
-    from rlkit.config.schedules import resolve_fractions
+    from rlkit.config.schedules import resolve_fractions, steps_over_fractions
 
     file_run, file_agent = load_config_file(config_file) if config_file else ({}, {})
+    own_agent = dict(file_agent)  # the config file's own [agent] table, above the preset
     agent_name = agent if agent is not None else file_run.get("agent")
     chosen = preset if preset is not None else (file_run.get("preset") or None)
     picked = None
@@ -138,8 +139,13 @@ def plan(
     settings = resolve_run_config(file_run, given | defaults)
     if not isinstance(overrides, Mapping):
         overrides = parse_overrides(overrides)
-    agent_config = make_config(spec.config_class, {**file_agent, **overrides})
+    layers = [picked.agent_config if picked is not None else {}, own_agent, overrides]
+    pinned = steps_over_fractions(layers, spec.config_class)  # "--set eps_anneal_steps" wins
+    agent_config = make_config(spec.config_class, {**file_agent, **overrides, **pinned})
     agent_config = resolve_fractions(agent_config, settings.steps)
+    unused = getattr(agent_config, "unused_settings", lambda: None)()
+    if unused:  # a new run that sets what its agent never reads
+        raise UsageError(unused)
     return RunPlan(settings, agent_config, picked, picked is not None and not chosen)
 
 

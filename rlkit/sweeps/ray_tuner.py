@@ -12,6 +12,7 @@ exactly. Ray and Optuna are imported only here, only when a tune runs.
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 import time
@@ -79,6 +80,11 @@ def search_trial(tune_config: dict[str, Any], spec: tuning.TuneSpec, out: str) -
         trainer, run = experiment.start(plan, run_dir=folder.path), plan.settings
     trainer.hooks.append(_EvaluationReporter(spec.steps))
     result = experiment.drive(trainer, run, handle_signals=False)
+    if result.status == experiment.DIVERGED:  # a bad configuration, not a failure: it ends
+        step, score = tuning.last_evaluation(folder)
+        tune.report({"step": trainer.step, METRIC: score if score is not None else -math.inf,
+                     FINISHED: 0, "diverged": 1})  # fmt: skip
+        return
     if result.status != experiment.FINISHED:
         raise RuntimeError(result.message)
     final = result.summary["final_model"]["eval_return_mean"]
@@ -241,7 +247,7 @@ def run_tune(
         ray.shutdown()
     picked = json.loads(search_file.read_text())["picked"]
     if not picked:
-        raise SweepFailed("no search trial ran to the end: nothing to rank")
+        raise SweepFailed("no search trial reached an evaluation: nothing to rank")
     sweep = spec.sweep(picked)
     final = out / tuning.FINAL_DIR
     try:
@@ -250,6 +256,8 @@ def run_tune(
     except SweepInterrupted:
         raise SweepInterrupted(f"tune stopped while ranking the best trials on fresh seeds; "
                                f"continue with: rlkit tune --resume {out}") from None  # fmt: skip
+    except SweepFailed as exc:  # a seed that failed every try counts as not finished
+        sys.stderr.write(f"rlkit: ranking went on without a failed seed: {exc}\n")
     rows = tuning.search_trials(out, spec)
     ranking = tuning.rank(out, spec, picked)
     tuning.write_results(out, spec, rows, ranking)

@@ -177,9 +177,11 @@ def resolve_space(
     given: Mapping[str, Dimension],
     fixed: Mapping[str, str],
     only_given: bool = False,
+    check=None,
 ) -> dict[str, Dimension]:
     """The space a tune searches: the agent's default (none with ``only_given``), each key of
-    ``given`` replacing its default, minus the keys ``fixed`` (``--set``) sets. Unknown and
+    ``given`` replacing its default, minus the keys ``fixed`` (``--set``) sets. ``check``
+    (values -> None, or UsageError) plans the run with each end of each range. Unknown and
     untunable keys, and ranges the config refuses at either end, raise UsageError."""
     import dataclasses
 
@@ -205,7 +207,10 @@ def resolve_space(
     for key, dim in space.items():
         for value in dim.ends():
             try:
-                make_config(config_class, {**fixed, key: value})
+                if check is not None:  # the whole run: preset, config file, --set
+                    check({**fixed, key: value})
+                else:
+                    make_config(config_class, {**fixed, key: value})
             except UsageError as exc:
                 raise UsageError(f"--space {key}={dim}: {exc}") from None
     if not space:

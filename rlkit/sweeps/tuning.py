@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 from dataclasses import asdict, dataclass, field
 from io import StringIO
 from pathlib import Path
@@ -133,7 +134,7 @@ def search_trials(out: Path, spec: TuneSpec) -> list[dict[str, Any]]:
         label = values_path.parent.name
         folder = RunFolder(search_run(out, label, spec))
         summary = folder.read_summary()
-        steps, score = _last_evaluation(folder)
+        steps, score = last_evaluation(folder)
         if summary is not None:
             steps, score = summary["steps"], summary["final_model"]["eval_return_mean"]
         rows.append({"trial": label, "values": json.loads(values_path.read_text()),
@@ -141,7 +142,7 @@ def search_trials(out: Path, spec: TuneSpec) -> list[dict[str, Any]]:
     return rows
 
 
-def _last_evaluation(folder: RunFolder) -> tuple[int, float | None]:
+def last_evaluation(folder: RunFolder) -> tuple[int, float | None]:
     """``(last step logged, last evaluation's mean return or None)`` of a run folder."""
     if not folder.metrics_path.is_file():
         return 0, None
@@ -158,8 +159,10 @@ def _last_evaluation(folder: RunFolder) -> tuple[int, float | None]:
 
 
 def pick(rows: list[dict[str, Any]], top: int) -> dict[str, dict[str, str]]:
-    """The ``top`` best finished trials by score: label -> values (best first)."""
-    finished = [r for r in rows if r["finished"] and r["score"] is not None]
+    """The ``top`` best trials that ran to the end, by score: label -> values (best first);
+    if none ran to the end (all stopped early or diverged), the best of those."""
+    scored = [r for r in rows if r["score"] is not None and r["score"] > -math.inf]
+    finished = [r for r in scored if r["finished"]] or scored  # (else: the best stopped)
     finished.sort(key=lambda r: -r["score"])
     return {r["trial"]: r["values"] for r in finished[:top]}
 
@@ -209,22 +212,22 @@ def write_results(out: Path, spec: TuneSpec, rows: list[dict[str, Any]],
 
 def best_config_text(spec: TuneSpec, label: str, values: dict[str, str], score: str) -> str:
     """The best configuration as a config file ``rlkit train --config`` runs as it is: the
-    ``[run]`` settings of the tune (on the preset it started from) and, in ``[agent]``,
-    every value the tune set or found."""
+    trial's ``[run]`` settings and its whole ``[agent]`` config (preset, config file,
+    ``--set`` and what the search found: nothing is left to a preset underneath)."""
     from rlkit.config.options import to_dict
     from rlkit.config.run import toml_value
 
     plan = spec.plan(values, spec.search_seed)
     settings = to_dict(plan.settings)
+    base = settings.get("preset") or "none"
     run_keys = ["agent", "env", "env_kwargs", "steps", "num_envs", "episodes", "eval_every",
-                "eval_episodes", "preset"]  # fmt: skip
-    agent = to_dict(plan.agent_config)
-    lines = [f"# source: rlkit tune {spec.agent} (trial {label}, {score}); search space and "
-             f"every trial in {RESULTS_FILE}", "[run]"]  # fmt: skip
+                "eval_episodes"]  # fmt: skip
+    lines = [f"# source: rlkit tune {spec.agent} (trial {label}, {score}), on preset {base}; "
+             f"search space and every trial in {RESULTS_FILE}", "[run]"]  # fmt: skip
     lines += [f"{k} = {toml_value(settings[k])}" for k in run_keys
-              if k in settings and settings[k] not in (None, {}, 0) or k == "preset"]  # fmt: skip
-    lines += ["", "[agent]"]
-    lines += [f"{k} = {toml_value(agent[k])}" for k in values if k in agent]
+              if k in settings and settings[k] not in (None, {})]  # fmt: skip
+    lines += ['preset = "none"', "", "[agent]"]
+    lines += [f"{k} = {toml_value(v)}" for k, v in to_dict(plan.agent_config).items()]
     return "\n".join(lines) + "\n"
 
 
