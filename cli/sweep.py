@@ -152,6 +152,16 @@ def _spec_from_options(params: dict):
     """The :class:`SweepSpec` the options describe (as for a new sweep)."""
     from rlkit.sweeps.grid import SweepSpec, parse_grid, parse_seeds
 
+    train = plan_options(params)
+    train["overrides"] = list(params["overrides"])
+    return SweepSpec(params["agent"] or "", train, parse_seeds(params["seeds"]),
+                     parse_grid(list(params["grid"])), params["target"],
+                     params["cpus_per_trial"], params["max_concurrent"] or 0)  # fmt: skip
+
+
+def plan_options(params: dict) -> dict:
+    """The run options given (``--env``, ``--steps``, ...) as :func:`rlkit.run.plan.plan`'s
+    keyword arguments (a config file's path made absolute), ``--set`` left out."""
     train = {k: v for k, v in dict(
         env=params["env_id"], steps=params["steps"], num_envs=params["num_envs"],
         episodes=params["episodes"], eval_every=params["eval_every"],
@@ -159,12 +169,9 @@ def _spec_from_options(params: dict):
         preset=params["preset"], config_file=str(Path(params["config_file"]).resolve())
         if params["config_file"] else None,
     ).items() if v is not None}  # fmt: skip
-    train["overrides"] = list(params["overrides"])
     if params["env_kwargs"]:
         train["env_kwargs"] = list(params["env_kwargs"])
-    return SweepSpec(params["agent"] or "", train, parse_seeds(params["seeds"]),
-                     parse_grid(list(params["grid"])), params["target"],
-                     params["cpus_per_trial"], params["max_concurrent"] or 0)  # fmt: skip
+    return train
 
 
 def _ray(address: str | None) -> None:

@@ -11,6 +11,7 @@ import click
 from rlkit.core.errors import UsageError
 
 from .options import non_empty
+from .sweep import plan_options
 from .train import FAILED, INTERRUPTED, check_counts, run_options
 
 DEFAULT_EVAL_EPISODES = 10
@@ -166,15 +167,7 @@ def _spec(params: dict):
     from rlkit.sweeps.spaces import parse_spaces, resolve_space
     from rlkit.sweeps.tuning import TuneSpec
 
-    train = {k: v for k, v in dict(
-        env=params["env_id"], steps=params["steps"], num_envs=params["num_envs"],
-        episodes=params["episodes"], eval_every=params["eval_every"],
-        eval_episodes=params["eval_episodes"], checkpoint_every=params["checkpoint_every"],
-        preset=params["preset"], config_file=str(Path(params["config_file"]).resolve())
-        if params["config_file"] else None,
-    ).items() if v is not None}  # fmt: skip
-    if params["env_kwargs"]:
-        train["env_kwargs"] = list(params["env_kwargs"])
+    train = plan_options(params)
     fixed = parse_overrides(params["overrides"])
     from rlkit.run.plan import plan
 

@@ -161,7 +161,7 @@ def compiled_policy(model: keras.Model, obs_rank: int) -> Callable[[np.ndarray],
     return forward
 
 
-class _UserNetwork:
+class UserNetwork:
     """What every wrapper of a user's model shares: the model, its trainable variables, and
     whether acting goes through a numpy copy of a Dense stack (``layers``)."""
 
@@ -178,7 +178,7 @@ class _UserNetwork:
         return self.layers is not None
 
 
-class KerasQNetwork(_UserNetwork):
+class KerasQNetwork(UserNetwork):
     """A user's Keras model in the place of :class:`~rlkit.networks.torso.QNetwork`: the same
     ``model``, ``variables`` and ``policy()``."""
 
@@ -205,7 +205,7 @@ class KerasQNetwork(_UserNetwork):
         return self._compiled
 
 
-class KerasActor(_UserNetwork):
+class KerasActor(UserNetwork):
     """A user's Keras model in the place of DDPG's :class:`~rlkit.networks.actor_critic.Actor`:
     ``[B, obs_dim] -> [B, act_dim]`` in the action's own units (acting clips to the bounds).
 
@@ -234,7 +234,7 @@ class KerasActor(_UserNetwork):
         return self.to_numpy([w.numpy() for w in self.layer_weights()])
 
 
-class KerasCritic(_UserNetwork):
+class KerasCritic(UserNetwork):
     """A user's Keras model with two inputs ``[observation, action]`` in the place of DDPG's
     :class:`~rlkit.networks.actor_critic.Critic`; an output ``[B, 1]`` is squeezed to ``[B]``
     (a functional model around the user's, sharing its variables)."""

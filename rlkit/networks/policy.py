@@ -11,7 +11,13 @@ import numpy as np
 
 from rlkit.core.errors import UsageError
 from rlkit.core.spaces import ObservationFormat
-from rlkit.networks.custom import build_model, check_output, compiled_policy, dense_stack
+from rlkit.networks.custom import (
+    UserNetwork,
+    build_model,
+    check_output,
+    compiled_policy,
+    dense_stack,
+)
 from rlkit.networks.torso import NumpyMLP, apply_layers, dense, layer_weights, mlp_layers
 
 _softmax = keras.activations.softmax
@@ -53,7 +59,7 @@ class PolicyMLP:
 
 
 # -- a policy and a baseline of one's own --------------------------------------------------------
-class KerasPolicyNetwork:
+class KerasPolicyNetwork(UserNetwork):
     """A user's Keras model in the place of :class:`PolicyMLP`: the same ``model``,
     ``variables``, ``layer_weights()``, ``to_numpy(arrays)`` and ``numpy_snapshot()``.
 
@@ -75,15 +81,6 @@ class KerasPolicyNetwork:
         stack = dense_stack(model, sample, outputs)
         self.layers, self._output = (None, None) if stack is None else stack
         self._compiled = None if stack is not None else compiled_policy(model, sample.ndim - 1)
-
-    @property
-    def variables(self) -> list:
-        return self.model.trainable_variables
-
-    @property
-    def fast_path(self) -> bool:
-        """Does acting go through a numpy copy (a plain Dense stack)?"""
-        return self.layers is not None
 
     def layer_weights(self) -> list:
         """The Dense stack's ``[kernel_0, bias_0, ...]`` (empty for a compiled model)."""

@@ -144,7 +144,7 @@ def trial_dir(out: Path, config: str, seed: int) -> Path:
 LIST_HINT = "a list-valued key takes each value in brackets: --grid 'hidden_sizes=[64,64],[256]'"
 
 
-def _split_values(text: str) -> list[str]:
+def split_values(text: str) -> list[str]:
     """``"1e-3,3e-4"`` -> two values; ``"[64,64],[256]"`` -> two lists (commas inside
     brackets belong to the value)."""
     items, depth, current = [], 0, ""
@@ -165,7 +165,7 @@ def parse_grid(pairs: list[str]) -> dict[str, list[str]]:
     grid: dict[str, list[str]] = {}
     for pair in pairs:
         key, sep, values = pair.partition("=")
-        items = _split_values(values)
+        items = split_values(values)
         if not sep or not key.strip() or not values.strip() or any(v == "" for v in items):
             raise UsageError(
                 f"malformed --grid {pair!r}: expected KEY=V1,V2,..., "

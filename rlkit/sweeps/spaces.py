@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from rlkit.core.errors import UsageError
+from rlkit.sweeps.grid import split_values
 
 KINDS = ("loguniform", "uniform", "int", "choice")
 FORMS = "loguniform(1e-5,1e-2), uniform(0,0.2), int(1,8) or choice(64,128,256)"
@@ -58,26 +59,13 @@ def _number(value: float) -> str:
     return re.sub(r"e([+-])0*(\d)", r"e\1\2", f"{value:g}").replace("e+", "e")
 
 
-def _split(text: str) -> list[str]:
-    """Split on commas outside brackets (``[64,64],[256]`` is two values)."""
-    items, depth, current = [], 0, ""
-    for char in text:
-        depth += {"[": 1, "]": -1}.get(char, 0)
-        if char == "," and depth == 0:
-            items.append(current.strip())
-            current = ""
-        else:
-            current += char
-    return [*items, current.strip()]
-
-
 def parse_dimension(text: str, key: str = "KEY") -> Dimension:
     """``"loguniform(1e-5,1e-2)"`` -> a :class:`Dimension`; UsageError naming the forms."""
     match = re.fullmatch(r"\s*(\w+)\s*\((.*)\)\s*", text)
     bad = f"malformed --space {key}={text!r}: expected one of {FORMS}"
     if not match or match.group(1) not in KINDS:
         raise UsageError(bad)
-    kind, args = match.group(1), _split(match.group(2))
+    kind, args = match.group(1), split_values(match.group(2))
     if kind == "choice":
         if any(not a for a in args):
             raise UsageError(bad)
