@@ -52,7 +52,7 @@ def test_a_run_stopped_mid_episode_resumes_to_the_uninterrupted_metrics(tmp_path
     whole = train(tmp_path, "whole", [*argv, "--steps", "500"])
     stopped = train(tmp_path, "stopped", [*argv, "--steps", "250"])
     state = json.loads((stopped.checkpoint_dirs()[-1] / "state.json").read_text())
-    assert state["loop"]["state"]["episode_length"] > 0  # the checkpoint is mid-episode
+    assert state["loop"]["state"]["episode_length"][0] > 0  # the checkpoint is mid-episode
     assert main(["resume", str(stopped.path), "--steps", "500", "--quiet"]) == 0
     assert stopped.metrics_path.read_text() == whole.metrics_path.read_text()
 

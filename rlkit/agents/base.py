@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -13,6 +14,9 @@ from rlkit.config import options as configs
 from rlkit.core.errors import UsageError
 from rlkit.core.files import atomic_write_bytes
 from rlkit.core.spaces import space_from_dict, space_to_dict
+
+if TYPE_CHECKING:
+    from rlkit.replay.memory import ReplayMemory
 
 AGENT_FILE = "agent.json"
 WEIGHTS_FILE = "weights.npz"
@@ -22,8 +26,9 @@ class Agent:
     """Base of every rlkit agent.
 
     Subclasses set ``name`` and ``config_class``, check their spaces in
-    ``check_spaces`` and implement ``act``, ``observe``, ``update`` and
-    ``checkpoint_variables``.
+    ``check_spaces`` and implement ``act``, ``update``, ``checkpoint_variables`` and the
+    experience protocol's parts (``experience_memory``, ``obs_format``/``encode``, and
+    optionally ``stored_step(s)`` and ``record_episode_ends``).
 
     ``config`` is the agent's config dataclass (e.g. :class:`~rlkit.agents.dqn_config.
     DQNConfig`) or a mapping of its keys (``{"gamma": 0.9}``); keyword arguments override
@@ -61,16 +66,101 @@ class Agent:
     def act(self, obs, explore: bool = True):
         raise NotImplementedError
 
-    def observe(self, obs, action, reward, next_obs, terminated, truncated) -> None:
-        raise NotImplementedError
-
     def update(self) -> dict[str, float] | None:
         raise NotImplementedError
 
-    def _store(self, memory, obs, action, reward, next_obs, terminated, truncated) -> None:
-        """Write one encoded transition to ``memory`` and count the step."""
-        memory.add(self.encode(obs), action, reward, self.encode(next_obs), terminated, truncated)
-        self.num_steps += 1
+    # -- the experience protocol: streams of episodes -----------------------------------------
+    # Each environment is a stream of experience. An episode of a stream begins with
+    # observe_first(obs); each step then brings observe(action, reward, next_obs, terminated,
+    # truncated), whose next_obs is the stream's next observation unless the episode ended.
+    # A subclass gives its store (experience_memory: a ReplayMemory), obs_format and encode,
+    # and what it keeps of a step (stored_step / stored_steps, record_episode_ends).
+    def observe_first(self, obs, streams: Iterable[int] | None = None) -> None:
+        """Episodes begin at ``obs``: one observation (the one environment: stream 0), or a
+        batch ``[N, ...]``: a vector env's sub-environments (streams ``0..N-1``), or, with
+        ``streams``, row ``j`` beginning stream ``streams[j]`` (those a vector env reset)."""
+        memory, x = self.experience_memory(), self.encode(obs)
+        rows = self.obs_format.batch_rows(x)
+        if rows is None:
+            memory.start(0, x)
+        else:
+            memory.start_batch(x, range(rows) if streams is None else list(streams))
+
+    def observe(self, *args, **kwargs) -> None:
+        """What came of the action(s), in one of two forms.
+
+        ``observe(action, reward, next_obs, terminated, truncated)`` (:meth:`observe_next`)
+        continues the episodes :meth:`observe_first` began: one environment's values, or a
+        vector env's ``[N]`` arrays (``next_obs`` of an episode that ended is its last
+        observation, a vector env's ``final_obs``). ``observe(obs, action, reward, next_obs,
+        terminated, truncated)`` is a transition given whole, for a loop of one's own
+        (:meth:`observe_transition`).
+        """
+        given = len(args) + len(kwargs)
+        if given == 6:
+            self.observe_transition(*args, **kwargs)
+        elif given == 5:
+            self.observe_next(*args, **kwargs)
+        else:
+            raise TypeError(
+                f"observe takes (action, reward, next_obs, terminated, truncated) after "
+                f"observe_first, or (obs, action, reward, next_obs, terminated, truncated); "
+                f"got {given} values"
+            )
+
+    def observe_next(self, action, reward, next_obs, terminated, truncated) -> None:
+        """One step of each stream: a scalar ``reward`` for the one environment, ``[N]``
+        rewards (and actions, next observations, flags) for a vector env's ``N``."""
+        memory, next_x = self.experience_memory(), self.encode(next_obs)
+        if np.ndim(reward) == 0:
+            action, reward = self.stored_step(action, reward)
+            memory.append(0, action, reward, next_x, terminated, truncated)
+            self.num_steps += 1
+            if terminated or truncated:
+                self.record_episode_ends(None)
+            return
+        actions, rewards = self.stored_steps(action, reward)
+        memory.append_batch(actions, rewards, next_x, terminated, truncated)
+        self.num_steps += len(rewards)
+        ended = np.flatnonzero(np.logical_or(terminated, truncated))
+        if len(ended):
+            self.record_episode_ends(ended)
+
+    def observe_transition(self, obs, action, reward, next_obs, terminated, truncated) -> None:
+        """A transition given whole (one, or ``N`` with leading axis ``N``): where ``obs`` is
+        bit for bit the stream's current observation the episode goes on, else one begins
+        at ``obs``; then :meth:`observe_next`. No need for :meth:`observe_first`."""
+        memory, x = self.experience_memory(), self.encode(obs)
+        if self.obs_format.batch_rows(x) is None:
+            memory.continue_or_start(0, x)
+        else:
+            memory.continue_or_start_batch(x)
+        self.observe_next(action, reward, next_obs, terminated, truncated)
+
+    def observe_batch(self, obs, actions, rewards, next_obs, terminated, truncated) -> None:
+        """:meth:`observe_transition` for ``N`` transitions (leading axis ``N``)."""
+        self.observe_transition(obs, actions, rewards, next_obs, terminated, truncated)
+
+    def streams_to_start(self, num_streams: int = 1) -> list[int]:
+        """Which of streams ``0..num_streams-1`` have no episode in progress: those
+        :meth:`observe_first` is owed (all of them at first)."""
+        memory = self.experience_memory()
+        return [s for s in range(num_streams) if not memory.in_progress(s)]
+
+    def experience_memory(self) -> ReplayMemory:
+        """The store the protocol writes to."""
+        raise NotImplementedError
+
+    def stored_step(self, action, reward) -> tuple[Any, Any]:
+        """One environment's ``(action, reward)`` as the memory stores them."""
+        return action, reward
+
+    def stored_steps(self, actions, rewards) -> tuple[np.ndarray, np.ndarray]:
+        """``[N]`` actions and rewards as the memory stores them."""
+        return np.asarray(actions), np.asarray(rewards, np.float32)
+
+    def record_episode_ends(self, indices: np.ndarray | None) -> None:
+        """Streams ``indices`` (None: the one environment) ended an episode."""
 
     def replay_memory(self):
         """The agent's replay memory (None for an agent without one)."""

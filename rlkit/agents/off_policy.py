@@ -13,8 +13,9 @@ differs between agents is small, and it is all a subclass writes:
   ``stored_action(action)`` / ``stored_actions(actions)``, ``episodes_ended(indices)``
   and ``learner_state()``.
 
-Everything else (replay construction from the observation format, observe and
-observe_batch, reward clipping, update timing, counters and their persistence) is here.
+Everything else (replay construction from the observation format, what the experience
+protocol stores: reward clipping, actions as stored; update timing, counters and their
+persistence) is here; the protocol itself is :class:`~rlkit.agents.base.Agent`'s.
 """
 
 from __future__ import annotations
@@ -120,34 +121,24 @@ class OffPolicyAgent(Agent):
         clip = self.config.reward_clip
         return np.clip(rewards, -clip, clip) if clip > 0 else rewards
 
-    def observe(self, obs, action, reward, next_obs, terminated, truncated) -> None:
-        """Store one transition (rewards clipped to ``+-reward_clip`` when set)."""
+    def experience_memory(self) -> ReplayMemory:
+        return self.replay
+
+    def stored_step(self, action, reward) -> tuple[Any, Any]:
+        """The action as the replay stores it; the reward clipped to ``+-reward_clip``."""
         if self.config.reward_clip > 0:
             reward = float(self._clip(reward))
         self.rewards_stored(reward)
-        action = self.stored_action(action)
-        self._store(self.replay, obs, action, reward, next_obs, terminated, truncated)
-        if terminated or truncated:
-            self._episodes_pending += 1
-            self.episodes_ended(None)
+        return self.stored_action(action), reward
 
-    def observe_batch(self, obs, actions, rewards, next_obs, terminated, truncated) -> None:
-        """Store ``N`` transitions (leading axis ``N``, e.g. from a vector env)."""
+    def stored_steps(self, actions, rewards) -> tuple[np.ndarray, np.ndarray]:
         rewards = self._clip(np.asarray(rewards, dtype=np.float32))
         self.rewards_stored(rewards)
-        self.replay.add_batch(
-            self.encode(obs),
-            self.stored_actions(actions),
-            rewards,
-            self.encode(next_obs),
-            terminated,
-            truncated,
-        )
-        self.num_steps += len(rewards)
-        ended = np.flatnonzero(np.logical_or(terminated, truncated))
-        if len(ended):
-            self._episodes_pending += len(ended)
-            self.episodes_ended(ended)
+        return self.stored_actions(actions), rewards
+
+    def record_episode_ends(self, indices: np.ndarray | None) -> None:
+        self._episodes_pending += 1 if indices is None else len(indices)
+        self.episodes_ended(indices)
 
     # -- learning ----------------------------------------------------------------------------
     def update(self) -> dict[str, float] | None:

@@ -225,16 +225,21 @@ class Reinforce(Agent):
         return action
 
     # -- learning ----------------------------------------------------------------------------
-    def _stored_action(self, action) -> np.ndarray | int:
-        if self.discrete:
-            return int(action) - self._action_start
-        if self._last_sample is not None and np.array_equal(action, self._last_sample[0]):
-            return self._last_sample[1]  # the unclipped sample, for its exact log-probability
-        action = np.asarray(action, np.float64).reshape(-1)
-        return ((action - self._center) / self._half_range).astype(np.float32)
+    def experience_memory(self) -> ReplayMemory:
+        return self.memory
 
-    def observe(self, obs, action, reward, next_obs, terminated, truncated) -> None:
-        """Store one transition; count the episode when it ended.
+    def stored_step(self, action, reward) -> tuple[np.ndarray | int, float]:
+        """The action as the memory keeps it: a Box action as the unclipped Gaussian sample
+        in [-1, 1] units, for its exact log-probability."""
+        if self.discrete:
+            return int(action) - self._action_start, reward
+        if self._last_sample is not None and np.array_equal(action, self._last_sample[0]):
+            return self._last_sample[1], reward
+        action = np.asarray(action, np.float64).reshape(-1)
+        return ((action - self._center) / self._half_range).astype(np.float32), reward
+
+    def observe_next(self, action, reward, next_obs, terminated, truncated) -> None:
+        """Store one step; count the episode when it ended.
 
         Call :meth:`update` after every ``observe`` (as :func:`rlkit.train` does): it runs
         the update that empties the memory before it can overflow.
@@ -244,11 +249,11 @@ class Reinforce(Agent):
                 "the episode memory is full: call update() after each observe() "
                 "(rlkit.train does), or raise buffer_size"
             )
-        action = self._stored_action(action)
-        self._store(self.memory, obs, action, reward, next_obs, terminated, truncated)
-        if terminated or truncated:
-            self.num_episodes += 1
-            self.episodes_in_memory += 1
+        super().observe_next(action, reward, next_obs, terminated, truncated)
+
+    def record_episode_ends(self, indices: np.ndarray | None) -> None:
+        self.num_episodes += 1
+        self.episodes_in_memory += 1
 
     def update(self) -> dict[str, float] | None:
         """Update when ``episodes_per_update`` episodes have ended (or the memory is full).

@@ -52,6 +52,13 @@ class ObservationFormat:
         """Numbers in one observation (the input width of an MLP)."""
         return int(np.prod(self.shape))
 
+    def batch_rows(self, x) -> int | None:
+        """None for one encoded observation, ``N`` for a batch ``[N, ...]``."""
+        if self.parts:
+            single = structure.is_single(self.parts, x)
+            return None if single else structure.batch_size(self.parts, x)
+        return None if np.ndim(x) == len(self.shape) else len(x)
+
     @property
     def scale(self) -> float:
         """What the network divides inputs by: 255 for uint8 images, else 1."""

@@ -132,6 +132,13 @@ def with_rows(obs: dict | tuple, rows: dict[int, Any]) -> dict | tuple:
     return copies if isinstance(obs, dict) else tuple(copies[key] for key in keys)
 
 
+def take_rows(obs: dict | tuple, rows: list[int]) -> dict | tuple:
+    """Rows ``rows`` of the batch ``obs`` (a dict or tuple of ``[N, ...]`` arrays)."""
+    if isinstance(obs, dict):
+        return {key: np.asarray(value)[rows] for key, value in obs.items()}
+    return tuple(np.asarray(value)[rows] for value in obs)
+
+
 def to_json(obs) -> Any:
     """An observation (or a batch) as JSON values: a dict of lists, a list of lists, or
     the nested list of an array."""

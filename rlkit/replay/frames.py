@@ -24,9 +24,11 @@ class FrameReplay(ReplayMemory):
     one with the next frame, which is linked or kept apart as in :class:`ReplayMemory`.
     1M Atari transitions take ~7.07 GB instead of ~28 GB for whole stacks.
 
-    ``add`` checks that each stack continues the previous one of its stream (or starts an
-    episode with zeros) and raises ValueError otherwise: such observations are not
-    frame stacks, use :class:`ReplayMemory`.
+    A stream's episode starts (:meth:`start`) with a zero-padded stack and goes on as the
+    protocol says, one frame per transition. ``add`` (a transition given whole) checks
+    that each stack continues the previous one of its stream or starts an episode with
+    zeros, and raises ValueError otherwise: such observations are not frame stacks, use
+    :class:`ReplayMemory`.
     """
 
     def __init__(
@@ -45,6 +47,7 @@ class FrameReplay(ReplayMemory):
         self.prev_gap = np.zeros((capacity,), dtype=np.int32)  # 0: the episode starts here
         self._total = 0  # transitions ever added (the global index of the next one)
         self._last: dict[int, tuple[int, bool]] = {}  # stream -> (global index, episode ended)
+        self._gap_next: dict[int, int] = {}  # stream -> the gap of its next transition, if set
 
     @staticmethod
     def bytes_needed(capacity: int, obs_shape, obs_dtype, action_shape=(), action_dtype=np.int64):
@@ -63,52 +66,72 @@ class FrameReplay(ReplayMemory):
         return out
 
     # -- writing -----------------------------------------------------------------------------
-    def _gap(self, stream: int, obs: np.ndarray) -> int:
-        """Global distance to the stream's previous transition, 0 where an episode starts
-        (a zero-padded stack: its history frames are all zero), after checking that
-        ``obs`` continues that transition."""
-        if not np.any(obs[..., :-1]):
-            return 0
-        last = self._last.get(stream)
-        if last is None or last[1]:
+    def start(self, stream: int, obs) -> None:
+        """Stream ``stream`` begins an episode at the stack ``obs``: zero-padded (every frame
+        but the newest is zero, as FrameStackObservation(padding_type="zero") starts)."""
+        obs = np.asarray(obs)
+        if np.any(obs[..., :-1]):
             raise ValueError(
                 "a stack that starts an episode must be zero-padded (FrameStackObservation"
                 "(padding_type='zero')); for observations that are not frame stacks use "
                 "ReplayMemory"
             )
+        super().start(stream, obs[..., -1])
+        self._gap_next[stream] = 0
+
+    def append(self, stream: int, action, reward, next_obs, terminated, truncated) -> None:
+        self._require(stream)
+        gap = self._gap_of(stream)
+        i = self._next
+        super().append(stream, action, reward, np.asarray(next_obs)[..., -1], terminated,
+                       truncated)  # fmt: skip
+        self.prev_gap[i] = gap
+        self._last[stream] = (self._total, bool(terminated or truncated))
+        self._total += 1
+
+    def append_batch(self, actions, rewards, next_obs, terminated, truncated) -> None:
+        n = len(rewards)
+        for stream in range(n):
+            self._require(stream)
+        gaps = [self._gap_of(j, offset=j) for j in range(n)]  # row j: transition _total + j
+        idx = (self._next + np.arange(n)) % self.capacity
+        super().append_batch(actions, rewards, np.asarray(next_obs)[..., -1], terminated,
+                             truncated)  # fmt: skip
+        self.prev_gap[idx] = gaps
+        ended = np.logical_or(terminated, truncated)
+        for j in range(n):
+            self._last[j] = (self._total + j, bool(ended[j]))
+        self._total += n
+
+    def _gap_of(self, stream: int, offset: int = 0) -> int:
+        """How far back (global index) the stream's previous transition is from the one
+        written at ``_total + offset``: 0 where the episode starts."""
+        gap = self._gap_next.pop(stream, None)
+        if gap is not None:
+            return gap
+        return self._total + offset - self._last[stream][0]  # (overwritten: never sampled)
+
+    # -- writing whole transitions (a loop of one's own) -------------------------------------
+    def continue_or_start(self, stream: int, obs) -> None:
+        """Make the stack ``obs`` the stream's current one: an episode's start where it is
+        zero-padded, else the continuation of the stream's previous stack (ValueError where
+        it is neither)."""
+        obs = np.asarray(obs)
+        if not np.any(obs[..., :-1]):
+            self.start(stream, obs)
+            return
+        last = self._last.get(stream)
+        if last is None or last[1]:
+            self.start(stream, obs)  # (raises: not zero-padded)
         held = last[0] >= self._total - self._size
         if held and obs[..., -2].tobytes() != self.obs[last[0] % self.capacity].tobytes():
             raise ValueError(
                 "this stack does not continue the previous one of its stream: frame replay "
                 "needs consecutive frame stacks (use ReplayMemory otherwise)"
             )
-        return self._total - last[0]  # (pointing at an overwritten one: never sampled)
-
-    def add(self, obs, action, reward, next_obs, terminated, truncated) -> None:
-        obs, next_obs = np.asarray(obs), np.asarray(next_obs)
-        gap = self._gap(0, obs)
-        i = self._next
-        super().add(obs[..., -1], action, reward, next_obs[..., -1], terminated, truncated)
-        self.prev_gap[i] = gap
-        self._last[0] = (self._total, bool(terminated or truncated))
-        self._total += 1
-
-    def add_batch(self, obs, actions, rewards, next_obs, terminated, truncated) -> None:
-        obs, next_obs = np.asarray(obs), np.asarray(next_obs)
-        n = len(rewards)
-        gaps = []
-        for j in range(n):  # row j is stream j, and is transition self._total + j
-            self._total += j  # (_gap reads the global index of the transition being added)
-            gaps.append(self._gap(j, obs[j]))
-            self._total -= j
-        idx = (self._next + np.arange(n)) % self.capacity
-        super().add_batch(obs[..., -1], actions, rewards, next_obs[..., -1], terminated,
-                          truncated)  # fmt: skip
-        self.prev_gap[idx] = gaps
-        ended = np.logical_or(terminated, truncated)
-        for j in range(n):
-            self._last[j] = (self._total + j, bool(ended[j]))
-        self._total += n
+        if not self._continues(stream, obs[..., -1]):  # its newest frame is not the one held
+            ReplayMemory.start(self, stream, obs[..., -1])
+            self._gap_next.pop(stream, None)  # (the gap is to the stream's last transition)
 
     # -- reading -----------------------------------------------------------------------------
     def _global(self, idx: np.ndarray) -> np.ndarray:
@@ -176,8 +199,13 @@ class FrameReplay(ReplayMemory):
             idx[~valid] = self.rng.integers(0, self._size, size=int((~valid).sum()))
 
     def clear(self) -> None:
+        """Forget every transition; each stream starts its next episode again (a stack in
+        progress would need the frames forgotten)."""
         super().clear()
+        for stream in list(self._first):
+            self._close(stream)
         self._last.clear()
+        self._gap_next.clear()
 
     # -- checkpoints -------------------------------------------------------------------------
     def state_dict(self) -> dict[str, np.ndarray]:
@@ -188,6 +216,7 @@ class FrameReplay(ReplayMemory):
             "prev_gap": self.prev_gap[: self._size].copy(),
             "total": np.array([self._total], np.int64),
             "last": np.array(last, np.int64).reshape(-1, 3),
+            "gap_next": np.array(sorted(self._gap_next.items()), np.int64).reshape(-1, 2),
         }
 
     def load_state_dict(self, state: dict[str, np.ndarray]) -> None:
@@ -196,3 +225,5 @@ class FrameReplay(ReplayMemory):
         self.prev_gap[:size] = state["prev_gap"]
         self._total = int(state["total"][0])
         self._last = {int(s): (int(g), bool(e)) for s, g, e in state["last"]}
+        gap_next = state.get("gap_next", np.zeros((0, 2), np.int64))
+        self._gap_next = {int(s): int(g) for s, g in gap_next}

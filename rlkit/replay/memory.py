@@ -5,31 +5,34 @@ image stays uint8); actions, rewards and the two episode-end flags sit in arrays
 their own: ``terminated`` (the MDP ended, do not bootstrap) and ``truncated`` (a time
 limit cut the episode, bootstrap as usual) are never merged.
 
-Each observation is stored once. The next observation of a transition is, in a stream
-of experience, the observation of the stream's next transition: when that transition
-arrives with exactly that observation, the first one points at it (``LINKED``).
-Otherwise (the episode ended and the environment was reset, or the caller's transitions
-do not chain) the next observation is kept apart in a small growable side store
-(``STORED``), so every ``next_obs`` comes back exactly as it was given. One stream is
-one environment: :meth:`ReplayMemory.add` writes stream 0, :meth:`ReplayMemory.add_batch`
-streams ``0..N-1`` (the sub-environments of a vector env). For 84x84x4 uint8 Atari
-observations that is ~28.3 kB per transition instead of two copies' 56.4 kB.
+Experience arrives in streams, one per environment (the sub-environments of a vector env
+are streams ``0..N-1``), as the agents' protocol gives it: :meth:`ReplayMemory.start` at
+an episode's start (``observe_first``), then :meth:`ReplayMemory.append` for each step
+(``observe``). Each observation is stored once: within an episode a transition's next
+observation *is* the observation of the stream's next transition, and the first points
+at it (``LINKED``), because the protocol says so. The last transition of an episode (and
+a stream's newest, until its next one arrives) keeps its next observation apart in a
+small growable side store (``STORED``). For 84x84x4 uint8 Atari observations that is
+~28.3 kB per transition instead of two copies' 56.4 kB.
+
+:meth:`ReplayMemory.add` takes a transition given whole, for a loop of one's own: it
+continues the stream's episode where ``obs`` is bit for bit the stream's current
+observation and starts one otherwise, so every ``next_obs`` comes back exactly as given.
 """
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-LINKED, STORED = 0, 1
+from rlkit.replay import saved
+from rlkit.replay.saved import LINKED, STORED
+
 #: the side store starts with capacity // SIDE_FRACTION slots (at least 1) and doubles
 SIDE_FRACTION = 1024
-#: state_dict layout version (1: next_obs as a second full array, before the side store)
-STATE_FORMAT = 2
 
 
 @dataclass(frozen=True)
@@ -90,8 +93,13 @@ class ReplayMemory:
         self.rng = np.random.default_rng(seed)
         self._side = self._allocate(self._side_start(capacity))
         self._free = list(range(len(self._side) - 1, -1, -1))  # side slots, a stack
-        self._open: dict[int, int] = {}  # stream -> slot of its newest transition
+        # a stream's current observation is the side slot of its newest transition's next
+        # observation (_open: stream -> that transition) or, where no transition leads to it
+        # (the episode's start), a side slot of its own (_first: stream -> slot)
+        self._open: dict[int, int] = {}
         self._stream_of: dict[int, int] = {}  # the inverse of _open
+        self._first: dict[int, int] = {}
+        self._scratch = self._allocate(1)  # an observation as stored, to compare
         self._next = 0  # index the next transition is written to
         self._size = 0
 
@@ -148,73 +156,171 @@ class ReplayMemory:
         out[: self._size] = self._next_obs_of(np.arange(self._size))
         return out
 
-    # -- writing -----------------------------------------------------------------------------
-    def add(self, obs, action, reward, next_obs, terminated, truncated) -> None:
-        """Store one transition (stream 0), overwriting the oldest when full."""
+    # -- writing: the experience protocol ----------------------------------------------------
+    def start(self, stream: int, obs) -> None:
+        """Stream ``stream`` (one environment) begins an episode at ``obs``.
+
+        The stream's next :meth:`append` is a transition from ``obs``. An episode the stream
+        had in progress ends here (its last transition keeps its own next observation).
+        """
+        self._close(stream)
+        ref = self._side_slot()
+        self._side[ref] = obs
+        self._first[stream] = ref
+
+    def start_batch(self, obs, streams: Sequence[int]) -> None:
+        """:meth:`start` for several streams: row ``j`` of ``obs`` starts ``streams[j]``."""
+        rows = self._rows(obs)
+        for j, stream in enumerate(streams):
+            self.start(int(stream), rows[j])
+
+    def append(self, stream: int, action, reward, next_obs, terminated, truncated) -> None:
+        """Store the stream's next transition: from its current observation (where it
+        started, or the last transition's ``next_obs``, linked to it) to ``next_obs``.
+        Overwrites the oldest transition when full."""
+        self._require(stream)
         i = self._next
         if i < self._size:
             self._release(i)
-        self.obs[i] = obs
+        self._continue(stream, i)
         self.actions[i] = action
         self.rewards[i] = reward
         self.terminated[i] = terminated
         self.truncated[i] = truncated
-        self._chain(0, i, next_obs)
+        self._hold_next(stream, i, next_obs, bool(terminated or truncated))
         self._next = (i + 1) % self.capacity
         self._size = min(self._size + 1, self.capacity)
 
-    def add_batch(self, obs, actions, rewards, next_obs, terminated, truncated) -> None:
-        """Store ``N`` transitions at once (leading axis ``N``; row ``j`` is stream ``j``)."""
+    def append_batch(self, actions, rewards, next_obs, terminated, truncated) -> None:
+        """:meth:`append` for streams ``0..N-1`` at once (leading axis ``N``; row ``j`` is
+        stream ``j``, written in that order)."""
         n = len(rewards)
         if n > self.capacity:
             raise ValueError(f"cannot add {n} transitions to a memory of capacity {self.capacity}")
+        for stream in range(n):
+            self._require(stream)
         idx = (self._next + np.arange(n)) % self.capacity
         for i in idx:
             if i < self._size:
                 self._release(int(i))
-        self.obs[idx] = obs
         self.actions[idx] = actions
         self.rewards[idx] = rewards
         self.terminated[idx] = terminated
         self.truncated[idx] = truncated
+        ended = np.logical_or(terminated, truncated)
+        next_rows = self._rows(next_obs)
         for j, i in enumerate(idx):
-            self._chain(j, int(i), next_obs[j])
+            self._continue(j, int(i))
+            self._hold_next(j, int(i), next_rows[j], bool(ended[j]))
         self._next = int((self._next + n) % self.capacity)
         self._size = min(self._size + n, self.capacity)
 
-    def _release(self, i: int) -> None:
-        """Slot ``i`` is about to be overwritten: free what its transition held apart."""
-        if self.next_kind[i] == STORED:
-            self._free.append(int(self.next_ref[i]))
-        stream = self._stream_of.pop(i, None)
-        if stream is not None:
-            del self._open[stream]
+    def in_progress(self, stream: int) -> bool:
+        """Has ``stream`` an episode in progress (started, and its last transition did not
+        end it)?"""
+        return stream in self._open or stream in self._first
 
-    def _chain(self, stream: int, i: int, next_obs) -> None:
-        """Link the stream's previous transition to slot ``i`` if ``obs[i]`` is its next
-        observation, then keep transition ``i``'s next observation apart until the stream's
-        next transition arrives."""
+    # -- writing whole transitions (a loop of one's own) -------------------------------------
+    def add(self, obs, action, reward, next_obs, terminated, truncated, stream: int = 0) -> None:
+        """Store one transition given whole: :meth:`continue_or_start`, then :meth:`append`.
+        Every ``next_obs`` comes back exactly as it was given."""
+        self.continue_or_start(stream, obs)
+        self.append(stream, action, reward, next_obs, terminated, truncated)
+
+    def add_batch(self, obs, actions, rewards, next_obs, terminated, truncated) -> None:
+        """:meth:`add` for ``N`` transitions at once (row ``j`` is stream ``j``)."""
+        self.continue_or_start_batch(obs)
+        self.append_batch(actions, rewards, next_obs, terminated, truncated)
+
+    def continue_or_start_batch(self, obs) -> None:
+        """:meth:`continue_or_start` for streams ``0..N-1`` (row ``j`` of ``obs``)."""
+        rows = self._rows(obs)
+        for j in range(len(rows)):
+            self.continue_or_start(j, rows[j])
+
+    def continue_or_start(self, stream: int, obs) -> None:
+        """Where ``obs`` is bit for bit the stream's current observation, the stream's
+        episode goes on (its next transition links to its last); else :meth:`start`."""
+        if not self._continues(stream, obs):
+            self.start(stream, obs)
+
+    def _continues(self, stream: int, obs) -> bool:
+        ref = self._current(stream)
+        if ref is None:
+            return False
+        self._scratch[0] = obs  # as stored (dtype), compared bit for bit (-0.0 is not 0.0)
+        return self._scratch[0].tobytes() == self._side[ref].tobytes()
+
+    # -- the links ---------------------------------------------------------------------------
+    def _rows(self, obs):
+        """A batch of observations as rows to index (StructuredReplay: its parts)."""
+        return np.asarray(obs)
+
+    def _current(self, stream: int) -> int | None:
+        """The side slot of the stream's current observation (None: no episode)."""
+        if stream in self._open:
+            return int(self.next_ref[self._open[stream]])
+        return self._first.get(stream)
+
+    def _require(self, stream: int) -> None:
+        if not self.in_progress(stream):
+            raise ValueError(
+                f"stream {stream} has no episode in progress: start it (an agent's "
+                "observe_first) before its first transition"
+            )
+
+    def _continue(self, stream: int, i: int) -> None:
+        """Slot ``i`` takes the stream's current observation; the stream's last transition
+        (if any) now links to it."""
         previous = self._open.pop(stream, None)
-        if previous is not None:
+        if previous is None:
+            ref = self._first.pop(stream)
+        else:
             del self._stream_of[previous]
             ref = int(self.next_ref[previous])
-            # bit for bit (np.array_equal would take -0.0 for 0.0)
-            if self._side[ref].tobytes() == self.obs[i].tobytes():
-                self._free.append(ref)
-                self.next_kind[previous] = LINKED
-                self.next_ref[previous] = i
-        ref = self._free.pop() if self._free else self._grow()
+            self.next_kind[previous] = LINKED
+            self.next_ref[previous] = i
+        self.obs[i] = self._side[ref]
+        self._free.append(ref)
+
+    def _hold_next(self, stream: int, i: int, next_obs, ended: bool) -> None:
+        """Keep transition ``i``'s next observation apart; it is the stream's current one
+        until the stream's next transition links to it (unless the episode ended)."""
+        ref = self._side_slot()
         self._side[ref] = next_obs
         self.next_kind[i] = STORED
         self.next_ref[i] = ref
-        self._open[stream] = i
-        self._stream_of[i] = stream
+        if not ended:
+            self._open[stream] = i
+            self._stream_of[i] = stream
+
+    def _release(self, i: int) -> None:
+        """Slot ``i`` is about to be overwritten: free what its transition held apart (a
+        stream's current observation stays the stream's)."""
+        stream = self._stream_of.pop(i, None)
+        if stream is not None:
+            del self._open[stream]
+            self._first[stream] = int(self.next_ref[i])
+        elif self.next_kind[i] == STORED:
+            self._free.append(int(self.next_ref[i]))
+
+    def _close(self, stream: int) -> None:
+        """End the stream's episode in progress, if any."""
+        previous = self._open.pop(stream, None)
+        if previous is not None:
+            del self._stream_of[previous]
+        ref = self._first.pop(stream, None)
+        if ref is not None:
+            self._free.append(ref)
+
+    def _side_slot(self) -> int:
+        return self._free.pop() if self._free else self._grow()
 
     def _grow(self) -> int:
-        """Double the side store (up to capacity); returns a free slot of it."""
+        """Double the side store; returns a free slot of it."""
         old = len(self._side)
-        # never more than capacity: each stored transition holds at most one side slot
-        grown = self._allocate(min(2 * old, self.capacity))
+        # each stored transition holds at most one side slot, each started stream one more
+        grown = self._allocate(max(old + 1, min(2 * old, self.capacity + len(self._first) + 1)))
         grown[:old] = self._side
         self._side = grown
         self._free = list(range(len(grown) - 1, old - 1, -1))
@@ -240,8 +346,8 @@ class ReplayMemory:
 
     def _next_obs_of(self, idx: np.ndarray) -> np.ndarray:
         ref = self.next_ref[idx]
-        out = self.obs[ref]  # right where LINKED (a side slot number is < capacity too)
         stored = self.next_kind[idx] == STORED
+        out = self.obs[np.where(stored, 0, ref)]  # right where LINKED
         if stored.any():
             out[stored] = self._side[ref[stored]]
         return out
@@ -262,72 +368,26 @@ class ReplayMemory:
         return self._gather((start + np.arange(self._size)) % self.capacity)
 
     def clear(self) -> None:
-        """Forget every transition (the arrays stay allocated)."""
+        """Forget every transition (the arrays stay allocated); each stream's episode in
+        progress goes on from its current observation."""
+        heads = {stream: self._current(stream) for stream in [*self._open, *self._first]}
         self._next = 0
         self._size = 0
-        self._free = list(range(len(self._side) - 1, -1, -1))
+        kept = set(heads.values())
+        self._free = [r for r in range(len(self._side) - 1, -1, -1) if r not in kept]
         self._open.clear()
         self._stream_of.clear()
+        self._first = heads
 
-    # -- checkpoints -------------------------------------------------------------------------
+    # -- checkpoints (rlkit.replay.saved) ---------------------------------------------------
     _ARRAYS = ("obs", "actions", "rewards", "terminated", "truncated")
 
     def state_dict(self) -> dict[str, np.ndarray]:
-        """The filled part of the arrays, position and generator state, for checkpoints.
-
-        The side store is written compacted: ``side_obs[k]`` is the next observation of
-        the ``k``-th STORED transition in slot order.
-        """
-        size = self._size
-        kind, ref = self.next_kind[:size].copy(), self.next_ref[:size].copy()
-        stored = np.flatnonzero(kind == STORED)
-        side_obs = self._side[ref[stored]]
-        ref[stored] = np.arange(len(stored))
-        # slots [0, size) are the filled ones, whether or not the ring has wrapped
-        return {
-            **{name: getattr(self, name)[:size] for name in self._ARRAYS},
-            "next_kind": kind,
-            "next_ref": ref,
-            "side_obs": side_obs,
-            "open_streams": np.array(sorted(self._open.items()), np.int64).reshape(-1, 2),
-            "format": np.array([STATE_FORMAT], np.int64),
-            "position": np.array([self._next, size], dtype=np.int64),
-            "rng_state": np.array([repr(self.rng.bit_generator.state)]),
-        }
+        """The filled part of the arrays, the streams, position and generator state, for
+        checkpoints (:func:`rlkit.replay.saved.state_of`)."""
+        return saved.state_of(self)
 
     def load_state_dict(self, state: dict[str, np.ndarray]) -> None:
-        """Restore what :meth:`state_dict` returned (shapes must match).
-
-        A state written before the side store (with a ``next_obs`` array) loads too: each
-        of its next observations is kept apart.
-        """
-        next_index, size = (int(v) for v in state["position"])
-        if size > self.capacity:
-            raise ValueError(f"replay holds {size} transitions, more than capacity {self.capacity}")
-        for name in self._ARRAYS:
-            target = getattr(self, name)
-            expected = (size, *target.shape[1:])
-            if state[name].shape != expected:
-                raise ValueError(
-                    f"replay {name} has shape {state[name].shape}, expected {expected}"
-                )
-            target[:size] = state[name]
-        if "next_obs" in state:  # format 1
-            side_obs = state["next_obs"]
-            kind = np.full(size, STORED, np.int8)
-            ref = np.arange(size, dtype=np.int32)
-            open_streams = np.zeros((0, 2), np.int64)
-        else:
-            side_obs, kind, ref = state["side_obs"], state["next_kind"], state["next_ref"]
-            open_streams = state["open_streams"]
-        if side_obs.shape[1:] != self.obs.shape[1:]:
-            raise ValueError(f"replay next observations have shape {side_obs.shape[1:]}")
-        used = len(side_obs)
-        self._side = self._allocate(max(used, self._side_start(self.capacity)))
-        self._side[:used] = side_obs
-        self._free = list(range(len(self._side) - 1, used - 1, -1))
-        self.next_kind[:size], self.next_ref[:size] = kind, ref
-        self._open = {int(s): int(i) for s, i in open_streams}
-        self._stream_of = {i: s for s, i in self._open.items()}
-        self._next, self._size = next_index, size
-        self.rng.bit_generator.state = ast.literal_eval(str(state["rng_state"][0]))
+        """Restore what :meth:`state_dict` returned, or an older rlkit's (shapes must
+        match; :func:`rlkit.replay.saved.restore`)."""
+        saved.restore(self, state)

@@ -7,10 +7,9 @@ observation's own structure: a dict of ``[B, *part_shape]`` arrays for a ``Dict`
 for a ``Tuple`` (``[K, B, ...]`` for ``sample(B, K)``).
 
 Everything else is :class:`~rlkit.replay.memory.ReplayMemory`'s: one observation stored
-once, a transition's next observation linked to the next transition of its stream when
-every part of it is bit for bit that transition's observation, else kept in the side
-store (one array per part as well); the same ``state_dict`` with ``obs/<i>`` and
-``side_obs/<i>`` for part ``i``.
+once, a transition's next observation linked to the next transition of its stream's
+episode, the last one's kept in the side store (one array per part as well); the same
+``state_dict`` with ``obs/<i>``, ``side_obs/<i>`` and ``first_obs/<i>`` for part ``i``.
 """
 
 from __future__ import annotations
@@ -23,6 +22,9 @@ import numpy as np
 
 from rlkit.core.structure import DICT, TUPLE, Part, assemble, leaves, parts_of
 from rlkit.replay.memory import Batch, ReplayMemory
+
+#: the names of a state_dict's observation arrays, one array per part each
+_OBSERVATIONS = ("obs", "side_obs", "first_obs")
 
 
 class PartArrays:
@@ -141,17 +143,11 @@ class StructuredReplay(ReplayMemory):
         out[: self._size] = self._next_obs_of(np.arange(self._size))
         return self._structure(out)
 
-    def add_batch(self, obs, actions, rewards, next_obs, terminated, truncated) -> None:
-        """Store ``N`` transitions; ``obs`` and ``next_obs`` are batches (``[N, ...]`` per
-        part), row ``j`` of each part being stream ``j``."""
-        super().add_batch(
-            PartArrays(leaves(self.parts, obs), self.parts),
-            actions,
-            rewards,
-            PartArrays(leaves(self.parts, next_obs), self.parts),
-            terminated,
-            truncated,
-        )
+    def _rows(self, obs) -> PartArrays:
+        """A batch (``[N, ...]`` per part, as a dict or tuple) as rows ``j`` to index."""
+        if isinstance(obs, PartArrays):
+            return obs
+        return PartArrays(leaves(self.parts, obs), self.parts)
 
     def _gather(self, idx: np.ndarray) -> Batch:
         batch = super()._gather(idx)
@@ -161,10 +157,11 @@ class StructuredReplay(ReplayMemory):
 
     # -- checkpoints -------------------------------------------------------------------------
     def state_dict(self) -> dict[str, np.ndarray]:
-        """:meth:`ReplayMemory.state_dict` with ``obs/<i>`` and ``side_obs/<i>`` (part
-        ``i``'s filled rows) in place of ``obs`` and ``side_obs``."""
+        """:meth:`ReplayMemory.state_dict` with ``obs/<i>``, ``side_obs/<i>`` and
+        ``first_obs/<i>`` (part ``i``'s rows) in place of ``obs``, ``side_obs`` and
+        ``first_obs``."""
         state = super().state_dict()
-        for name in ("obs", "side_obs"):
+        for name in _OBSERVATIONS:
             for i, array in enumerate(state.pop(name).arrays):
                 state[f"{name}/{i}"] = array
         return state
@@ -172,8 +169,10 @@ class StructuredReplay(ReplayMemory):
     def load_state_dict(self, state: dict[str, np.ndarray]) -> None:
         """Restore what :meth:`state_dict` returned (the same parts, shapes and dtypes)."""
         state = dict(state)
-        for name in ("obs", "side_obs"):
+        for name in _OBSERVATIONS:
             keys = [f"{name}/{i}" for i in range(len(self.parts))]
+            if name == "first_obs" and keys[0] not in state:
+                continue  # a state of the format before streams were started explicitly
             if any(key not in state for key in keys) or f"{name}/{len(keys)}" in state:
                 raise ValueError(f"replay {name} does not have the {len(keys)} parts expected")
             arrays = [state.pop(key) for key in keys]

@@ -29,6 +29,7 @@ from rlkit.run.hooks.evaluation import EvaluationHook
 from rlkit.run.hooks.metrics import MetricsHook
 from rlkit.run.metrics import MetricsLogger
 from rlkit.run.state import LoopState, TrainHistory
+from rlkit.run.streams import Streams
 
 __all__ = ["LoopState", "TrainHistory", "Trainer", "TrainingDiverged", "train"]
 
@@ -104,13 +105,13 @@ class Trainer:
         self._stop = threading.Event()
         self.resumed_from: Path | None = None  # the checkpoint folder (after a resume)
         self.skipped_checkpoints: list[str] = []  # newer ones that did not load (set aside)
-        # a gymnasium VectorEnv: N environments stepped together, batched acting
-        self.num_envs = env.num_envs if isinstance(env, gym.vector.VectorEnv) else 0
-        if self.num_envs:
-            if not agent.vector_envs:
-                raise UsageError(f"{agent.name} cannot train on vector environments")
-            self.state.episode_return = [0.0] * self.num_envs
-            self.state.episode_length = [0] * self.num_envs
+        # one environment is one stream of experience, a gymnasium VectorEnv N (batched)
+        self.streams = Streams(env)
+        self.num_envs = self.streams.count if self.streams.vector else 0
+        if self.streams.vector and not agent.vector_envs:
+            raise UsageError(f"{agent.name} cannot train on vector environments")
+        self.state.episode_return = [0.0] * self.streams.count
+        self.state.episode_length = [0] * self.streams.count
 
     @property
     def step(self) -> int:
@@ -139,8 +140,11 @@ class Trainer:
         agent, state, history = self.agent, self.state, self.history
         self._describe_run(total_steps, max_episodes)
         if self.obs is None:
-            self.env.action_space.seed(self.seed)
-            self.obs, _ = self.env.reset(seed=self.seed)
+            self.start_episodes(self.streams.reset(self.seed))
+        else:  # resumed: the episodes a checkpoint of an older rlkit did not start
+            waiting = agent.streams_to_start(self.streams.count)
+            if waiting:
+                agent.observe_first(self.streams.rows(self.obs, waiting), streams=waiting)
         start, start_step = time.perf_counter(), agent.num_steps
         for hook in self.hooks:
             hook.on_start(self)
@@ -152,7 +156,7 @@ class Trainer:
                 if max_episodes is not None and state.episodes >= max_episodes:
                     break
                 before = agent.num_steps
-                info = self._vector_step() if self.num_envs else self._step()
+                info = self._step()
                 history.steps = agent.num_steps
                 history.seconds = time.perf_counter() - start
                 history.steps_this_session = agent.num_steps - start_step
@@ -191,57 +195,32 @@ class Trainer:
         self.folder.write_config(run, self.agent.config)
 
     # -- one step ----------------------------------------------------------------------------
-    def _step(self) -> dict[str, Any]:
-        """One step of a single environment."""
-        agent, env, state = self.agent, self.env, self.state
-        obs = self.obs
-        action = agent.act(obs)
-        next_obs, reward, terminated, truncated, env_info = env.step(action)
-        agent.observe(obs, action, reward, next_obs, terminated, truncated)
-        metrics = agent.update()
-        state.episode_return += float(reward)
-        state.episode_length += 1
-        info: dict[str, Any] = {}
-        self._record_update(metrics, info)
-        if terminated or truncated:
-            self._record_episode(state.episode_return, state.episode_length, info)
-            self._record_game(env_info)
-            state.episode_return, state.episode_length = 0.0, 0
-            self.obs, _ = env.reset()
-        else:
-            self.obs = next_obs
-        return info
+    def start_episodes(self, obs) -> None:
+        """Episodes begin at ``obs`` in every stream (what the agent acts on next)."""
+        self.obs = obs
+        self.state.episode_return = [0.0] * self.streams.count
+        self.state.episode_length = [0] * self.streams.count
+        self.agent.observe_first(obs)
 
-    def _vector_step(self) -> dict[str, Any]:
-        """One step of every sub-environment (vector env in SAME_STEP autoreset mode)."""
+    def _step(self) -> dict[str, Any]:
+        """One step of every stream (the one environment, or each of a vector env's)."""
         agent, state = self.agent, self.state
-        obs = self.obs
-        actions = agent.act(obs)
-        next_obs, rewards, terminated, truncated, infos = self.env.step(actions)
-        done = np.logical_or(terminated, truncated)
-        stored_next = next_obs
-        if done.any():  # the env already reset those: their last observation is in infos
-            final = infos["final_obs"]
-            if isinstance(next_obs, np.ndarray):
-                stored_next = np.array(next_obs, copy=True)
-                for i in np.flatnonzero(done):
-                    stored_next[i] = final[i]
-            else:  # a Dict or Tuple observation: a dict or tuple of [N, ...] arrays
-                stored_next = structure.with_rows(
-                    next_obs, {i: final[i] for i in np.flatnonzero(done)}
-                )
-        agent.observe_batch(obs, actions, rewards, stored_next, terminated, truncated)
+        actions = agent.act(self.obs)
+        step = self.streams.step(actions)
+        agent.observe(actions, step.rewards, step.next_obs, step.terminated, step.truncated)
+        if step.ended:
+            agent.observe_first(step.first_obs, streams=step.ended)
         metrics = agent.update()
         info: dict[str, Any] = {}
         self._record_update(metrics, info)
-        for i in range(self.num_envs):
-            state.episode_return[i] += float(rewards[i])
+        for i, reward in enumerate(self.streams.rewards(step)):
+            state.episode_return[i] += reward
             state.episode_length[i] += 1
-            if done[i]:
-                self._record_episode(state.episode_return[i], state.episode_length[i], info)
-                self._record_game(_sub_env_info(infos.get("final_info", {}), i))
-                state.episode_return[i], state.episode_length[i] = 0.0, 0
-        self.obs = next_obs
+        for i in step.ended:
+            self._record_episode(state.episode_return[i], state.episode_length[i], info)
+            self._record_game(step.infos[i])
+            state.episode_return[i], state.episode_length[i] = 0.0, 0
+        self.obs = step.obs
         return info
 
     def _record_update(self, metrics, info: dict[str, Any]) -> None:
@@ -351,10 +330,3 @@ def train(
 def _env_name(env) -> str:
     spec = env.spec
     return spec.id if spec is not None else type(env).__name__
-
-
-def _sub_env_info(infos: dict[str, Any], i: int) -> dict[str, Any]:
-    """Sub-environment ``i``'s entries of a vector env's info dict (gymnasium stores each key
-    as an array, with a ``_key`` mask of the sub-environments that set it)."""
-    return {k: v[i] for k, v in infos.items()
-            if not k.startswith("_") and infos.get(f"_{k}", np.zeros(i + 1, bool))[i]}  # fmt: skip

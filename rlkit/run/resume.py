@@ -170,9 +170,5 @@ def _restore(
         trainer.obs = structure.from_json(state.obs, env.observation_space)
     else:  # no pickled env: start a fresh episode
         restart = seeding.restart_seed(trainer.seed, trainer.step)
-        trainer.env.action_space.seed(restart)
-        trainer.obs, _ = trainer.env.reset(seed=restart)
-        n = trainer.num_envs
-        trainer.state.episode_return = [0.0] * n if n else 0.0
-        trainer.state.episode_length = [0] * n if n else 0
+        trainer.start_episodes(trainer.streams.reset(restart))
     return trainer

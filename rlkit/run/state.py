@@ -80,11 +80,18 @@ class LoopState:
     """
 
     episodes: int = 0
-    episode_return: float | list[float] = 0.0  # a list with one entry per vector sub-env
-    episode_length: int | list[int] = 0
+    episode_return: list[float] = field(default_factory=lambda: [0.0])  # one per stream
+    episode_length: list[int] = field(default_factory=lambda: [0])
     obs: list | None = None
     evaluations: int = 0
     best_eval: float | None = None
     best_step: int | None = None
     metrics_rows: int = 0
     seconds: float | None = None  # training time up to the checkpoint (None: not recorded)
+
+    def __post_init__(self) -> None:
+        # an older rlkit's checkpoint of one environment kept plain numbers
+        if not isinstance(self.episode_return, list):
+            self.episode_return = [float(self.episode_return)]
+        if not isinstance(self.episode_length, list):
+            self.episode_length = [int(self.episode_length)]

@@ -1,0 +1,106 @@
+"""The training environment(s) as streams of experience, for the loop's one step path.
+
+One environment is one stream; a gymnasium ``VectorEnv`` (``SAME_STEP`` autoreset) is
+``N``. :meth:`Streams.step` steps every stream and resets those whose episode ended, so
+that the loop can hand the agent its experience protocol: ``observe(actions, rewards,
+next_obs, terminated, truncated)`` (an ended episode's ``next_obs`` is its last
+observation) and then ``observe_first(first_obs, streams=ended)`` for the episodes that
+began. The one environment's values stay unbatched (an observation, an action, a float
+reward), as the agents act on them; a vector env's carry the leading axis ``N``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from rlkit.core import structure
+
+
+@dataclass
+class Step:
+    """What one step of every stream gave.
+
+    rewards, terminated, truncated: one environment's scalars, or ``[N]`` arrays.
+    next_obs: each step's next observation (an ended episode's last one).
+    ended: the streams whose episode ended (ascending).
+    first_obs: the first observations of their new episodes: the one environment's
+        observation, or a vector env's rows ``[len(ended), ...]`` in ``ended``'s order.
+    infos: each ended stream's env info of its last step (e.g. Atari's ``game_return``).
+    obs: what the agent acts on next.
+    """
+
+    rewards: Any
+    next_obs: Any
+    terminated: Any
+    truncated: Any
+    obs: Any
+    ended: list[int] = field(default_factory=list)
+    first_obs: Any = None
+    infos: dict[int, dict[str, Any]] = field(default_factory=dict)
+
+
+class Streams:
+    """The training environment as ``count`` streams (see the module's docstring)."""
+
+    def __init__(self, env) -> None:
+        self.env = env
+        self.vector = isinstance(env, gym.vector.VectorEnv)
+        self.count = env.num_envs if self.vector else 1
+
+    def reset(self, seed: int):
+        """Seed the action space, reset every stream; the first observation(s)."""
+        self.env.action_space.seed(seed)
+        obs, _ = self.env.reset(seed=seed)
+        return obs
+
+    def rows(self, obs, streams: list[int]):
+        """The observations of ``streams`` out of what the agent acts on."""
+        if not self.vector:
+            return obs
+        if isinstance(obs, np.ndarray):
+            return obs[streams]
+        return structure.take_rows(obs, streams)
+
+    def rewards(self, step: Step) -> list[float]:
+        """The step's rewards as one float per stream."""
+        return [float(r) for r in np.atleast_1d(step.rewards)]
+
+    def step(self, actions) -> Step:
+        return self._vector_step(actions) if self.vector else self._one_step(actions)
+
+    def _one_step(self, action) -> Step:
+        next_obs, reward, terminated, truncated, info = self.env.step(action)
+        if not (terminated or truncated):
+            return Step(reward, next_obs, terminated, truncated, obs=next_obs)
+        first, _ = self.env.reset()
+        return Step(reward, next_obs, terminated, truncated, obs=first, ended=[0],
+                    first_obs=first, infos={0: info})  # fmt: skip
+
+    def _vector_step(self, actions) -> Step:
+        next_obs, rewards, terminated, truncated, infos = self.env.step(actions)
+        ended = [int(i) for i in np.flatnonzero(np.logical_or(terminated, truncated))]
+        if not ended:
+            return Step(rewards, next_obs, terminated, truncated, obs=next_obs)
+        # the env already reset those: their last observations are in infos["final_obs"]
+        final = infos["final_obs"]
+        if isinstance(next_obs, np.ndarray):
+            last = np.array(next_obs, copy=True)
+            for i in ended:
+                last[i] = final[i]
+        else:  # a Dict or Tuple observation: a dict or tuple of [N, ...] arrays
+            last = structure.with_rows(next_obs, {i: final[i] for i in ended})
+        final_info = infos.get("final_info", {})
+        return Step(rewards, last, terminated, truncated, obs=next_obs, ended=ended,
+                    first_obs=self.rows(next_obs, ended),
+                    infos={i: _sub_env_info(final_info, i) for i in ended})  # fmt: skip
+
+
+def _sub_env_info(infos: dict[str, Any], i: int) -> dict[str, Any]:
+    """Sub-environment ``i``'s entries of a vector env's info dict (gymnasium stores each key
+    as an array, with a ``_key`` mask of the sub-environments that set it)."""
+    return {k: v[i] for k, v in infos.items()
+            if not k.startswith("_") and infos.get(f"_{k}", np.zeros(i + 1, bool))[i]}  # fmt: skip
