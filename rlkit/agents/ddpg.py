@@ -21,6 +21,10 @@ not branches of their own.
 
 Speed: updates run in blocks of ``gradient_steps`` in one compiled ``tf.function``
 (optionally XLA); acting uses a numpy copy of the actor refreshed after each block.
+
+``Dict`` and ``Tuple`` observations take an actor and a critic of one's own
+(:mod:`rlkit.agents.ddpg_networks`); the replay is then a
+:class:`~rlkit.replay.structured.StructuredReplay`, one array per part.
 """
 
 from __future__ import annotations
@@ -30,28 +34,31 @@ import warnings
 import numpy as np
 import tensorflow as tf
 
-from rlkit.agents import ddpg_config
+from rlkit.agents import ddpg_config, ddpg_networks
 from rlkit.agents.ddpg_config import DDPGConfig
 from rlkit.agents.off_policy import OffPolicyAgent
 from rlkit.agents.td3_terms import LearnerTerms
 from rlkit.core import seeding
 from rlkit.core.errors import RlkitWarning
 from rlkit.core.schedules import dqn3_linear
-from rlkit.learn.compiled import CompiledFunction
+from rlkit.learn.compiled import CompiledFunction, NestedCompiledFunction
 from rlkit.learn.gradients import UpdatePipeline, transforms_from_config
 from rlkit.learn.losses import bootstrap_target, smooth_target_action, squared_error
 from rlkit.learn.noise import make_noise
 from rlkit.learn.optimizers import make_optimizer
-from rlkit.networks.actor_critic import ActionBounds, Actor, Critic
-from rlkit.networks.custom import GIVEN_IN_PYTHON, make_actor, make_critics, network_source
-from rlkit.replay.memory import Batch
+from rlkit.networks.actor_critic import ActionBounds
+from rlkit.networks.custom import GIVEN_IN_PYTHON
+from rlkit.replay.memory import Batch, ReplayMemory
+from rlkit.replay.structured import StructuredReplay
 
 
 class DDPG(OffPolicyAgent):
     """Deep Deterministic Policy Gradient (optionally TD3) for bounded Box action spaces.
 
     Args:
-        observation_space: ``Box`` (flattened) or ``Discrete`` (one-hot) observations.
+        observation_space: ``Box`` (flattened) or ``Discrete`` (one-hot) observations; or a
+            ``Dict`` or ``Tuple`` of ``Box`` and ``Discrete`` parts with an actor and a
+            critic of one's own that take that structure.
         action_space: a ``Box`` with finite bounds (any shape; flattened inside).
         config: a :class:`DDPGConfig`; keyword arguments override its keys.
         seed: seeds weight initialisation, replay sampling, random actions and noise.
@@ -67,6 +74,7 @@ class DDPG(OffPolicyAgent):
 
     name = "ddpg"
     config_class = DDPGConfig
+    accepts_structured = True
 
     def __init__(
         self, observation_space, action_space, config=None, seed: int = 0, actor=None,
@@ -87,32 +95,18 @@ class DDPG(OffPolicyAgent):
         if unused:  # (an old run's saved config may hold them: it still loads)
             warnings.warn(unused, RlkitWarning, stacklevel=2)
 
+    def replay_class(self) -> type[ReplayMemory]:
+        """One array per part for Dict and Tuple observations (:class:`StructuredReplay`)."""
+        return StructuredReplay if self.obs_format.parts else ReplayMemory
+
     def build(self, seed: int) -> None:
         cfg = self.config
-        obs_dim = self.obs_format.size
         self.action_shape = tuple(self.action_space.shape)
         self._action_dtype = self.action_space.dtype
         self.bounds = ActionBounds(self.action_space.low, self.action_space.high)
         self.action_spec = ((self.bounds.dim,), np.float32)
-        init = {"init": cfg.init, "output_scale": cfg.output_init_scale}
         self.terms = LearnerTerms.from_config(cfg)  # DDPG's or TD3's
-        spaces = self.observation_space, self.action_space
-        if cfg.actor:
-            source = network_source("actor", cfg.actor, self._networks["actor"])
-            actor_seed = seeding.network_seed(seed, "actor")
-            self.actor = make_actor(source, spaces, self.obs_format, self.bounds.dim, actor_seed)
-        else:
-            self.actor = Actor(obs_dim, self.bounds, cfg.actor_hidden_sizes, seed, "actor", **init)
-        if cfg.critic:
-            source = network_source("critic", cfg.critic, self._networks["critic"])
-            seeds = [seeding.network_seed(seed, "critic", k) for k in range(self.terms.critics)]
-            self.critics = make_critics(source, spaces, obs_dim, self.bounds.dim, seeds)
-        else:
-            self.critics = [
-                Critic(obs_dim, self.bounds, cfg.critic_hidden_sizes, seed, f"critic{k}", k,
-                       **init)
-                for k in range(self.terms.critics)
-            ]  # fmt: skip
+        self.actor, self.critics = ddpg_networks.networks(self, seed)
         self.actor_pipeline = UpdatePipeline(
             self.actor.variables,
             make_optimizer(cfg.actor_optimizer, cfg.actor_learning_rate, cfg.adam_epsilon),
@@ -140,7 +134,8 @@ class DDPG(OffPolicyAgent):
             cfg.ou_dt,
         )
         self.num_actor_updates = 0  # actor gradient steps (= EMA updates)
-        self._train_block = CompiledFunction(self._train_block_graph, cfg.jit_compile)
+        compiled = NestedCompiledFunction if self.obs_format.parts else CompiledFunction
+        self._train_block = compiled(self._train_block_graph, cfg.jit_compile)
         self._update_targets = tf.function(self._ema_step)
         self._actor_weights = None  # the actor's weights as the last block returned them
 
@@ -199,10 +194,11 @@ class DDPG(OffPolicyAgent):
 
         Before ``learning_starts`` steps, exploring actions are uniform in the bounds.
         ``obs`` is one observation (returns an action of the space's shape) or a batch
-        ``[N, ...]`` (returns ``[N, *action_shape]``).
+        ``[N, ...]`` (returns ``[N, *action_shape]``); a Dict or Tuple one: its structure,
+        of ``[N, *part_shape]`` arrays for a batch (acting: one compiled call).
         """
         x = self.encode(obs)
-        batch = None if x.ndim == 1 else len(x)
+        batch = ddpg_networks.batch_of(self.obs_format, x)
         if explore and self.num_steps < self.config.learning_starts:
             shape = (self.bounds.dim,) if batch is None else (batch, self.bounds.dim)
             action = self.rng.uniform(self.bounds.low, self.bounds.high, size=shape)
@@ -254,13 +250,13 @@ class DDPG(OffPolicyAgent):
             self._policy = self.actor.to_numpy([w.numpy() for w in self._actor_weights])
             self._actor_weights = None
 
-    @staticmethod
-    def _tensors(batch: Batch) -> tuple[tf.Tensor, ...]:
+    def _tensors(self, batch: Batch) -> tuple[tf.Tensor, ...]:
+        """The batch as tensors (observations: float32, or a dict or tuple of parts)."""
         return (
-            tf.convert_to_tensor(batch.obs, tf.float32),
+            ddpg_networks.obs_tensors(self.obs_format, batch.obs),
             tf.convert_to_tensor(batch.actions, tf.float32),
             tf.convert_to_tensor(batch.rewards, tf.float32),
-            tf.convert_to_tensor(batch.next_obs, tf.float32),
+            ddpg_networks.obs_tensors(self.obs_format, batch.next_obs),
             tf.convert_to_tensor(batch.terminated, tf.float32),
         )
 
@@ -278,20 +274,21 @@ class DDPG(OffPolicyAgent):
         num_updates_in_block = tf.shape(rewards)[0]
         critic_total, q_total = tf.constant(0.0), tf.constant(0.0)
         actor_total, actor_count = tf.constant(0.0), tf.constant(0.0)
+        row = ddpg_networks.row  # obs[k]: of each part of a Dict or Tuple observation
         for k in tf.range(num_updates_in_block):
             critic_loss, q = self._critic_step(
-                obs[k], actions[k], rewards[k], next_obs[k], terminated[k], smoothing[k]
+                row(obs, k), actions[k], rewards[k], row(next_obs, k), terminated[k], smoothing[k]
             )
             critic_total += critic_loss
             q_total += q
             if delay > 1:
                 due = (updates_before + tf.cast(k, tf.int64) + 1) % delay == 0
                 actor_loss = tf.cond(
-                    due, lambda k=k: self._actor_step(obs[k]), lambda: tf.constant(0.0)
+                    due, lambda k=k: self._actor_step(row(obs, k)), lambda: tf.constant(0.0)
                 )
                 actor_count += tf.cast(due, tf.float32)
             else:
-                actor_loss = self._actor_step(obs[k])
+                actor_loss = self._actor_step(row(obs, k))
                 actor_count += 1.0
             actor_total += actor_loss
         n = tf.cast(num_updates_in_block, tf.float32)
@@ -363,7 +360,7 @@ class DDPG(OffPolicyAgent):
 
     def actor_loss(self, obs: np.ndarray) -> tf.Tensor:
         """The scalar actor loss ``-mean Q(s, mu(s))`` for ``obs`` ``[B, ...]``."""
-        return self._actor_loss(tf.convert_to_tensor(self.encode(obs), tf.float32))
+        return self._actor_loss(ddpg_networks.obs_tensors(self.obs_format, self.encode(obs)))
 
     # -- persistence -------------------------------------------------------------------------
     def checkpoint_variables(self) -> dict[str, list]:

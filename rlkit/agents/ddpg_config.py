@@ -173,7 +173,9 @@ class DDPGConfig:
 
 
 def check_spaces(observation_space, action_space, env_id: str = "the environment") -> None:
-    """DDPG needs a bounded Box action space (low < high) and Box or Discrete observations."""
+    """DDPG needs a bounded Box action space (low < high) and Box or Discrete observations, or
+    a Dict or Tuple of them (with an actor and a critic of one's own: the agent refuses its
+    built-in networks for them)."""
     import numpy as np
 
     from rlkit.core.errors import UsageError
@@ -184,4 +186,4 @@ def check_spaces(observation_space, action_space, env_id: str = "the environment
         raise UsageError(
             f"ddpg needs action bounds with low < high, but {env_id} has {action_space}"
         )
-    observation_format(observation_space, "ddpg")
+    observation_format(observation_space, "ddpg", structured=True)

@@ -24,7 +24,12 @@ import numpy as np
 from rlkit.core.errors import UsageError
 from rlkit.core.spaces import ObservationFormat
 from rlkit.learn.compiled import CompiledFunction
-from rlkit.networks.structured import first_line, structured_policy, structured_sample
+from rlkit.networks.structured import (
+    critic_sample,
+    first_line,
+    structured_policy,
+    structured_sample,
+)
 from rlkit.networks.torso import NumpyMLP
 
 #: what a config key holds when the network was given as a Python object (not recorded)
@@ -212,11 +217,16 @@ class KerasActor(UserNetwork):
     A Dense stack with a linear or tanh output acts through a numpy copy refreshed after
     each block of updates; any other model through one compiled call per step."""
 
-    def __init__(self, model: keras.Model, sample: np.ndarray) -> None:
+    def __init__(self, model: keras.Model, sample: np.ndarray, parts: tuple = ()) -> None:
+        """``parts``: those of a ``Dict`` or ``Tuple`` observation (``sample`` is then that
+        structure of ``[2, *part_shape]`` arrays): no fast path, one compiled call taking it."""
         self.model = model
-        stack = dense_stack(model, sample, outputs=("linear", "tanh"))
+        stack = None if parts else dense_stack(model, sample, outputs=("linear", "tanh"))
         self.layers, self._output = (None, None) if stack is None else stack
-        self._compiled = None if stack is not None else compiled_policy(model, sample.ndim - 1)
+        if parts:
+            self._compiled = structured_policy(model, parts)
+        else:
+            self._compiled = None if stack is not None else compiled_policy(model, sample.ndim - 1)
 
     def layer_weights(self) -> list:
         """The Dense stack's ``[kernel_0, bias_0, ...]`` (empty for a compiled actor)."""
@@ -237,31 +247,37 @@ class KerasActor(UserNetwork):
 class KerasCritic(UserNetwork):
     """A user's Keras model with two inputs ``[observation, action]`` in the place of DDPG's
     :class:`~rlkit.networks.actor_critic.Critic`; an output ``[B, 1]`` is squeezed to ``[B]``
-    (a functional model around the user's, sharing its variables)."""
+    (a functional model around the user's, sharing its variables). ``nested``: the
+    observation is a ``Dict`` or ``Tuple`` (the wrapper keeps the model's input structure,
+    ``[observation structure, action]``)."""
 
-    def __init__(self, model: keras.Model, squeeze: bool) -> None:
+    def __init__(self, model: keras.Model, squeeze: bool, nested: bool = False) -> None:
         self.user_model = model
         if squeeze:
-            model = keras.Model(model.inputs, keras.ops.squeeze(model.outputs[0], axis=-1))
+            inputs = model.input if nested else model.inputs
+            model = keras.Model(inputs, keras.ops.squeeze(model.outputs[0], axis=-1))
         self.model = model
 
 
-def check_critic(model: keras.Model, obs_dim: int, act_dim: int, key: str) -> bool:
+def check_critic(model: keras.Model, obs_format: ObservationFormat, act_dim: int,
+                 key: str) -> bool:  # fmt: skip
     """Call a critic on ``[observations, actions]`` of a batch of two; UsageError unless it
-    returns ``[2]`` or ``[2, 1]``. Returns whether the output needs squeezing."""
-    declared = getattr(model, "inputs", None)  # (a functional model's Inputs)
-    if declared and len(declared) != 2:
-        raise UsageError(
-            f"{key} takes {len(declared)} input(s) but needs two: [observation [batch, "
-            f"{obs_dim}], action [batch, {act_dim}]]"
-        )
-    inputs = [np.zeros((2, obs_dim), np.float32), np.zeros((2, act_dim), np.float32)]
+    returns ``[2]`` or ``[2, 1]``. Returns whether the output needs squeezing. (A ``Dict`` or
+    ``Tuple`` observation: its structure, see :func:`rlkit.networks.structured.critic_sample`.)"""
+    if obs_format.parts:
+        inputs, needs = critic_sample(model, obs_format, act_dim, key)
+    else:
+        obs_dim = obs_format.size
+        needs = f"[observation [batch, {obs_dim}], action [batch, {act_dim}]]"
+        declared = getattr(model, "inputs", None)  # (a functional model's Inputs)
+        if declared and len(declared) != 2:
+            raise UsageError(f"{key} takes {len(declared)} input(s) but needs two: {needs}")
+        inputs = [np.zeros((2, obs_dim), np.float32), np.zeros((2, act_dim), np.float32)]
     try:
         out = np.asarray(model(inputs))
     except Exception as exc:  # a model that cannot take [observation, action]
         raise UsageError(
-            f"{key} does not accept [observation [batch, {obs_dim}], action [batch, "
-            f"{act_dim}]]: {type(exc).__name__}: {exc}".splitlines()[0]
+            f"{key} does not accept {needs}: {type(exc).__name__}: {first_line(exc)}"
         ) from None
     if out.shape not in ((2,), (2, 1)):
         got = ", ".join(map(str, out.shape[1:]))
@@ -288,21 +304,24 @@ def network_source(key: str, named: str, given: Any) -> Any:
 
 def make_actor(source: Any, spaces: tuple, obs_format: ObservationFormat, act_dim: int,
                seed: int) -> KerasActor:  # fmt: skip
-    """DDPG's actor from a user's model or builder, checked: ``[B, obs] -> [B, act_dim]``."""
+    """DDPG's actor from a user's model or builder, checked: ``[B, obs] -> [B, act_dim]``
+    (a ``Dict`` or ``Tuple`` observation: that structure of ``[B, *part_shape]`` in)."""
     model = build_model(source, *spaces, "actor", seed)
-    return KerasActor(model, check_output(model, obs_format, (act_dim,), "actor"))
+    sample = check_output(model, obs_format, (act_dim,), "actor")
+    return KerasActor(model, sample, obs_format.parts)
 
 
-def make_critics(source: Any, spaces: tuple, obs_dim: int, act_dim: int,
+def make_critics(source: Any, spaces: tuple, obs_format: ObservationFormat, act_dim: int,
                  seeds: list[int]) -> list[KerasCritic]:  # fmt: skip
     """One critic per seed (TD3: two) from a user's builder, each built with its own seed
-    (a model instance: cloned for the second), each checked."""
+    (a model instance: cloned for the second), each checked: ``[observation, action] ->
+    [B]`` or ``[B, 1]``."""
     critics: list[KerasCritic] = []
     for seed in seeds:
         if not critics or not isinstance(source, keras.Model):
             model = build_model(source, *spaces, "critic", seed)
         else:
             model = twin(critics[0].user_model, source, *spaces, "critic")
-        squeeze = check_critic(model, obs_dim, act_dim, "critic")
-        critics.append(KerasCritic(model, squeeze))
+        squeeze = check_critic(model, obs_format, act_dim, "critic")
+        critics.append(KerasCritic(model, squeeze, bool(obs_format.parts)))
     return critics

@@ -4,8 +4,10 @@ The network receives the observation's structure: for a ``Dict``, a dict of ``[b
 *shape]`` tensors keyed as the space (a Keras functional model with a dict of named
 ``keras.Input``, or a list of Inputs named as the keys); for a ``Tuple``, a tuple of them
 in order (a functional model with a list of Inputs). Each part comes in its space's own
-dtype (an uint8 image part as uint8: scale it inside the network). Acting goes through
-one compiled call per (batched) step; there is no numpy fast path for these.
+dtype (an uint8 image part as uint8: scale it inside the network). DDPG's critic receives
+``[observation, action]``, the observation being that structure (:func:`critic_sample`).
+Acting goes through one compiled call per (batched) step; there is no numpy fast path for
+these.
 """
 
 from __future__ import annotations
@@ -51,10 +53,14 @@ def check_inputs(model: keras.Model, obs_format: ObservationFormat, key: str) ->
     named Input per key of a ``Dict`` (a dict of Inputs, or a list named as the keys), one
     Input per part of a ``Tuple`` (a list), each of its part's shape. A subclassed model
     declares none and is only called."""
-    parts, got = obs_format.parts, describe(obs_format.kind, obs_format.parts, batch=True)
     declared = _declared(model)
-    if declared is None:
-        return
+    if declared is not None:
+        check_declared(declared, obs_format, key)
+
+
+def check_declared(declared, obs_format: ObservationFormat, key: str) -> None:
+    """:func:`check_inputs` for a structure of declared Inputs (a dict, a list, or one)."""
+    parts, got = obs_format.parts, describe(obs_format.kind, obs_format.parts, batch=True)
     if obs_format.kind == DICT:
         keys = [part.key for part in parts]
         if isinstance(declared, (list, tuple)):
@@ -106,3 +112,31 @@ def structured_policy(model: keras.Model, parts: tuple[Part, ...]) -> Callable:
         return compiled(tuple(v[None] for v in obs)).numpy()[0]
 
     return forward
+
+
+def critic_sample(
+    model: keras.Model, obs_format: ObservationFormat, act_dim: int, key: str
+) -> tuple[list, str]:
+    """UsageError unless a critic's declared Inputs are ``[observation, action]``: the
+    observation's structure (as :func:`check_inputs`) and one action Input ``[batch,
+    act_dim]``. Returns ``[observation, action]`` of a batch of two zeros to call it on (the
+    observation that structure of ``[2, *part_shape]`` arrays, the action ``[2, act_dim]``
+    float32) and the words for them in an error."""
+    got = describe(obs_format.kind, obs_format.parts, batch=True)
+    needs = f"[observation {got}, action [batch, {act_dim}]]"
+    declared = _declared(model)
+    if declared is not None:
+        if not isinstance(declared, (list, tuple)) or len(declared) != 2:
+            count = len(declared) if isinstance(declared, (list, tuple, dict)) else 1
+            raise UsageError(f"{key} takes {count} input(s) but needs two: {needs}")
+        if obs_format.kind == DICT and isinstance(declared[0], (list, tuple)):  # (not by name)
+            raise UsageError(f"{key} takes its observation as a list but the observation is "
+                             f"{got}: give it a dict of keras.Input, one per key")  # fmt: skip
+        check_declared(declared[0], obs_format, key)
+        action = declared[1]
+        if not hasattr(action, "shape") or tuple(action.shape)[1:] != (act_dim,):
+            takes = _shape(action) if hasattr(action, "shape") else type(action).__name__
+            raise UsageError(f"{key}'s second input (the action) takes {takes} but the action "
+                             f"is [batch, {act_dim}]; {key} needs {needs}")  # fmt: skip
+    sample = [zeros(obs_format.kind, obs_format.parts, 2), np.zeros((2, act_dim), np.float32)]
+    return sample, needs
