@@ -172,29 +172,20 @@ def plot(run_dirs, output, window) -> None:  # fmt: skip
     configuration (their config.toml): the seeds of one configuration are drawn thin,
     with their mean and a min–max band; different configurations are separate lines,
     labelled by the keys in which they differ. One panel per environment. A sweep
-    folder stands for all its trials, a folder of run folders for all its runs.
+    folder stands for all its trials, a folder of run folders for all its runs. A tune
+    folder draws two panels: its search trials (one line each, with its score) and its
+    best trials on fresh seeds (TUNE_DIR/search: the search trials only).
     """
     if window <= 0:
         raise UsageError(f"--smooth must be a positive number of episodes, got {window}")
     for run_dir in run_dirs:
         if not run_dir.is_dir():
             raise UsageError(f"no run folder at {run_dir}")
-    from rlkit.run.folder import RunFolder
-    from rlkit.run.plotting import group_runs, plot_groups
-    from rlkit.sweeps.grid import is_sweep, sweep_runs
+    from rlkit.run.plotting import plot_groups
 
-    runs = []
-    for run_dir in run_dirs:
-        if is_sweep(run_dir):
-            trials = sweep_runs(run_dir)
-            if not trials:
-                raise UsageError(f"no trial of the sweep in {run_dir} has started yet")
-            runs.extend(trials)
-        elif not RunFolder.is_run(run_dir) and any(map(RunFolder.is_run, run_dir.iterdir())):
-            runs.extend(sorted(d for d in run_dir.iterdir() if RunFolder(d).has_metrics))
-        else:
-            runs.append(run_dir)
-    groups = group_runs(runs)
+    from .plot import groups_to_plot
+
+    groups = groups_to_plot(list(run_dirs))
     written = plot_groups(groups, output, window)
     for group in groups:
         click.echo(f"{group.label}: {len(group.runs)} run{'s' * (len(group.runs) != 1)}", err=True)

@@ -121,7 +121,8 @@ def train(agent, env_id, env_kwargs, steps, overrides, config_file, num_envs, ep
     )
     from rlkit.config.schedules import describe_schedules
 
-    for line in describe_schedules(plan.agent_config):  # what a fraction of the run came to
+    # what a fraction of the run came to (and, with an episode cap, what it is of)
+    for line in describe_schedules(plan.agent_config, run.steps, run.episodes):
         click.echo(f"schedule: {line}", err=True)
     replay = trainer.agent.replay_memory()
     if replay is not None:  # what it will take in memory, and in every checkpoint

@@ -104,7 +104,8 @@ GRACE_SHARE = 5  # ASHA's first rung: a fifth of the run
     type=click.Path(file_okay=False, path_type=Path),
     callback=non_empty,
     metavar="TUNE_DIR",
-    help="continue the tune in TUNE_DIR",
+    help="continue the tune in TUNE_DIR as it was made (options that would change the "
+    "search are refused; --address, --max-concurrent and --cpus-per-trial may change)",
 )
 def tune(agent, env_id, env_kwargs, steps, overrides, config_file, num_envs, episodes, eval_every,
          eval_episodes, checkpoint_every, preset, trials, fresh_seeds, top, search_seed, spaces,
@@ -115,7 +116,8 @@ def tune(agent, env_id, env_kwargs, steps, overrides, config_file, num_envs, epi
 
     The objective is the mean return of the run's greedy evaluations (every --steps/10
     steps, 10 episodes unless --eval-every/--eval-episodes say otherwise). Every trial is
-    an ordinary run folder (TUNE_DIR/search/runs/, TUNE_DIR/final/runs/). At the end:
+    an ordinary run folder (TUNE_DIR/search/runs/, TUNE_DIR/final/runs/; 'rlkit plot
+    TUNE_DIR' draws them). At the end:
     a table of the best trials, TUNE_DIR/tune.csv (every trial) and TUNE_DIR/best.toml,
     which 'rlkit train --config TUNE_DIR/best.toml' runs as it is.
 
@@ -127,22 +129,22 @@ def tune(agent, env_id, env_kwargs, steps, overrides, config_file, num_envs, epi
     """
     from rlkit.sweeps.tuning import TuneSpec
 
+    ctx = click.get_current_context()
     if resume_dir is not None:
-        spec = TuneSpec.load(resume_dir)
+        spec = TuneSpec.load(resume_dir)  # a clear error when it is no tune
+        _refuse_other_settings(ctx, spec, resume_dir)
+        if show_space:
+            return _show_space(spec)
+        ranking = _operational(ctx, spec, resume_dir)
         _check_ray(address)
-        return _run(spec, resume_dir, address, resume=True)
+        return _run(spec, resume_dir, address, resume=True, ranking=ranking)
     check_counts(steps=steps, num_envs=num_envs, episodes=episodes, eval_every=eval_every,
                  eval_episodes=eval_episodes, checkpoint_every=checkpoint_every)  # fmt: skip
     if agent is None and not config_file:
         raise UsageError("missing AGENT: e.g. 'rlkit tune dqn --env Acrobot-v1 --trials 16'")
-    params = click.get_current_context().params
-    spec = _spec(params)
-    from rlkit.sweeps.spaces import describe
-
+    spec = _spec(ctx.params)
     if show_space:
-        click.echo(f"{spec.agent} on {spec.train['env']} searches:")
-        click.echo(describe(spec.agent, spec.dimensions(), spec.fixed))
-        return 0
+        return _show_space(spec)
     first = spec.plan(spec.fixed, spec.search_seed)
     from rlkit.run.experiment import make_envs
 
@@ -159,6 +161,144 @@ def tune(agent, env_id, env_kwargs, steps, overrides, config_file, num_envs, epi
                f"{spec.steps:,} steps, the best {spec.top} then on {len(spec.seeds)} fresh "
                f"seeds -> {out}", err=True)  # fmt: skip
     return _run(spec, out, address, resume=False)
+
+
+def _show_space(spec) -> int:
+    """``--show-space``: the space, the ties a trial applies and the fixed keys."""
+    from rlkit.config.options import to_dict
+    from rlkit.config.run import toml_value
+    from rlkit.sweeps.spaces import describe
+
+    run = to_dict(spec.plan(spec.fixed, spec.search_seed).agent_config)
+    click.echo(f"{spec.agent} on {spec.train['env']} searches:")
+    click.echo(describe(spec.agent, spec.dimensions(), spec.fixed,
+                        {k: toml_value(v) for k, v in run.items()}))  # fmt: skip
+    return 0
+
+
+#: what may change when a tune is resumed: where and how its trials run, not what they are
+RESUMABLE_WITH = {"resume_dir", "address", "max_concurrent", "cpus_per_trial", "show_space"}
+#: the options of the tune itself: parameter -> (flag, the TuneSpec's value of it)
+TUNE_OPTIONS = {
+    "trials": ("--trials", lambda spec: spec.trials),
+    "top": ("--top", lambda spec: spec.top),
+    "search_seed": ("--seed", lambda spec: spec.search_seed),
+    "fresh_seeds": ("--seeds", lambda spec: len(spec.seeds)),
+    "no_early_stop": ("--no-early-stop", lambda spec: not spec.asha),
+}  # fmt: skip
+#: run options: parameter -> (flag, the [run] setting it sets)
+RUN_OPTIONS = {
+    "env_id": ("--env", "env"), "env_kwargs": ("--env-kwargs", "env_kwargs"),
+    "steps": ("--steps", "steps"), "num_envs": ("--num-envs", "num_envs"),
+    "episodes": ("--episodes", "episodes"), "eval_every": ("--eval-every", "eval_every"),
+    "eval_episodes": ("--eval-episodes", "eval_episodes"),
+    "checkpoint_every": ("--checkpoint-every", "checkpoint_every"),
+    "preset": ("--preset", "preset"), "config_file": ("--config", "config_file"),
+}  # fmt: skip
+
+
+def _refuse_other_settings(ctx: click.Context, spec, resume_dir: Path) -> None:
+    """``--resume`` runs the tune as it was made: an option given with it that would change
+    the search (a run option, --set, --space, --trials, ...) and differs from the saved
+    tune is refused in one line naming each difference."""
+    from click.core import ParameterSource
+
+    given = {name for name in ctx.params if name not in RESUMABLE_WITH
+             and ctx.get_parameter_source(name) == ParameterSource.COMMANDLINE}  # fmt: skip
+    differ = _differences(spec, ctx.params, given, resume_dir)
+    if differ:
+        raise UsageError(
+            f"--resume {resume_dir} runs the tune as it was made; it differs in "
+            f"{'; '.join(differ)}: drop those options, or start a new tune with --out"
+        )
+
+
+def _differences(spec, params: dict, given: set[str], resume_dir: Path) -> list[str]:
+    """One phrase per option in ``given`` whose value differs from the tune ``spec``'s (run
+    options compared as the runs they plan: a preset's short name is its full one)."""
+    from rlkit.agents.registry import agent_spec
+    from rlkit.config.options import parse_overrides
+    from rlkit.sweeps.spaces import parse_spaces
+
+    phrases = []
+
+    def differ(flag: str, here, asked) -> None:
+        if here == asked:
+            return
+        if isinstance(here, dict) and isinstance(asked, dict):  # only the keys that differ
+            keys = [k for k in {**here, **asked} if here.get(k) != asked.get(k)]
+            here = {k: here.get(k, "-") for k in keys}
+            asked = {k: asked.get(k, "-") for k in keys}
+        phrases.append(f"{flag} ({_shown(here)} here, {_shown(asked)} asked)")
+
+    if "out" in given and Path(params["out"]).resolve() != Path(resume_dir).resolve():
+        differ("--out", str(resume_dir), str(params["out"]))
+    if "agent" in given:
+        differ("AGENT", spec.agent, agent_spec(params["agent"]).name)
+    for name, (flag, saved) in TUNE_OPTIONS.items():
+        if name in given:
+            differ(flag, saved(spec), params[name])
+    if "overrides" in given:
+        differ("--set", dict(spec.fixed), parse_overrides(params["overrides"]))
+    if given & {"spaces", "only_space"}:
+        asked = {} if params["only_space"] else dict(spec.space)
+        asked |= {key: str(dim) for key, dim in parse_spaces(params["spaces"]).items()}
+        differ("--space", dict(spec.space), asked)
+    run_given = [name for name in RUN_OPTIONS if name in given]
+    if run_given:
+        import dataclasses
+
+        options = plan_options(params)
+        asked_train = spec.train | {RUN_OPTIONS[name][1]: options.get(RUN_OPTIONS[name][1])
+                                    for name in run_given}  # fmt: skip
+        saved = spec.plan(spec.fixed, spec.search_seed).settings
+        asked = dataclasses.replace(spec, train=asked_train).plan(spec.fixed, spec.search_seed)
+        for name in run_given:
+            flag, key = RUN_OPTIONS[name]
+            if key == "config_file":
+                differ(flag, spec.train.get(key), asked_train.get(key))
+            else:
+                differ(flag, getattr(saved, key), getattr(asked.settings, key))
+    return phrases
+
+
+def _shown(value) -> str:
+    if value is None or value == {}:
+        return "none"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, dict):
+        pairs = [f"{k}={v}" for k, v in value.items()]
+        more = f" +{len(pairs) - 3} more" if len(pairs) > 3 else ""
+        return " ".join(pairs[:3]) + more
+    return str(value)
+
+
+def _operational(ctx: click.Context, spec, resume_dir: Path) -> dict:
+    """``--max-concurrent`` / ``--cpus-per-trial`` given with ``--resume`` and differing from
+    the tune's: they apply to what it has not started (the ranking on fresh seeds); Ray
+    restores a search or ranking it started as it saved it, which one line says."""
+    from click.core import ParameterSource
+
+    from rlkit.sweeps import tuning
+
+    changed = {name: ctx.params[name] for name in ("max_concurrent", "cpus_per_trial")
+               if ctx.get_parameter_source(name) == ParameterSource.COMMANDLINE
+               and ctx.params[name] != getattr(spec, name)}  # fmt: skip
+    if not changed:
+        return {}
+    flags = " and ".join(f"--{name.replace('_', '-')}" for name in changed)
+    saved = ", ".join(f"{getattr(spec, name) or 'as many as the CPUs allow'}" for name in changed)
+    one = len(changed) == 1
+    if not (Path(resume_dir) / tuning.SEARCH_FILE).is_file():
+        click.echo(f"rlkit: {flags} {'applies' if one else 'apply'} to the ranking on fresh "
+                   f"seeds; the search goes on as Ray saved it ({saved})", err=True)  # fmt: skip
+    elif (Path(resume_dir) / tuning.FINAL_DIR / "sweep.json").is_file():
+        click.echo(f"rlkit: {flags} {'does' if one else 'do'} not apply: the ranking goes on "
+                   f"as Ray saved it ({saved})", err=True)  # fmt: skip
+    return changed
 
 
 def _spec(params: dict):
@@ -216,19 +356,19 @@ def _check_ray(address: str | None) -> None:
     check_address(address)
 
 
-def _run(spec, out: Path, address, resume: bool) -> int:
+def _run(spec, out: Path, address, resume: bool, ranking: dict | None = None) -> int:
     """Run the tune; exit status 0, 1 (trials failed) or 130 (stopped: --resume goes on)."""
     from rlkit.sweeps.ray_tune import SweepFailed, SweepInterrupted
     from rlkit.sweeps.ray_tuner import run_tune
 
     try:
-        run_tune(spec, out, address=address, resume=resume)
+        run_tune(spec, out, address=address, resume=resume, ranking=ranking)
     except SweepInterrupted as exc:
         click.echo(f"\n{exc}", err=True)
         return INTERRUPTED
     except SweepFailed as exc:
         click.echo(f"rlkit: {exc}", err=True)
         return FAILED
-    click.echo(f"every trial in {out / 'tune.csv'}; the best: rlkit train --config "
-               f"{out / 'best.toml'}", err=True)  # fmt: skip
+    click.echo(f"every trial in {out / 'tune.csv'} (curves: rlkit plot {out}); the best: "
+               f"rlkit train --config {out / 'best.toml'}", err=True)  # fmt: skip
     return 0

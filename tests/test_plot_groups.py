@@ -158,3 +158,30 @@ def test_environment_arguments_make_another_configuration(tmp_path):
         "dqn LunarLander-v3 env_kwargs.enable_wind=-": ["plain"],
         "dqn LunarLander-v3 env_kwargs.enable_wind=true": ["windy", "windy-1"],
     }
+
+
+def test_runs_group_by_the_schedule_they_ran_not_how_it_was_given(tmp_path):
+    """A run from before fractions existed (steps only) and a new one whose fraction came
+    to the same steps are one configuration; a fraction that came to other steps is not."""
+    schedule = {"eps_anneal_steps": 12_000, "lr_anneal_steps": 100_000}
+    fractions = {"eps_anneal_fraction": 0.12, "lr_anneal_fraction": 1.0}
+    new = fake_run(tmp_path, "new", steps=100_000, agent_table={**schedule, **fractions})
+    old = fake_run(tmp_path, "old", seed=1, steps=100_000, agent_table=schedule)
+    text = old.joinpath("config.toml").read_text()  # as written before the fraction keys
+    for key in fractions:
+        text = "".join(line for line in text.splitlines(True) if not line.startswith(key))
+    old.joinpath("config.toml").write_text(text)
+    short = fake_run(tmp_path, "short", seed=2, steps=20_000,
+                     agent_table={"eps_anneal_steps": 2_400, "lr_anneal_steps": 20_000,
+                                  **fractions})  # fmt: skip
+    assert labelled(group_runs([new, old, short])) == {
+        "dqn CartPole-v1 eps_anneal_steps=12000 lr_anneal_steps=100000": ["new", "old"],
+        "dqn CartPole-v1 eps_anneal_steps=2400 lr_anneal_steps=20000": ["short"],
+    }
+    # a hand-written config with a fraction and no steps: the steps it comes to
+    hand = fake_run(tmp_path, "hand", seed=3, steps=100_000, agent_table=schedule)
+    text = hand.joinpath("config.toml").read_text()
+    lines = [line for line in text.splitlines(True) if not line.startswith("eps_anneal")]
+    hand.joinpath("config.toml").write_text("".join(lines) + "eps_anneal_fraction = 0.12\n")
+    (group,) = [g for g in group_runs([new, hand]) if len(g.runs) == 2]
+    assert dict(group.config)["eps_anneal_steps"] == "12000"

@@ -88,3 +88,56 @@ def test_steps_given_above_a_presets_fraction_win(tmp_path):
     # a fraction given at the same level or above still resolves
     both = plan(config_file=config, overrides=["eps_anneal_fraction=0.5"]).agent_config
     assert both.eps_anneal_steps == 25_000 and both.lr_anneal_steps == 100_000
+
+
+# -- a run that episodes may end sooner ------------------------------------------------------------
+def test_with_an_episode_cap_a_fraction_is_of_the_step_budget_and_says_so():
+    """As rl-zoo's schedules are of n_timesteps: the step budget, even where --episodes may
+    end the run before it; the schedule line says what the fraction is of."""
+    capped = plan("dqn", "Acrobot-v1", episodes=300)  # the preset's 100,000 steps
+    assert capped.agent_config.eps_anneal_steps == 12_000
+    given = plan("dqn", "Acrobot-v1", steps=20_000, episodes=300).agent_config
+    assert (given.eps_anneal_steps, given.lr_anneal_steps) == (2_400, 20_000)
+    lines = describe_schedules(capped.agent_config, capped.settings.steps, 300)
+    assert lines[0] == ("epsilon 1 -> 0.1 over 12,000 steps (12% of the 100,000-step budget; "
+                        "the 300-episode cap may end the run sooner)")  # fmt: skip
+    assert describe_schedules(capped.agent_config, 100_000, 0)[0].endswith("(12% of the run)")
+
+
+def test_a_fraction_of_a_run_capped_by_episodes_with_no_steps_given_is_refused():
+    import re
+
+    from rlkit.core.errors import UsageError
+
+    fraction = ["eps_anneal_fraction=0.1"]
+    says = re.escape("eps_anneal_fraction=0.1 is a share of the run's steps, and this run is "
+                     "capped at 300 episodes with no step count given: give --steps N")  # fmt: skip
+    with pytest.raises(UsageError, match=says):
+        plan("dqn", "CartPole-v1", preset="none", episodes=300, overrides=fraction)
+    # steps given, steps instead of the fraction, or no cap: as before
+    given = plan(
+        "dqn", "CartPole-v1", preset="none", episodes=300, steps=20_000, overrides=fraction
+    )
+    assert given.agent_config.eps_anneal_steps == 2_000
+    steps = plan("dqn", preset="none", episodes=300, overrides=["eps_anneal_steps=5000"])
+    assert steps.agent_config.eps_anneal_steps == 5_000
+    assert plan("dqn", preset="none", overrides=fraction).agent_config.eps_anneal_steps == 5_000
+
+
+def test_rlkit_train_says_what_a_capped_runs_fraction_is_of(capsys, tmp_path):
+    from rlkit.cli.main import main
+
+    argv = ["train", "dqn", "--env", "Acrobot-v1", "--steps", "300", "--episodes", "1",
+            "--eval-every", "0", "--eval-episodes", "1", "--set", "hidden_sizes=8", "--quiet",
+            "--out", str(tmp_path)]  # fmt: skip
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert ("schedule: epsilon 1 -> 0.1 over 36 steps (12% of the 300-step budget; the "
+            "1-episode cap may end the run sooner)") in err  # fmt: skip
+    refused = ["train", "dqn", "--preset", "none", "--episodes", "5", "--set",
+               "lr_anneal_fraction=0.5", "--set", "learning_rate_end=0",
+               "--out", str(tmp_path)]  # fmt: skip
+    assert main(refused) == 2
+    err = capsys.readouterr().err
+    assert "lr_anneal_fraction=0.5 is a share of the run's steps" in err
+    assert len(err.strip().splitlines()) == 1

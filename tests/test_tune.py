@@ -229,6 +229,28 @@ def test_show_space_prints_the_space_with_ties_and_fixed_keys(capsys):
     assert "fixed (--set):\n  gamma = 0.98" in out and "  gamma  " not in out
 
 
+def test_show_space_names_only_the_ties_a_trial_applies(capsys):
+    """A tie applies only where its leader is searched (trial_overrides): a leader fixed
+    with --set, or left out of the space, leaves the follower at the run's own value."""
+    argv = ["tune", "ddpg", "--env", "Pendulum-v1", "--show-space"]
+    assert main([*argv, "--set", "actor_learning_rate=3e-4"]) == 0
+    out = capsys.readouterr().out
+    assert "tied (each trial):\n  critic_hidden_sizes = actor_hidden_sizes\nnot tied:" in out
+    assert "critic_learning_rate = actor_learning_rate" not in out
+    # the critic's own rate (the default, 1e-3) is what every trial runs with
+    assert "  critic_learning_rate = 0.001 (the run's own: actor_learning_rate is set)" in out
+    assert main([*argv, "--only-space", "--space", "tau=choice(0.01,0.02)"]) == 0
+    out = capsys.readouterr().out
+    assert "tied" not in out.replace("not tied", "") and " = actor_" not in out
+    assert (
+        "critic_hidden_sizes = [64, 64] (the run's own: actor_hidden_sizes is not searched)" in out
+    )
+    fixed = {"actor_hidden_sizes": "[64]"}  # what the trials do: the same
+    assert trial_overrides("ddpg", {"tau": "0.01"}, fixed) == {"tau": "0.01", **fixed}
+    tied = trial_overrides("ddpg", {"actor_learning_rate": "1e-3"}, fixed)
+    assert tied["critic_learning_rate"] == "1e-3" and "critic_hidden_sizes" not in tied
+
+
 def test_an_interrupted_tune_exits_130_with_the_resume_command(capsys, monkeypatch, tmp_path):
     from rlkit.sweeps import ray_tuner
     from rlkit.sweeps.ray_tune import SweepInterrupted

@@ -6,13 +6,20 @@ An agent config may give ``eps_anneal_fraction`` / ``lr_anneal_fraction`` (rl-zo
 steps are known) writes the steps the fraction comes to; the agent reads only the
 steps, and a run folder's config.toml records both, so a resumed run keeps the schedule
 it started with.
+
+The fraction's base is the run's step budget (``[run] steps``), as rl-zoo's schedules are of
+its ``n_timesteps``, even where ``episodes`` may end the run sooner: the ``schedule:`` line
+says so then. A run capped by episodes with no step count given (only the agent's
+default) has no base to speak of: :func:`check_fraction_base` refuses its fractions.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
+
+from rlkit.core.errors import UsageError
 
 #: fraction key -> the steps key it sets
 FRACTIONS = {"eps_anneal_fraction": "eps_anneal_steps", "lr_anneal_fraction": "lr_anneal_steps"}
@@ -50,15 +57,47 @@ def steps_over_fractions(layers: list[Mapping[str, Any]], config_class: type) ->
     return pinned
 
 
-def describe_schedules(config: Any) -> list[str]:
+def check_fraction_base(config: Any, episodes: int, steps_given: bool) -> None:
+    """UsageError, in one line, for a fraction (> 0) of a run that ``episodes`` caps and whose
+    steps nobody gave (``steps_given``: the options, a config file or the preset set them):
+    its base would be the agent's default budget, which the run may never come near."""
+    if episodes <= 0 or steps_given:
+        return
+    names = {f.name for f in dataclasses.fields(config)}
+    for key, steps_key in FRACTIONS.items():
+        if key in names and getattr(config, key) > 0:
+            raise UsageError(
+                f"{key}={getattr(config, key):g} is a share of the run's steps, and this run "
+                f"is capped at {episodes:,} episodes with no step count given: give --steps N "
+                f"(the budget the fraction is of) or --set {steps_key}=N"
+            )
+
+
+def resolved_table(table: Mapping[str, Any], written: Collection[str], steps: int) -> dict:
+    """An agent table (defaults filled in) as the schedule it runs, to compare runs by: each
+    ``*_fraction`` key dropped, its ``*_steps`` key as written (what the run used: a run
+    folder's config.toml records both, and a resumed run keeps its steps), or resolved
+    against ``steps`` where the keys ``written`` lack it. So a run made before fractions
+    existed and one with a fraction that comes to the same steps compare equal."""
+    resolved = dict(table)
+    for key, steps_key in FRACTIONS.items():
+        fraction = resolved.pop(key, 0)
+        if steps_key not in written and isinstance(fraction, int | float) and fraction > 0:
+            resolved[steps_key] = round(fraction * steps)
+    return resolved
+
+
+def describe_schedules(config: Any, steps: int = 0, episodes: int = 0) -> list[str]:
     """One phrase per annealed schedule, as the run's first lines print it:
-    ``"epsilon 1 -> 0.1 over 12,000 steps (12% of the run)"``."""
+    ``"epsilon 1 -> 0.1 over 12,000 steps (12% of the run)"``; with ``episodes`` (a cap
+    that may end the run before its ``steps``) a fraction says what it is of:
+    ``"(12% of the 100,000-step budget; the 300-episode cap may end the run sooner)"``."""
     names = {f.name for f in dataclasses.fields(config)}
     lines = []
     if {"eps_start", "eps_end", "eps_anneal_steps"} <= names:
         lines.append(
-            f"epsilon {config.eps_start:g} -> {config.eps_end:g} over "
-            f"{config.eps_anneal_steps:,} steps{_share(config, 'eps_anneal_fraction')}"
+            f"epsilon {config.eps_start:g} -> {config.eps_end:g} over {config.eps_anneal_steps:,} "
+            f"steps{_share(config, 'eps_anneal_fraction', steps, episodes)}"
         )
     if getattr(config, "lr_anneal_steps", 0) > 0:
         if "learning_rate_end" in names and config.learning_rate_end >= 0:  # DQN
@@ -69,11 +108,16 @@ def describe_schedules(config: Any) -> list[str]:
             return lines  # a constant rate
         lines.append(
             f"learning rate {rates} over {config.lr_anneal_steps:,} steps"
-            f"{_share(config, 'lr_anneal_fraction')}"
+            f"{_share(config, 'lr_anneal_fraction', steps, episodes)}"
         )
     return lines
 
 
-def _share(config: Any, key: str) -> str:
+def _share(config: Any, key: str, steps: int, episodes: int) -> str:
     fraction = getattr(config, key, 0.0)
-    return f" ({fraction:.0%} of the run)" if fraction > 0 else ""
+    if fraction <= 0:
+        return ""
+    if episodes > 0 and steps > 0:
+        return (f" ({fraction:.0%} of the {steps:,}-step budget; the {episodes:,}-episode cap "
+                "may end the run sooner)")  # fmt: skip
+    return f" ({fraction:.0%} of the run)"

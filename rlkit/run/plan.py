@@ -94,7 +94,7 @@ def plan(
     from rlkit.config import presets
     from rlkit.config.options import make_config, parse_overrides
     from rlkit.config.run import load_config_file, resolve_run_config
-    from rlkit.config.schedules import resolve_fractions, steps_over_fractions
+    from rlkit.config.schedules import check_fraction_base, resolve_fractions, steps_over_fractions
 
     file_run, file_agent = load_config_file(config_file) if config_file else ({}, {})
     own_agent = dict(file_agent)  # the config file's own [agent] table, above the preset
@@ -130,6 +130,7 @@ def plan(
     spec = agent_spec(settings.agent)
     env_id = settings.env or spec.default_env
     env_defaults = spec.env_defaults.get(env_id, {})
+    steps_given = bool(settings.steps) or "steps" in env_defaults  # (not the agent's default)
     steps = settings.steps or env_defaults.get("steps", spec.default_steps)
     defaults = {"agent": spec.name, "env": env_id, "steps": steps}
     if eval_every is None and "eval_every" not in file_run:
@@ -142,6 +143,9 @@ def plan(
     layers = [picked.agent_config if picked is not None else {}, own_agent, overrides]
     pinned = steps_over_fractions(layers, spec.config_class)  # "--set eps_anneal_steps" wins
     agent_config = make_config(spec.config_class, {**file_agent, **overrides, **pinned})
+    # a fraction is of the step budget, even where episodes may end the run sooner (as
+    # rl-zoo's are of n_timesteps); with episodes and no step count given, it is refused
+    check_fraction_base(agent_config, settings.episodes, steps_given)
     agent_config = resolve_fractions(agent_config, settings.steps)
     unused = getattr(agent_config, "unused_settings", lambda: None)()
     if unused:  # a new run that sets what its agent never reads

@@ -55,6 +55,8 @@ NOT_CONFIGURATION = frozenset(
 )  # fmt: skip
 #: at most this many differing keys in a label (then "+N more")
 LABEL_KEYS = 4
+#: a panel of at most this many lines names each line's evaluation points in its legend
+EVALUATIONS_IN_LEGEND = 4
 
 
 @dataclass(frozen=True)
@@ -80,10 +82,14 @@ def describe_run(run_dir: Path) -> tuple[str, str, dict[str, str]]:
     ``td3 = true``, whatever its folder is called); the configuration is the agent config,
     defaults filled in (so runs written before a key existed compare equal), plus the
     ``[run]`` settings other than :data:`NOT_CONFIGURATION` (``num_envs``, each of
-    ``env_kwargs``). A folder without a readable ``config.toml`` is described by its name.
+    ``env_kwargs``). Schedules compare as the steps they came to, not as the fractions of
+    the run they were given in (:func:`~rlkit.config.schedules.resolved_table`): a run
+    made before fractions existed groups with one whose fraction came to the same steps.
+    A folder without a readable ``config.toml`` is described by its name.
     """
     from rlkit.config.options import to_dict
     from rlkit.config.run import toml_value
+    from rlkit.config.schedules import resolved_table
     from rlkit.run.plan import variant_name
 
     folder = RunFolder(run_dir)
@@ -94,7 +100,8 @@ def describe_run(run_dir: Path) -> tuple[str, str, dict[str, str]]:
         if len(parts) > 4:  # <agent>-<env>-<seed>-<YYYYmmdd>-<HHMMSS>
             return parts[0], "-".join(parts[1:-3]), {}
         return Path(run_dir).name, "", {}
-    config = {k: toml_value(v) for k, v in _agent_table(run.agent, table).items()}
+    agent = resolved_table(_agent_table(run.agent, table), table, run.steps)
+    config = {k: toml_value(v) for k, v in agent.items()}
     for key, value in to_dict(run).items():
         if key == "env_kwargs":
             config.update({f"env_kwargs.{k}": toml_value(v) for k, v in value.items()})
@@ -226,7 +233,7 @@ def plot_groups(groups: list[RunGroup], output: Path, window: int = 20, points: 
         what = "game score, all lives" if env_id in games else "episode return"
         ax.set_ylabel(f"{what} (moving average of {window})")
         ax.grid(alpha=0.3)
-        ax.legend(loc="best")
+        ax.legend(loc="best", fontsize="small" if len(lines) > EVALUATIONS_IN_LEGEND else None)
     fig.tight_layout()
     try:
         fig.savefig(output)
@@ -238,13 +245,20 @@ def plot_groups(groups: list[RunGroup], output: Path, window: int = 20, points: 
 
 
 def _draw_panel(ax, lines: dict[str, tuple[list, list]], points: int) -> None:
-    """One line per label: its runs thin, their mean and min-max band, their evaluations."""
+    """One line per label: its runs thin, their mean and min-max band, their evaluations
+    (in a panel of more than :data:`EVALUATIONS_IN_LEGEND` lines, one legend entry says
+    what the points are, rather than one per line)."""
+    import matplotlib
+
+    few = len(lines) <= EVALUATIONS_IN_LEGEND
+    palette = matplotlib.colormaps["tab20"] if len(lines) > 10 else None  # (10: the cycle's)
     for i, (label, (curves, evaluations)) in enumerate(sorted(lines.items())):
-        color = f"C{i}"
+        color = f"C{i}" if palette is None else palette(i % 20)
         for j, (steps, means) in enumerate(evaluations):
             if len(steps):
+                name = f"{label}: greedy evaluations" if few else "greedy evaluations (points)"
                 ax.plot(steps, means, "o", color=color, ms=4, alpha=0.8,
-                        label=f"{label}: greedy evaluations" if j == 0 else None)  # fmt: skip
+                        label=name if j == 0 and (few or i == 0) else None)  # fmt: skip
         for steps, values in curves:
             ax.plot(steps, values, color=color, alpha=0.35 if len(curves) > 1 else 1.0, lw=1)
         if len(curves) > 1:

@@ -11,6 +11,7 @@ exactly. Ray and Optuna are imported only here, only when a tune runs.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -106,6 +107,14 @@ class _EvaluationReporter(Hook):
             tune.report({"step": loop.step, METRIC: float(info["eval"][0]), FINISHED: 0})
 
 
+def ended(result: dict | None) -> bool:
+    """Did the trial whose last result this is end: run to the end, diverge, or be stopped
+    by ASHA? Tune marks those results ``done``. Not its status: Tune sets a trial
+    TERMINATED only after telling the callbacks it completed, and at the end of an
+    interrupted search it sets the trials it cuts off TERMINATED too."""
+    return bool((result or {}).get("done"))
+
+
 def _progress(interval: float, total: int):
     """A Tune callback: one line to stderr now and then (done, stopped early, running,
     the best score so far)."""
@@ -126,9 +135,9 @@ def _progress(interval: float, total: int):
             if not force and now - self.last < interval:
                 return
             self.last = now
-            done = [t for t in trials if t.status == "TERMINATED"]
+            done = [t for t in trials if ended(t.last_result)]
             finished = sum(bool((t.last_result or {}).get(FINISHED)) for t in done)
-            running = sum(t.status == "RUNNING" for t in trials)
+            running = sum(t.status == "RUNNING" and not ended(t.last_result) for t in trials)
             scores = [(t.last_result or {}).get(METRIC) for t in trials]
             scores = [s for s in scores if s is not None]
             best = f"; best evaluation {max(scores):.1f}" if scores else ""
@@ -197,9 +206,10 @@ def _search(spec: tuning.TuneSpec, out: Path, resume: bool, interval: float) -> 
     errors = [r for r in results if r.error is not None]
     if errors:
         raise SweepFailed("; ".join(_error_line(r.error) for r in errors))
-    if len(results) < spec.trials or results.num_terminated < len(results):
+    done = sum(ended(r.metrics) for r in results)
+    if done < spec.trials:
         raise SweepInterrupted(
-            f"tune stopped with {results.num_terminated} of {spec.trials} search trials done; "
+            f"tune stopped with {done} of {spec.trials} search trials done; "
             f"continue with: rlkit tune --resume {out}"
         )
 
@@ -222,9 +232,12 @@ def run_tune(
     resume: bool = False,
     stream=None,
     interval: float = 10.0,
+    ranking: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """Search, rank the best on fresh seeds, write ``tune.csv`` and ``best.toml``; returns
-    the ranking. SweepInterrupted (resume with ``--resume``), SweepFailed as sweeps do."""
+    the ranking. SweepInterrupted (resume with ``--resume``), SweepFailed as sweeps do.
+    ``ranking``: ``max_concurrent`` / ``cpus_per_trial`` for the ranking in place of the
+    spec's, if it starts now (a resumed tune's new ones)."""
     stream = stream if stream is not None else sys.stdout
     out = Path(out).resolve()
     if _on_this_machine(address):
@@ -248,7 +261,7 @@ def run_tune(
     picked = json.loads(search_file.read_text())["picked"]
     if not picked:
         raise SweepFailed("no search trial reached an evaluation: nothing to rank")
-    sweep = spec.sweep(picked)
+    sweep = dataclasses.replace(spec.sweep(picked), **(ranking or {}))
     final = out / tuning.FINAL_DIR
     try:
         run_sweep(sweep, final, address=address, resume=(final / "sweep.json").is_file(),

@@ -210,9 +210,8 @@ def trial_overrides(agent: str, sampled: Mapping[str, object], fixed: Mapping[st
     """A trial's ``--set`` strings: the sampled values, each tied follower given its
     leader's value (unless the follower is searched or fixed), then the fixed ones."""
     values = {k: format_value(v) for k, v in sampled.items()}
-    for follower, leader in TIES.get(agent, {}).items():
-        if leader in values and follower not in values and follower not in fixed:
-            values[follower] = values[leader]
+    for follower, leader in ties(agent, values, fixed).items():
+        values[follower] = values[leader]
     return {**values, **fixed}
 
 
@@ -225,17 +224,34 @@ def format_value(value: object) -> str:
     return str(value)
 
 
-def describe(agent: str, space: Mapping[str, Dimension], fixed: Mapping[str, str]) -> str:
-    """What ``--show-space`` prints: one key per line, then the ties and fixed keys."""
+def ties(agent: str, space: Mapping[str, Dimension], fixed: Mapping[str, str]) -> dict[str, str]:
+    """The ties a trial applies (follower -> leader): those whose leader is searched and whose
+    follower is neither searched nor fixed (:func:`trial_overrides`). A leader fixed with
+    ``--set``, or left out of the space, ties nothing: its follower keeps the run's value."""
+    return {follower: leader for follower, leader in TIES.get(agent, {}).items()
+            if leader in space and follower not in space and follower not in fixed}  # fmt: skip
+
+
+def describe(agent: str, space: Mapping[str, Dimension], fixed: Mapping[str, str],
+             run: Mapping[str, object] | None = None) -> str:  # fmt: skip
+    """What ``--show-space`` prints: one key per line, then the ties each trial applies, the
+    ties that apply to nothing (their leader is set or not searched: the follower keeps
+    the run's value, from ``run``, the agent config of a trial, if given), and the fixed
+    keys."""
     width = max((len(k) for k in space), default=0)
     lines = [f"  {k.ljust(width)}  {dim}" for k, dim in space.items()]
-    ties = [
-        f"  {follower} = {leader} (unless searched or set)"
-        for follower, leader in TIES.get(agent, {}).items()
-        if follower not in space and follower not in fixed
-    ]
-    if ties:
-        lines += ["tied:", *ties]
+    tied = ties(agent, space, fixed)
+    if tied:
+        lines += ["tied (each trial):", *(f"  {f} = {leader}" for f, leader in tied.items())]
+    untied = []
+    for follower, leader in TIES.get(agent, {}).items():
+        if follower in tied or follower in space or follower in fixed:
+            continue
+        value = f" = {format_value(run[follower])}" if run and follower in run else ""
+        why = "set" if leader in fixed else "not searched"
+        untied.append(f"  {follower}{value} (the run's own: {leader} is {why})")
+    if untied:
+        lines += ["not tied:", *untied]
     if fixed:
         lines += ["fixed (--set):", *(f"  {k} = {v}" for k, v in fixed.items())]
     return "\n".join(lines)

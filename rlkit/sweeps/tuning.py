@@ -187,6 +187,52 @@ def finals_ok(row: dict[str, Any]) -> bool:
     return bool(row["finals"])
 
 
+def picked_trials(out: Path) -> dict[str, dict[str, str]]:
+    """The trials the search picked for the ranking (``search.json``; none before it ends)."""
+    path = Path(out) / SEARCH_FILE
+    return json.loads(path.read_text())["picked"] if path.is_file() else {}
+
+
+def run_groups(out: Path, ranking: bool = True) -> list:
+    """What ``rlkit plot TUNE_DIR`` draws (:class:`~rlkit.run.plotting.RunGroup` s): a panel
+    of the search trials, one line each, labelled by trial and score (with the steps it
+    reached where it did not run to the end: ASHA stopped it, or it still runs), and, once
+    the ranking has begun (and ``ranking``), a panel of the ranked trials, each the mean
+    and band of its fresh seeds, in the ranking's order. Runs with no finished episode
+    yet are left out."""
+    from rlkit.run.plotting import RunGroup, describe_run, read_episodes
+
+    def drawable(run: Path) -> bool:
+        return RunFolder(run).has_metrics and len(read_episodes(run)[0]) > 0
+
+    spec = TuneSpec.load(out)
+    env = spec.train["env"]
+    rows = search_trials(out, spec)
+    panel = f"{env}: search, {len(rows)} of {spec.trials} trials on seed {spec.search_seed}"
+    groups = []
+    for row in rows:
+        run = search_run(out, row["trial"], spec)
+        if not drawable(run):
+            continue
+        score = "no evaluation yet" if row["score"] is None else f"{row['score']:.1f}"
+        if not row["finished"]:
+            score += f" at {row['steps']:,} steps"
+        label = f"{row['trial']} ({score})"
+        groups.append(RunGroup(describe_run(run)[0], panel, (("trial", row["trial"]),),
+                               (run,), label))  # fmt: skip
+    picked = picked_trials(out) if ranking else {}
+    panel = (f"{env}: the best {len(picked)} on fresh seeds "
+             f"{', '.join(map(str, spec.seeds))}")  # fmt: skip
+    for i, row in enumerate(rank(out, spec, picked), 1):
+        runs = [trial_dir(Path(out) / FINAL_DIR, row["trial"], seed) for seed in spec.seeds]
+        runs = [run for run in runs if drawable(run)]
+        if runs:
+            final = f"final {row['final_mean']:.1f}" if row["finals"] else "no seed finished"
+            groups.append(RunGroup(describe_run(runs[0])[0], panel, (("trial", row["trial"]),),
+                                   tuple(runs), f"{i}. {row['trial']} ({final})"))  # fmt: skip
+    return groups
+
+
 def write_results(out: Path, spec: TuneSpec, rows: list[dict[str, Any]],
                   ranking: list[dict[str, Any]]) -> Path:  # fmt: skip
     """``tune.csv``: one row per search trial, its values, and its fresh-seed finals if ranked."""
