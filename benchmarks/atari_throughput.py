@@ -62,10 +62,10 @@ def run_rlkit(steps: int, learning_starts: int, buffer: int, seed: int) -> dict:
     for _ in range(50):
         batch = agent.replay.sample(32, 1)
     timings["sample_ms"] = (time.perf_counter() - t) / 50 * 1e3
-    tensors = agent._tensors(batch)
+    tensors = agent.learner.tensors(batch)
     t = time.perf_counter()
     for _ in range(10):
-        agent._train_block(*tensors)
+        agent.learner.train_block(*tensors)
     timings["update_ms"] = (time.perf_counter() - t) / 10 * 1e3
     learning = end - marks["learning"]
     return {"sps": steps / (end - start), "learning_sps": (steps - learning_starts) / learning,

@@ -159,7 +159,7 @@ def test_running_r_max_follows_the_lua_rule():
         seen.append(agent.r_max)
         agent.update()  # a block at step 4 (train_freq 4)
     assert seen == [1.0, 3.0, 3.0, 3.0, 7.0]
-    assert float(agent._r_max_variable.numpy()) == 3.0  # the block read r_max of step 4
+    assert float(agent.learner.r_max_variable.numpy()) == 3.0  # the block read r_max of step 4
     clipped = rlkit.agents.DQN(space, gym.spaces.Discrete(2), rescale_r=True,
                                r_max_running=True, reward_clip=1.0, hidden_sizes=(8,))  # fmt: skip
     clipped.observe(np.zeros(3), 0, 5.0, np.zeros(3), False, False)

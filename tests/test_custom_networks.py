@@ -151,7 +151,7 @@ def test_ddpg_with_the_users_actor_and_critic_learns_with_ema_targets(pendulum, 
     online = agent.critics[0].model([obs, actions]).numpy()
     np.testing.assert_allclose(agent.target_q(obs, actions).numpy(), online, rtol=1e-6)
     rlkit.train(agent, pendulum, steps=300)
-    np.testing.assert_allclose(agent._policy(obs), agent.actor.model(obs).numpy(), atol=1e-5)
+    np.testing.assert_allclose(agent.acting.policy(obs), agent.actor.model(obs).numpy(), atol=1e-5)
     # after updates the targets lag the online critic: shadow <- decay*shadow + (1-decay)*w
     assert not np.allclose(agent.target_q(obs, actions).numpy(),
                            agent.critics[0].model([obs, actions]).numpy())  # fmt: skip

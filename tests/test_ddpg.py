@@ -184,7 +184,7 @@ def test_critic_step_changes_critics_only():
     others = agent.actor.variables + agent.actor_target_variables
     others += agent.critic_target_variables(0) + agent.critic_target_variables(1)
     before, critics_before = values(others), values(agent.critic_pipeline.variables)
-    agent._critic_step(*agent._tensors(batch), tf.zeros((6, 2)))
+    agent.learner._critic_step(*agent.learner._tensors(batch), tf.zeros((6, 2)))
     for a, v in zip(before, others, strict=True):
         np.testing.assert_array_equal(a, v.numpy())
     assert all(
@@ -201,7 +201,7 @@ def test_actor_step_changes_actor_not_critic():
     grads = agent.actor_pipeline.gradients(tape, loss)
     assert len(grads) == len(agent.actor.variables) and all(g is not None for g in grads)
     critic0, actor0 = values(agent.critics[0].variables), values(agent.actor.variables)
-    agent._actor_step(tf.constant(obs))
+    agent.learner._actor_step(tf.constant(obs))
     for a, v in zip(critic0, agent.critics[0].variables, strict=True):
         np.testing.assert_array_equal(a, v.numpy())
     assert all(
@@ -215,7 +215,7 @@ def test_actor_gradient_ascends_q():
     perturb(agent.critics[0].variables, scale=1.0)
     obs = make_batch(n=32).obs
     before = -float(agent.actor_loss(obs))
-    agent._actor_step(tf.constant(obs))
+    agent.learner._actor_step(tf.constant(obs))
     assert -float(agent.actor_loss(obs)) > before
 
 
@@ -330,7 +330,8 @@ def test_numpy_acting_copy_equals_the_keras_actor():
     perturb(agent.actor.variables, scale=1.0)
     agent.after_restore()
     obs = np.random.default_rng(0).normal(size=(5, 3)).astype(np.float32)
-    np.testing.assert_allclose(agent._policy(obs), agent.actor.model(obs).numpy(), atol=1e-5)
+    policy = agent.acting.policy  # the numpy copy acting reads
+    np.testing.assert_allclose(policy(obs), agent.actor.model(obs).numpy(), atol=1e-5)
     greedy = agent.act(obs[0], explore=False)
     assert greedy.shape == (2,) and greedy.dtype == np.float32
     np.testing.assert_allclose(greedy, agent.actor.model(obs[:1]).numpy()[0], atol=1e-5)
@@ -382,7 +383,8 @@ def test_fused_xla_block_matches_plain_graph():
         agent.replay.rng = np.random.default_rng(2)
         fill(agent, 20)
         batch = agent.replay.sample(6, 4)
-        agent._train_block(*agent._tensors(batch), tf.zeros((4, 6, 2)), tf.constant(0, tf.int64))
+        block, tensors = agent.learner._train_block, agent.learner._tensors(batch)
+        block(*tensors, tf.zeros((4, 6, 2)), tf.constant(0, tf.int64))
     plain, xla = agents
     xla_groups = xla.checkpoint_variables()
     for group, variables in plain.checkpoint_variables().items():
@@ -632,7 +634,7 @@ def test_episode_unit_runs_one_update_per_step_collected_at_each_episode_end():
     agent = DDPG.from_env(env, seed=0, **config)
     assert _feed(agent, [20, 150, 7]) == [0, 150, 157]  # 150 = 2 blocks of 64 + 22 single
     # the graph is traced for blocks of 64 and of 1 only, whatever the episode lengths
-    assert agent._train_block.tracing_count == 2
+    assert agent.learner._train_block.tracing_count == 2
     agent = DDPG.from_env(env, seed=0, **{**config, "train_freq": 2, "gradient_steps": 5})
     assert _feed(agent, [20, 15, 10, 10, 3]) == [0, 5, 5, 10, 10]  # every 2nd episode: 5
 
@@ -671,4 +673,4 @@ def test_acting_copy_follows_each_update(jit_compile):
             agent.act(obs, explore=False), agent.actor.model(obs).numpy(), atol=1e-5
         )
     assert not np.allclose(agent.act(obs, explore=False), before)
-    assert agent._train_block.tracing_count == 1
+    assert agent.learner._train_block.tracing_count == 1

@@ -132,11 +132,12 @@ def test_ddpg_learns_on_a_dict_env_and_replay_keeps_each_part(slides, td3):
     assert isinstance(batch.obs, dict) and isinstance(batch.next_obs, dict)
     assert batch.obs["picture"].dtype == np.uint8 and batch.obs["picture"].shape == (8, 2, 8)
     assert batch.next_obs["goal"].dtype == np.float32 and batch.next_obs["goal"].shape == (8, 1)
-    tensors = agent._tensors(agent.replay.sample(8, 2))  # as the compiled update gets them
+    tensors = agent.learner._tensors(agent.replay.sample(8, 2))  # as the compiled update has them
     assert tensors[0]["picture"].dtype == tf.uint8 and tensors[3]["picture"].shape == (2, 8, 2, 8)
     # acting reads the live weights through the structure, one observation or a batch
     probe = {k: v[:5] for k, v in batch.obs.items()}
-    np.testing.assert_allclose(agent._policy(probe), agent.actor.model(probe).numpy(), rtol=1e-5)
+    policy = agent.acting.policy
+    np.testing.assert_allclose(policy(probe), agent.actor.model(probe).numpy(), rtol=1e-5)
     np.testing.assert_allclose(agent.act(probe, explore=False),
                                agent.actor.model(probe).numpy(), rtol=1e-5)  # fmt: skip
     assert np.isfinite(agent.td_targets(batch)).all() and np.isfinite(agent.actor_loss(probe))

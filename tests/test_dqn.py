@@ -170,14 +170,14 @@ def test_updates_change_online_network_only_until_target_copy():
         agent.update()
     for online, target in zip(agent.q.variables, agent.q_target.variables, strict=True):
         np.testing.assert_array_equal(online.numpy(), target.numpy())
-    assert agent.num_updates == 6 and agent._train_block.tracing_count == 1  # no retracing
+    assert agent.num_updates == 6 and agent.learner.train_block.tracing_count == 1  # no retracing
 
 
 def test_random_actions_skip_the_network_and_keep_the_rng_stream():
     agent = DQN(OBS, ACTIONS, seed=3, eps_start=1.0, eps_end=1.0, **SMALL)
     calls = []
-    policy = agent._policy
-    agent._policy = lambda x: calls.append(x) or policy(x)
+    policy = agent.acting.policy
+    agent.acting.policy = lambda x: calls.append(x) or policy(x)
     actions = [agent.act(np.zeros(3)) for _ in range(50)]
     assert not calls and len(set(actions)) == ACTIONS.n
     rng, expected = np.random.default_rng([3, 1]), []
@@ -306,7 +306,7 @@ def test_fused_xla_block_matches_plain_graph():
         xla.observe(*transition)
     for agent in (plain, xla):
         batch = agent.replay.sample(6, 4)
-        agent._train_block(*agent._tensors(batch))
+        agent.learner.train_block(*agent.learner.tensors(batch))
     for a, b in zip(plain.q.variables, xla.q.variables, strict=True):
         np.testing.assert_allclose(a.numpy(), b.numpy(), atol=1e-5)
 

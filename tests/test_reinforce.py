@@ -12,16 +12,16 @@ import tensorflow as tf
 
 import rlkit
 from rlkit.agents import Reinforce
-from rlkit.agents.reinforce import (
+from rlkit.agents.reinforce_config import ReinforceConfig, resolve_preset
+from rlkit.cli.main import main
+from rlkit.core.errors import UsageError
+from rlkit.envs.bandit import DEFAULT_ARM_MEANS, ENV_ID, MultiArmedBandit, register_envs
+from rlkit.learn.losses import (
     gaussian_log_loss,
     softmax_entropy,
     softmax_log_loss,
     value_loss,
 )
-from rlkit.agents.reinforce_config import ReinforceConfig, resolve_preset
-from rlkit.cli.main import main
-from rlkit.core.errors import UsageError
-from rlkit.envs.bandit import DEFAULT_ARM_MEANS, ENV_ID, MultiArmedBandit, register_envs
 from rlkit.learn.returns import returns_to_go
 from rlkit.replay.memory import Batch
 
@@ -183,7 +183,7 @@ def test_update_changes_the_policy_and_refreshes_the_numpy_copy():
     keras_probs = tf.nn.softmax(agent.policy.model(obs)).numpy()
     assert not np.allclose(probs, 0.5)
     np.testing.assert_allclose(probs, keras_probs, atol=1e-6)
-    values = agent._value(obs)[:, 0]
+    values = agent.learner.policy().value(obs)[:, 0]
     np.testing.assert_allclose(values, agent.value.model(obs).numpy()[:, 0], atol=1e-5)
 
 
@@ -328,7 +328,8 @@ def test_save_load_round_trip(tmp_path):
     assert loaded.num_steps == 300
     obs = np.random.default_rng(1).normal(size=(8, 4)).astype(np.float32)
     np.testing.assert_array_equal(loaded.action_probabilities(obs), agent.action_probabilities(obs))
-    np.testing.assert_array_equal(loaded._value(obs), agent._value(obs))
+    value, loaded_value = agent.learner.policy().value, loaded.learner.policy().value
+    np.testing.assert_array_equal(loaded_value(obs), value(obs))
     assert set(agent.checkpoint_variables()) == {"policy", "value"}
     state = agent.state()
     assert set(state["optimizer"]) == {"policy", "value"}

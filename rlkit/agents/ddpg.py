@@ -1,17 +1,16 @@
-"""DDPG whose target networks *are* ``tf.train.ExponentialMovingAverage`` shadows.
+"""DDPG and TD3: an acting rule (:class:`~rlkit.agents.exploration.NoisyActing`: the
+actor's action plus exploration noise) and a learner
+(:class:`~rlkit.agents.ddpg_learner.DDPGLearner`: actor, critics, EMA target networks, the
+compiled update) joined by the agent with its replay memory
+(:class:`~rlkit.agents.off_policy.OffPolicyAgent`).
 
-As in the TF1 DDPG this follows (``ema = ExponentialMovingAverage(decay=1 - TAU)``,
-``target_update = ema.apply(net)``, the target forward pass built from
-``ema.average(var)``), there is no second copy of the networks kept in sync by
-hand: ``ema.apply`` runs after every gradient step inside the compiled update, and
-the target actor and critic are the online Keras models run on the shadow
-variables (``model.stateless_call(shadows, [], x)``).
-
+The target networks *are* ``tf.train.ExponentialMovingAverage`` shadows, as in the TF1
+DDPG this follows: ``ema.apply`` runs after every actor step inside the compiled update,
+and the target actor and critic are the online Keras models run on the shadow variables.
 Critic: ``y = stop_gradient(r + gamma (1 - terminated) Q'(s2, mu'(s2)))`` (time-limit
-truncation still bootstraps), per-example ``(y - Q(s, a))^2`` averaged over the
-minibatch. Actor: the gradient of ``-mean Q(s, mu(s))`` w.r.t. the actor's variables
-only. Each goes through its own :class:`~rlkit.learn.gradients.UpdatePipeline` (own
-optimizer and gradient transforms).
+truncation still bootstraps), per-example ``(y - Q(s, a))^2`` averaged over the minibatch.
+Actor: the gradient of ``-mean Q(s, mu(s))`` w.r.t. the actor's variables only. Each goes
+through its own :class:`~rlkit.learn.gradients.UpdatePipeline`.
 
 ``td3=True``: twin critics and the smaller of the two target values, target policy
 smoothing (clipped Gaussian noise on ``mu'(s2)``) and actor + target updates every
@@ -34,22 +33,23 @@ import warnings
 import numpy as np
 import tensorflow as tf
 
-from rlkit.agents import ddpg_config, ddpg_networks
+from rlkit.agents import ddpg_config
 from rlkit.agents.ddpg_config import DDPGConfig
+from rlkit.agents.ddpg_learner import DDPGLearner
+from rlkit.agents.exploration import NoisyActing
 from rlkit.agents.off_policy import OffPolicyAgent
 from rlkit.agents.td3_terms import LearnerTerms
 from rlkit.core import seeding
 from rlkit.core.errors import RlkitWarning
-from rlkit.core.schedules import dqn3_linear
-from rlkit.learn.compiled import CompiledFunction, NestedCompiledFunction
-from rlkit.learn.gradients import UpdatePipeline, transforms_from_config
-from rlkit.learn.losses import bootstrap_target, smooth_target_action, squared_error
-from rlkit.learn.noise import make_noise
-from rlkit.learn.optimizers import make_optimizer
-from rlkit.networks.actor_critic import ActionBounds
-from rlkit.networks.custom import GIVEN_IN_PYTHON
+from rlkit.learn.gradients import UpdatePipeline
+from rlkit.learn.losses import bootstrap_target, squared_error
+from rlkit.learn.noise import GaussianNoise, OrnsteinUhlenbeckNoise, make_noise
+from rlkit.networks.actor_critic import ActionBounds, Actor, Critic
+from rlkit.networks.custom import GIVEN_IN_PYTHON, KerasActor, KerasCritic
 from rlkit.replay.memory import Batch, ReplayMemory
 from rlkit.replay.structured import StructuredReplay
+
+__all__ = ["DDPG", "bootstrap_target", "squared_error"]
 
 
 class DDPG(OffPolicyAgent):
@@ -64,13 +64,16 @@ class DDPG(OffPolicyAgent):
         seed: seeds weight initialisation, replay sampling, random actions and noise.
 
     Attributes:
-        actor: :class:`~rlkit.networks.actor_critic.Actor`, ``mu(s)`` in the bounds' units.
-        critics: one :class:`~rlkit.networks.actor_critic.Critic` (two with ``td3``).
-        ema: the ``tf.train.ExponentialMovingAverage(decay=1 - tau)`` whose shadow
-            variables are the target actor and critics.
+        learner: the :class:`~rlkit.agents.ddpg_learner.DDPGLearner` (networks, targets,
+            update); ``actor``, ``critics``, ``ema``, the pipelines and ``terms`` are its.
+        acting: the :class:`~rlkit.agents.exploration.NoisyActing` rule (``noise`` is its).
+        bounds: the flattened action's :class:`~rlkit.networks.actor_critic.ActionBounds`.
         replay: the :class:`~rlkit.replay.memory.ReplayMemory`; actions stored as float32
             ``[act_dim]`` in the environment's units.
     """
+
+    learner: DDPGLearner
+    acting: NoisyActing
 
     name = "ddpg"
     config_class = DDPGConfig
@@ -99,293 +102,111 @@ class DDPG(OffPolicyAgent):
         """One array per part for Dict and Tuple observations (:class:`StructuredReplay`)."""
         return StructuredReplay if self.obs_format.parts else ReplayMemory
 
-    def build(self, seed: int) -> None:
-        cfg = self.config
-        self.action_shape = tuple(self.action_space.shape)
-        self._action_dtype = self.action_space.dtype
-        self.bounds = ActionBounds(self.action_space.low, self.action_space.high)
-        self.action_spec = ((self.bounds.dim,), np.float32)
-        self.terms = LearnerTerms.from_config(cfg)  # DDPG's or TD3's
-        self.actor, self.critics = ddpg_networks.networks(self, seed)
-        self.actor_pipeline = UpdatePipeline(
-            self.actor.variables,
-            make_optimizer(cfg.actor_optimizer, cfg.actor_learning_rate, cfg.adam_epsilon),
-            transforms_from_config(cfg.actor_max_grad_norm),
-        )
-        self.critic_pipeline = UpdatePipeline(
-            [v for critic in self.critics for v in critic.variables],
-            make_optimizer(cfg.critic_optimizer, cfg.critic_learning_rate, cfg.adam_epsilon),
-            transforms_from_config(cfg.critic_max_grad_norm),
-        )
-        # The target networks: EMA shadows of the online variables. Keras 3 variables
-        # wrap a tf.Variable (``.value``); the EMA tracks those. The first ``apply``
-        # creates the shadows initialised to the online weights (and leaves them so).
-        self.ema = tf.train.ExponentialMovingAverage(decay=1.0 - cfg.tau)
-        self._actor_sources = [v.value for v in self.actor.variables]
-        self._critic_sources = [[v.value for v in c.variables] for c in self.critics]
-        self._ema_sources = self._actor_sources + [v for vs in self._critic_sources for v in vs]
-        self.ema.apply(self._ema_sources)
-        self.noise = make_noise(
-            cfg.noise,
-            (self.bounds.dim,),
-            cfg.noise_scale,
-            seeding.generator(seed, "noise"),
-            cfg.ou_theta,
-            cfg.ou_dt,
-        )
-        self.num_actor_updates = 0  # actor gradient steps (= EMA updates)
-        compiled = NestedCompiledFunction if self.obs_format.parts else CompiledFunction
-        self._train_block = compiled(self._train_block_graph, cfg.jit_compile)
-        self._update_targets = tf.function(self._ema_step)
-        self._actor_weights = None  # the actor's weights as the last block returned them
-
     check_spaces = staticmethod(ddpg_config.check_spaces)
 
-    # -- target networks -------------------------------------------------------------------
-    @property
-    def actor_target_variables(self) -> list[tf.Variable]:
-        """The target actor: EMA shadows of the actor's variables, in the same order."""
-        return [self.ema.average(v) for v in self._actor_sources]
-
-    def critic_target_variables(self, k: int = 0) -> list[tf.Variable]:
-        """The target of critic ``k``: EMA shadows of its variables, in the same order."""
-        return [self.ema.average(v) for v in self._critic_sources[k]]
-
-    def target_action(self, obs: tf.Tensor) -> tf.Tensor:
-        """``mu'(s)``: the actor run on its EMA shadow weights, ``[B, act_dim]``."""
-        action, _ = self.actor.model.stateless_call(self.actor_target_variables, [], obs)
-        return action
-
-    def target_q(self, obs: tf.Tensor, actions: tf.Tensor, k: int = 0) -> tf.Tensor:
-        """``Q'_k(s, a)``: critic ``k`` run on its EMA shadow weights, ``[B]``."""
-        q, _ = self.critics[k].model.stateless_call(
-            self.critic_target_variables(k), [], [obs, actions]
-        )
-        return q
-
-    def update_targets(self) -> None:
-        """One EMA step outside training: ``shadow <- decay * shadow + (1 - decay) * w``."""
-        self._update_targets()
-
-    @property
-    def learning_rate_scale(self) -> float:
-        """What both learning rates are multiplied by now: 1 falling linearly to
-        ``lr_end_fraction`` over ``lr_anneal_steps`` steps after ``learning_starts``
-        (DQN3.0's formula, :func:`rlkit.core.schedules.dqn3_linear`); 1 when off."""
+    def build(self, seed: int) -> tuple[DDPGLearner, NoisyActing]:
+        """The learner (DDPG's or TD3's terms) and the noisy acting rule, both reading the
+        step count and drawing from the ``"explore"`` generator (acting: uniform warm-up
+        actions; the learner: TD3's target smoothing)."""
         cfg = self.config
-        if cfg.lr_end_fraction < 0:
-            return 1.0
-        return dqn3_linear(
-            self.num_steps, 1.0, cfg.lr_end_fraction, cfg.lr_anneal_steps, cfg.learning_starts
-        )
+        self.action_shape = tuple(self.action_space.shape)
+        self.bounds = ActionBounds(self.action_space.low, self.action_space.high)
+        self.action_spec = ((self.bounds.dim,), np.float32)
+        spaces = (self.observation_space, self.action_space)
+        learner = DDPGLearner(cfg, self.obs_format, spaces, self.bounds, self._networks, seed,
+                              self.rng, self._clock)  # fmt: skip
+        noise = make_noise(cfg.noise, (self.bounds.dim,), cfg.noise_scale,
+                           seeding.generator(seed, "noise"), cfg.ou_theta, cfg.ou_dt)  # fmt: skip
+        acting = NoisyActing(self.obs_format, self.bounds, self.action_shape,
+                             self.action_space.dtype, noise, cfg.noise_scale,
+                             cfg.learning_starts, self.rng, self._clock)  # fmt: skip
+        return learner, acting
 
-    def diagnostics(self) -> dict[str, float]:
-        """The exploration noise scale (fraction of the bounds' half-range; 0 before
-        learning) and, with a schedule, the learning rates' current scale."""
-        exploring = self.num_steps >= self.config.learning_starts
-        scalars = {"noise_scale": self.config.noise_scale if exploring else 0.0}
-        if self.config.lr_end_fraction >= 0:
-            scalars["learning_rate_scale"] = self.learning_rate_scale
-        return scalars
+    def _clock(self) -> int:
+        return self.num_steps
 
-    # -- acting ------------------------------------------------------------------------------
-    def act(self, obs, explore: bool = True) -> np.ndarray:
-        """An action in the bounds: ``mu(s)`` (+ noise, clipped, when ``explore``).
-
-        Before ``learning_starts`` steps, exploring actions are uniform in the bounds.
-        ``obs`` is one observation (returns an action of the space's shape) or a batch
-        ``[N, ...]`` (returns ``[N, *action_shape]``); a Dict or Tuple one: its structure,
-        of ``[N, *part_shape]`` arrays for a batch (acting: one compiled call).
-        """
-        x = self.encode(obs)
-        batch = ddpg_networks.batch_of(self.obs_format, x)
-        if explore and self.num_steps < self.config.learning_starts:
-            shape = (self.bounds.dim,) if batch is None else (batch, self.bounds.dim)
-            action = self.rng.uniform(self.bounds.low, self.bounds.high, size=shape)
-        else:
-            action = self._policy(x)
-            if explore and self.config.noise_scale > 0:
-                action = action + self.noise(batch) * self.bounds.half_range
-        action = self.bounds.clip(action).astype(self._action_dtype)
-        return action.reshape(self.action_shape if batch is None else (batch, *self.action_shape))
-
-    # -- learning ----------------------------------------------------------------------------
     def stored_action(self, action) -> np.ndarray:
         return np.asarray(action, np.float32).reshape(-1)
 
     def stored_actions(self, actions) -> np.ndarray:
         return np.asarray(actions, np.float32).reshape(len(actions), -1)
 
-    def episodes_ended(self, indices: np.ndarray | None) -> None:
-        """The exploration noise restarts when an episode ends."""
-        if indices is None:
-            self.noise.reset()
-        else:
-            self.noise.reset(indices)
+    # -- the parts' public faces -------------------------------------------------------------
+    @property
+    def actor(self) -> Actor | KerasActor:
+        """``mu(s)``: the learner's actor network, in the bounds' units."""
+        return self.learner.actor
 
-    def learn(self, batch: Batch) -> dict[str, float]:
-        """One block of ``gradient_steps`` critic updates (and the actor's, every
-        ``policy_delay`` with TD3); ``{"critic_loss", "actor_loss", "q"}`` averaged over the
-        block (``q``: mean ``Q(s, a)`` of the sampled actions)."""
-        cfg = self.config
-        if cfg.lr_end_fraction >= 0:
-            scale = self.learning_rate_scale
-            self.actor_pipeline.optimizer.learning_rate.assign(cfg.actor_learning_rate * scale)
-            self.critic_pipeline.optimizer.learning_rate.assign(cfg.critic_learning_rate * scale)
-        shape = (*batch.rewards.shape, self.bounds.dim)
-        smoothing = self.terms.smoothing_noise(self.rng, shape, self.bounds.half_range)
-        critic_loss, actor_loss, q, self._actor_weights = self._train_block(
-            *self._tensors(batch), smoothing, np.int64(self.num_updates)
-        )
-        updates_before = self.num_updates
-        self.num_updates += int(batch.rewards.shape[0])
-        delay = self.terms.policy_delay
-        self.num_actor_updates += self.num_updates // delay - updates_before // delay
-        return {"critic_loss": float(critic_loss), "actor_loss": float(actor_loss), "q": float(q)}
+    @property
+    def critics(self) -> list[Critic | KerasCritic]:
+        """The learner's critics: one, two with ``td3``."""
+        return self.learner.critics
 
-    def refresh_policy(self) -> None:
-        if self._actor_weights is None:
-            self._policy = self.actor.numpy_snapshot()
-        else:  # returned by the block: cheaper than reading the variables again
-            self._policy = self.actor.to_numpy([w.numpy() for w in self._actor_weights])
-            self._actor_weights = None
+    @property
+    def actor_pipeline(self) -> UpdatePipeline:
+        return self.learner.actor_pipeline
 
-    def _tensors(self, batch: Batch) -> tuple[tf.Tensor, ...]:
-        """The batch as tensors (observations: float32, or a dict or tuple of parts)."""
-        return (
-            ddpg_networks.obs_tensors(self.obs_format, batch.obs),
-            tf.convert_to_tensor(batch.actions, tf.float32),
-            tf.convert_to_tensor(batch.rewards, tf.float32),
-            ddpg_networks.obs_tensors(self.obs_format, batch.next_obs),
-            tf.convert_to_tensor(batch.terminated, tf.float32),
-        )
+    @property
+    def critic_pipeline(self) -> UpdatePipeline:
+        return self.learner.critic_pipeline
 
-    def _train_block_graph(
-        self, obs, actions, rewards, next_obs, terminated, smoothing, updates_before
-    ):
-        """``K`` updates in one graph; inputs have leading shape ``[K, B]``.
+    @property
+    def terms(self) -> LearnerTerms:
+        """The learner's TD3 terms (``LearnerTerms()``: DDPG)."""
+        return self.learner.terms
 
-        ``updates_before``: critic updates before this block (int64), which places TD3's delayed
-        actor updates. Returns the block's mean critic loss, actor loss and ``Q(s, a)``,
-        and the actor's weights after the block (for the numpy acting copy: returning
-        them is cheaper than reading the variables again after the call).
-        """
-        delay = self.terms.policy_delay
-        num_updates_in_block = tf.shape(rewards)[0]
-        critic_total, q_total = tf.constant(0.0), tf.constant(0.0)
-        actor_total, actor_count = tf.constant(0.0), tf.constant(0.0)
-        row = ddpg_networks.row  # obs[k]: of each part of a Dict or Tuple observation
-        for k in tf.range(num_updates_in_block):
-            critic_loss, q = self._critic_step(
-                row(obs, k), actions[k], rewards[k], row(next_obs, k), terminated[k], smoothing[k]
-            )
-            critic_total += critic_loss
-            q_total += q
-            if delay > 1:
-                due = (updates_before + tf.cast(k, tf.int64) + 1) % delay == 0
-                actor_loss = tf.cond(
-                    due, lambda k=k: self._actor_step(row(obs, k)), lambda: tf.constant(0.0)
-                )
-                actor_count += tf.cast(due, tf.float32)
-            else:
-                actor_loss = self._actor_step(row(obs, k))
-                actor_count += 1.0
-            actor_total += actor_loss
-        n = tf.cast(num_updates_in_block, tf.float32)
-        actor_weights = [tf.identity(w) for w in self.actor.layer_weights()]
-        return (
-            critic_total / n,
-            actor_total / tf.maximum(actor_count, 1.0),
-            q_total / n,
-            actor_weights,
-        )
+    @property
+    def ema(self) -> tf.train.ExponentialMovingAverage:
+        """The EMA whose shadow variables are the target actor and critics."""
+        return self.learner.ema
 
-    def _critic_step(self, obs, actions, rewards, next_obs, terminated, smoothing):
-        with tf.GradientTape() as tape:
-            loss, q = self._critic_loss(obs, actions, rewards, next_obs, terminated, smoothing)
-        self.critic_pipeline.apply(self.critic_pipeline.gradients(tape, loss))
-        return loss, q
+    @property
+    def noise(self) -> GaussianNoise | OrnsteinUhlenbeckNoise:
+        """The acting rule's exploration noise."""
+        return self.acting.noise
 
-    def _actor_step(self, obs):
-        with tf.GradientTape() as tape:
-            loss = self._actor_loss(obs)
-        self.actor_pipeline.apply(self.actor_pipeline.gradients(tape, loss))
-        self._ema_step()  # the target networks follow
-        return loss
+    @property
+    def num_actor_updates(self) -> int:
+        """Actor gradient steps (= EMA updates) so far."""
+        return self.learner.num_actor_updates
 
-    def _ema_step(self) -> None:
-        self.ema.apply(self._ema_sources)
+    @property
+    def learning_rate_scale(self) -> float:
+        """What both learning rates are multiplied by now (1 without a schedule)."""
+        return self.learner.learning_rate_scale
 
-    def _bootstrap(self, rewards, next_obs, terminated, smoothing):
-        next_action = self.target_action(next_obs)
-        if self.terms.target_noise > 0:
-            next_action = smooth_target_action(
-                next_action, smoothing, self.bounds.low, self.bounds.high
-            )
-        next_q = self.target_q(next_obs, next_action, 0)
-        for k in range(1, len(self.critics)):
-            next_q = tf.minimum(next_q, self.target_q(next_obs, next_action, k))
-        return bootstrap_target(rewards, terminated, next_q, self.config.gamma)
+    @property
+    def actor_target_variables(self) -> list[tf.Variable]:
+        """The target actor: EMA shadows of the actor's variables, in the same order."""
+        return self.learner.actor_target_variables
 
-    def _critic_loss(self, obs, actions, rewards, next_obs, terminated, smoothing):
-        """Scalar critic loss (sum over critics of the batch-mean squared error), mean Q."""
-        y = self._bootstrap(rewards, next_obs, terminated, smoothing)
-        loss, q_first = tf.constant(0.0), None
-        for critic in self.critics:
-            q = critic.model([obs, actions], training=True)
-            loss += tf.reduce_mean(squared_error(q, y))
-            q_first = q if q_first is None else q_first
-        return loss, tf.reduce_mean(q_first)
+    def critic_target_variables(self, k: int = 0) -> list[tf.Variable]:
+        """The target of critic ``k``: EMA shadows of its variables, in the same order."""
+        return self.learner.critic_target_variables(k)
 
-    def _actor_loss(self, obs):
-        """``-mean_B Q_0(s, mu(s))``: differentiated w.r.t. the actor's variables only."""
-        return -tf.reduce_mean(self.critics[0].model([obs, self.actor.model(obs, training=True)]))
+    def target_action(self, obs: tf.Tensor) -> tf.Tensor:
+        """``mu'(s)``: the actor run on its EMA shadow weights, ``[B, act_dim]``."""
+        return self.learner.target_action(obs)
 
-    # -- inspection (tests, users' experiments) ----------------------------------------------
+    def target_q(self, obs: tf.Tensor, actions: tf.Tensor, k: int = 0) -> tf.Tensor:
+        """``Q'_k(s, a)``: critic ``k`` run on its EMA shadow weights, ``[B]``."""
+        return self.learner.target_q(obs, actions, k)
+
+    def update_targets(self) -> None:
+        """One EMA step outside training: ``shadow <- decay * shadow + (1 - decay) * w``."""
+        self.learner.update_targets()
+
     def td_targets(self, batch: Batch, smoothing: np.ndarray | None = None) -> np.ndarray:
         """The critic targets ``y`` for ``batch`` (``[B]``), without updating anything.
 
         ``smoothing``: TD3's target noise in action units (``[B, act_dim]``; default none).
         """
-        obs, actions, rewards, next_obs, terminated = self._tensors(batch)
-        if smoothing is None:
-            smoothing = np.zeros((len(batch.rewards), self.bounds.dim), np.float32)
-        return self._bootstrap(rewards, next_obs, terminated, tf.constant(smoothing)).numpy()
+        return self.learner.td_targets(batch, smoothing)
 
     def critic_loss(self, batch: Batch, smoothing: np.ndarray | None = None) -> tf.Tensor:
         """The scalar critic loss for ``batch`` (``[B]``); call it under a GradientTape."""
-        if smoothing is None:
-            smoothing = np.zeros((len(batch.rewards), self.bounds.dim), np.float32)
-        return self._critic_loss(*self._tensors(batch), tf.constant(smoothing))[0]
+        return self.learner.critic_loss(batch, smoothing)
 
     def actor_loss(self, obs: np.ndarray) -> tf.Tensor:
         """The scalar actor loss ``-mean Q(s, mu(s))`` for ``obs`` ``[B, ...]``."""
-        return self._actor_loss(ddpg_networks.obs_tensors(self.obs_format, self.encode(obs)))
-
-    # -- persistence -------------------------------------------------------------------------
-    def checkpoint_variables(self) -> dict[str, list]:
-        groups = {"actor": self.actor.variables, "actor_target": self.actor_target_variables}
-        for k, critic in enumerate(self.critics):
-            groups[f"critic{k}"] = critic.variables
-            groups[f"critic{k}_target"] = self.critic_target_variables(k)
-        return groups
-
-    def learner_state(self) -> dict:
-        """Both optimizers, the noise generator, the actor-update count and the
-        Ornstein-Uhlenbeck process state (mid-episode exploration noise)."""
-        state = getattr(self.noise, "state", None)
-        return {
-            "optimizer": {
-                "actor": self.actor_pipeline.optimizer,
-                "critic": self.critic_pipeline.optimizer,
-            },
-            "rngs": {"noise": self.noise.rng},
-            "counters": {"num_actor_updates": self.num_actor_updates},
-            "extra": {} if state is None else {"noise_state": state.tolist()},
-        }
-
-    def load_scalars(self, counters: dict, extra: dict) -> None:
-        super().load_scalars(counters, extra)
-        self.num_actor_updates = int(counters["num_actor_updates"])
-        if "noise_state" in extra:
-            self.noise.state = np.asarray(extra["noise_state"], np.float64)
+        return self.learner.actor_loss(obs)

@@ -14,64 +14,64 @@ one compiled call per (batched) step.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import tensorflow as tf
 
 from rlkit.core import seeding
 from rlkit.core.errors import UsageError
 from rlkit.core.spaces import ObservationFormat
-from rlkit.core.structure import batch_size, describe, is_single
-from rlkit.networks.actor_critic import Actor, Critic
+from rlkit.core.structure import describe
+from rlkit.networks.actor_critic import ActionBounds, Actor, Critic
 from rlkit.networks.custom import KerasActor, KerasCritic, make_actor, make_critics, network_source
 
-if TYPE_CHECKING:
-    from rlkit.agents.ddpg import DDPG
 
-
-def refuse_builtin_networks(agent: DDPG) -> None:
+def refuse_builtin_networks(obs_format: ObservationFormat, config: Any) -> None:
     """UsageError: rlkit's own actor and critic take flat vectors or one-hot observations."""
-    fmt, cfg = agent.obs_format, agent.config
-    missing = " and ".join(key for key in ("actor", "critic") if not getattr(cfg, key))
+    missing = " and ".join(key for key in ("actor", "critic") if not getattr(config, key))
     raise UsageError(
-        f"ddpg's built-in {missing} cannot take a {describe(fmt.kind, fmt.parts)} observation: "
+        f"ddpg's built-in {missing} cannot take a "
+        f"{describe(obs_format.kind, obs_format.parts)} observation: "
         "pass an actor and a critic of your own that take it, DDPG(..., actor=build_actor, "
         "critic=build_critic) in Python or --set actor=module:function --set "
         "critic=module:function on the command line"
     )
 
 
-def networks(agent: DDPG, seed: int) -> tuple[Actor | KerasActor, list[Critic | KerasCritic]]:
-    """The actor and the critics (``agent.terms.critics`` of them: TD3's two), rlkit's or
-    the user's; for a ``Dict`` or ``Tuple`` observation only the user's (UsageError else)."""
-    cfg, fmt, bounds = agent.config, agent.obs_format, agent.bounds
+def networks(
+    config: Any,
+    obs_format: ObservationFormat,
+    spaces: tuple[Any, Any],
+    bounds: ActionBounds,
+    given: dict[str, Any],
+    critics: int,
+    seed: int,
+) -> tuple[Actor | KerasActor, list[Critic | KerasCritic]]:
+    """The actor and ``critics`` critics (TD3's two), rlkit's or the user's; for a ``Dict``
+    or ``Tuple`` observation only the user's (UsageError else).
+
+    ``config``: a :class:`~rlkit.agents.ddpg_config.DDPGConfig`; ``spaces``: the
+    (observation, action) spaces; ``given``: ``{"actor": ..., "critic": ...}``, the networks
+    given to the agent as Python objects (None where not).
+    """
+    cfg, fmt = config, obs_format
     if fmt.parts and not (cfg.actor and cfg.critic):
-        refuse_builtin_networks(agent)
+        refuse_builtin_networks(fmt, cfg)
     init = {"init": cfg.init, "output_scale": cfg.output_init_scale}
-    spaces = agent.observation_space, agent.action_space
     if cfg.actor:
-        source = network_source("actor", cfg.actor, agent._networks["actor"])
+        source = network_source("actor", cfg.actor, given["actor"])
         actor_seed = seeding.network_seed(seed, "actor")
         actor = make_actor(source, spaces, fmt, bounds.dim, actor_seed)
     else:
         actor = Actor(fmt.size, bounds, cfg.actor_hidden_sizes, seed, "actor", **init)
     if cfg.critic:
-        source = network_source("critic", cfg.critic, agent._networks["critic"])
-        seeds = [seeding.network_seed(seed, "critic", k) for k in range(agent.terms.critics)]
+        source = network_source("critic", cfg.critic, given["critic"])
+        seeds = [seeding.network_seed(seed, "critic", k) for k in range(critics)]
         return actor, make_critics(source, spaces, fmt, bounds.dim, seeds)
-    critics = [
+    return actor, [
         Critic(fmt.size, bounds, cfg.critic_hidden_sizes, seed, f"critic{k}", k, **init)
-        for k in range(agent.terms.critics)
+        for k in range(critics)
     ]
-    return actor, critics
-
-
-def batch_of(obs_format: ObservationFormat, x: Any) -> int | None:
-    """None for one encoded observation (``[obs_dim]``, or a structure of ``part_shape``
-    arrays), else the batch's leading size ``N`` (``[N, obs_dim]``, ``[N, *part_shape]``)."""
-    if obs_format.parts:
-        return None if is_single(obs_format.parts, x) else batch_size(obs_format.parts, x)
-    return None if x.ndim == 1 else len(x)
 
 
 def obs_tensors(obs_format: ObservationFormat, obs: Any) -> Any:

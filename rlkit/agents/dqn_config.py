@@ -176,3 +176,9 @@ def check_spaces(observation_space, action_space, env_id: str = "the environment
 
     require_discrete_actions(action_space, "dqn", env_id)
     observation_format(observation_space, "dqn", images=True, structured=True)
+
+
+def anneal_start(config: DQNConfig) -> int:
+    """The step the linear schedules (epsilon, the learning rate) start from:
+    ``learning_starts`` (DQN3.0) or step 0 with ``exploration_from_start`` (SB3)."""
+    return 0 if config.exploration_from_start else config.learning_starts

@@ -1,20 +1,17 @@
-"""The off-policy half of DQN and DDPG, written once.
+"""The off-policy half of DQN and DDPG, written once: a replay memory joining an acting
+rule and a learner (:mod:`rlkit.agents.parts`).
 
 An off-policy agent stores every transition in a :class:`~rlkit.replay.memory.ReplayMemory`
 and, as the step count passes multiples of ``train_freq`` (from ``learning_starts``
-on), runs blocks of ``gradient_steps`` updates on minibatches sampled from it. What
-differs between agents is small, and it is all a subclass writes:
+on), hands blocks of ``gradient_steps`` minibatches sampled from it to its learner, then
+gives its acting rule the learner's new policy. A subclass supplies:
 
-- ``build(seed)``: its networks, pipelines and compiled learner step;
-- ``act(obs, explore)``: its acting rule;
-- ``learn(batch)``: one block of updates on a ``[K, B]`` batch, returning its metrics;
-- ``refresh_policy()``: renew the acting copy after the blocks of one ``update()``;
-- optionally ``after_blocks(before, now)`` (e.g. DQN's target copies),
-  ``stored_action(action)`` / ``stored_actions(actions)``, ``episodes_ended(indices)``
-  and ``learner_state()``.
+- ``build(seed)``: its learner and acting rule (``(learner, acting)``), and
+  :attr:`action_spec`, how the replay stores an action;
+- optionally ``replay_class()`` and ``stored_action(action)`` / ``stored_actions(actions)``.
 
-Everything else (replay construction from the observation format, what the experience
-protocol stores: reward clipping, actions as stored; update timing, counters and their
+Everything else (the replay from the observation format, what the experience protocol
+stores: clipped rewards, actions as stored; update timing, counters and their
 persistence) is here; the protocol itself is :class:`~rlkit.agents.base.Agent`'s.
 """
 
@@ -25,6 +22,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from rlkit.agents.base import Agent
+from rlkit.agents.parts import Acting, Learner
 from rlkit.core import seeding
 from rlkit.core.schedules import blocks_due
 from rlkit.core.spaces import observation_format
@@ -42,7 +40,8 @@ class OffPolicyAgent(Agent):
         encode: ``obs_format.encode``.
         replay: the :class:`~rlkit.replay.memory.ReplayMemory` (sampling stream ``"replay"``).
         rng: the ``"explore"`` generator (exploration, random actions, TD3's smoothing).
-        num_updates: gradient updates run so far.
+        learner: the :class:`~rlkit.agents.parts.Learner` (networks, update, targets).
+        acting: the :class:`~rlkit.agents.parts.Acting` rule (reads ``learner.policy()``).
     """
 
     #: the action as the replay stores it: (shape, dtype); set by build()
@@ -60,11 +59,11 @@ class OffPolicyAgent(Agent):
             observation_space, self.name, self.accepts_images, self.accepts_structured
         )
         self.encode = self.obs_format.encode
-        self.num_updates = 0
         self._last_update_step = 0  # num_steps when update() last ran
         self._episodes_pending = 0  # episodes ended since the last block (episode unit)
         self._rollout_start = 0  # num_steps at the last block (episode unit)
-        self.build(self.seed)
+        self.rng = seeding.generator(self.seed, "explore")
+        self.learner, self.acting = self.build(self.seed)
         self.replay = self.replay_class()(
             cfg.buffer_size,
             self.obs_format.shape,
@@ -72,31 +71,16 @@ class OffPolicyAgent(Agent):
             *self.action_spec,
             seeding.stream_seed(self.seed, "replay"),
         )
-        self.rng = seeding.generator(self.seed, "explore")
         self.refresh_policy()
 
     # -- what a subclass supplies ------------------------------------------------------------
-    def build(self, seed: int) -> None:
-        """Create the networks, pipelines and compiled learner; set :attr:`action_spec`."""
+    def build(self, seed: int) -> tuple[Learner, Acting]:
+        """The learner and the acting rule; set :attr:`action_spec`."""
         raise NotImplementedError
 
     def replay_class(self) -> type[ReplayMemory]:
         """The kind of replay memory the config asks for (DQN: a frame replay for stacks)."""
         return ReplayMemory
-
-    def replay_memory(self) -> ReplayMemory:
-        return self.replay
-
-    def learn(self, batch: Batch) -> dict[str, float]:
-        """One block of ``K`` updates on ``batch`` (leading shape ``[K, B]``); its metrics."""
-        raise NotImplementedError
-
-    def refresh_policy(self) -> None:
-        """Renew what acting reads (e.g. the numpy copy of the network) after updates."""
-        raise NotImplementedError
-
-    def after_blocks(self, before: int, now: int) -> None:
-        """Called by every :meth:`update` after its blocks, with the step counts it spans."""
 
     def stored_action(self, action) -> Any:
         """One action as the environment took it -> as the replay stores it."""
@@ -106,15 +90,32 @@ class OffPolicyAgent(Agent):
         """``[N, ...]`` actions as the environments took them -> as the replay stores them."""
         return np.asarray(actions)
 
-    def rewards_stored(self, rewards) -> None:
-        """The rewards just stored (clipped), one or ``[N]`` (e.g. for DQN3.0's r_max)."""
+    # -- the parts, joined -------------------------------------------------------------------
+    def act(self, obs, explore: bool = True):
+        """The acting rule's action for one observation, or ``N`` for a batch."""
+        return self.acting.act(obs, explore)
 
-    def episodes_ended(self, indices: np.ndarray | None) -> None:
-        """Sub-environments ``indices`` (None: the one environment) finished an episode."""
+    def learn(self, batch: Batch) -> dict[str, float]:
+        """One block of ``K`` updates on ``batch`` (leading shape ``[K, B]``); its metrics."""
+        return self.learner.learn(batch)
 
-    def learner_state(self) -> dict[str, dict[str, Any]]:
-        """The subclass's part of :meth:`state` (its optimizers, generators, counters...)."""
-        return {}
+    def refresh_policy(self) -> None:
+        """Give the acting rule the learner's newest policy."""
+        self.acting.follow(self.learner.policy())
+
+    @property
+    def num_updates(self) -> int:
+        """Gradient updates run so far."""
+        return self.learner.num_updates
+
+    def replay_memory(self) -> ReplayMemory:
+        return self.replay
+
+    def checkpoint_variables(self) -> dict[str, list]:
+        return self.learner.variables()
+
+    def diagnostics(self) -> dict[str, float]:
+        return {**self.acting.diagnostics(), **self.learner.diagnostics()}
 
     # -- experience --------------------------------------------------------------------------
     def _clip(self, rewards):
@@ -128,17 +129,17 @@ class OffPolicyAgent(Agent):
         """The action as the replay stores it; the reward clipped to ``+-reward_clip``."""
         if self.config.reward_clip > 0:
             reward = float(self._clip(reward))
-        self.rewards_stored(reward)
+        self.learner.rewards_stored(reward)
         return self.stored_action(action), reward
 
     def stored_steps(self, actions, rewards) -> tuple[np.ndarray, np.ndarray]:
         rewards = self._clip(np.asarray(rewards, dtype=np.float32))
-        self.rewards_stored(rewards)
+        self.learner.rewards_stored(rewards)
         return self.stored_actions(actions), rewards
 
     def record_episode_ends(self, indices: np.ndarray | None) -> None:
         self._episodes_pending += 1 if indices is None else len(indices)
-        self.episodes_ended(indices)
+        self.acting.episodes_ended(indices)
 
     # -- learning ----------------------------------------------------------------------------
     def update(self) -> dict[str, float] | None:
@@ -161,7 +162,7 @@ class OffPolicyAgent(Agent):
             metrics = self.learn(self.replay.sample(cfg.batch_size, size))
         if sizes:
             self.refresh_policy()
-        self.after_blocks(before, now)
+        self.learner.after_blocks(before, now)
         return metrics
 
     def _blocks_due(self, before: int, now: int) -> list[int]:
@@ -192,13 +193,16 @@ class OffPolicyAgent(Agent):
         tree["extra"]["last_update_step"] = self._last_update_step
         tree["extra"]["episodes_pending"] = self._episodes_pending
         tree["extra"]["rollout_start"] = self._rollout_start
-        for key, values in self.learner_state().items():
-            tree[key].update(values)
+        for part in (self.learner, self.acting):
+            for key, values in part.state().items():
+                tree[key].update(values)
         return tree
 
     def load_scalars(self, counters: dict[str, int], extra: dict[str, Any]) -> None:
         super().load_scalars(counters, extra)
-        self.num_updates = int(counters["num_updates"])
+        self.learner.num_updates = int(counters["num_updates"])
+        self.learner.load_scalars(counters, extra)
+        self.acting.load_scalars(counters, extra)
         self._last_update_step = int(extra.get("last_update_step", self.num_steps))
         self._episodes_pending = int(extra.get("episodes_pending", 0))
         self._rollout_start = int(extra.get("rollout_start", self.num_steps))

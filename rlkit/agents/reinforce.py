@@ -1,16 +1,16 @@
-"""REINFORCE: the policy gradient as a log-loss under ``GradientTape``.
+"""REINFORCE: the Monte-Carlo policy gradient, an acting rule and a learner joined by the agent.
 
-The update minimises the pseudo-loss ``-sum_t log pi(a_t|s_t) * G_t`` (discounted
-returns-to-go ``G_t``; optionally minus a learned ``V(s_t)`` and normalised), whose
-gradient is the REINFORCE estimate of ``-grad J``. It goes through the shared
-pipeline: ``compute_gradients`` (the tape) ``-> process`` (clipping) ``->
-apply_gradients`` (a Keras optimizer); the value baseline has its own pipeline.
+- :class:`~rlkit.agents.sampling.Sampling` acts: it samples from the policy it follows
+  (Gumbel-max for Discrete actions, a Gaussian for Box ones) or acts greedily.
+- :class:`~rlkit.agents.reinforce_learner.ReinforceLearner` learns: the policy and the
+  value baseline, their pipelines, the compiled update of the pseudo-loss
+  ``-sum_t log pi(a_t|s_t) * G_t``, the numpy snapshot acting reads.
+- :class:`Reinforce` joins them with its episode memory and its config.
 
-Episodes are kept in the shared :class:`ReplayMemory`, used on-policy: one
-compiled update (a ``tf.function`` whose input signature has a ``None`` time axis,
-so episodes of any length share one trace) runs when ``episodes_per_update``
-episodes have ended, then the memory is cleared. Acting reads a numpy copy of the
-policy refreshed after each update: no TensorFlow call per environment step.
+Episodes are kept in the shared :class:`ReplayMemory`, used on-policy: one compiled update
+(one trace for every episode length) runs when ``episodes_per_update`` episodes have
+ended, then the memory is cleared and acting follows the learner's new snapshot. Acting
+reads numpy copies refreshed after each update: no TensorFlow call per environment step.
 
 Discrete actions use a softmax policy; bounded Box actions a diagonal Gaussian
 (state-independent log std) in the action box scaled to ``[-1, 1]``, clipped to
@@ -24,39 +24,35 @@ stays the agent's own variable); the baseline one value per observation.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import tensorflow as tf
 from gymnasium import spaces
 
 from rlkit.agents import reinforce_config
 from rlkit.agents.base import Agent
 from rlkit.agents.reinforce_config import ReinforceConfig, resolve_preset
+from rlkit.agents.reinforce_learner import ReinforceLearner
+from rlkit.agents.sampling import Sampling
 from rlkit.core import seeding
 from rlkit.core.spaces import observation_format
-from rlkit.learn.gradients import UpdatePipeline, transforms_from_config
-from rlkit.learn.losses import (
+from rlkit.learn.losses import (  # noqa: F401 (the loss terms, importable here as before)
     gaussian_entropy,
     gaussian_log_loss,
-    normalize,
     softmax_entropy,
     softmax_log_loss,
     value_loss,
 )
-from rlkit.learn.optimizers import make_optimizer
-from rlkit.learn.returns import returns_to_go
-from rlkit.networks.custom import GIVEN_IN_PYTHON, network_source
-from rlkit.networks.policy import PolicyMLP, make_baseline, make_policy
+from rlkit.networks.custom import GIVEN_IN_PYTHON
 from rlkit.replay.memory import Batch, ReplayMemory
 
+if TYPE_CHECKING:
+    import tensorflow as tf
 
-def _softmax(logits: np.ndarray) -> np.ndarray:
-    z = np.exp(logits - logits.max(axis=-1, keepdims=True))
-    return z / z.sum(axis=-1, keepdims=True)
+    from rlkit.learn.gradients import UpdatePipeline
+    from rlkit.networks.policy import KerasPolicyNetwork, PolicyMLP
 
 
-# -- the agent ----------------------------------------------------------------------------------
 class Reinforce(Agent):
     """REINFORCE (Monte-Carlo policy gradient) for Discrete or bounded Box actions.
 
@@ -103,105 +99,72 @@ class Reinforce(Agent):
         self.discrete = isinstance(action_space, spaces.Discrete)
         if self.discrete:
             self.num_actions = int(action_space.n)
-            self._action_start = int(action_space.start)
-            out_dim, action_shape, action_dtype = self.num_actions, (), np.int64
-            action_spec = tf.TensorSpec([None], tf.int32)
+            action_shape, action_dtype = (), np.int64
         else:
             self.action_dim = int(np.prod(action_space.shape))
-            low = action_space.low.astype(np.float64).reshape(-1)
-            high = action_space.high.astype(np.float64).reshape(-1)
-            self._low, self._high = low, high
-            self._center, self._half_range = (high + low) / 2, (high - low) / 2
-            out_dim, action_shape, action_dtype = self.action_dim, (self.action_dim,), np.float32
-            action_spec = tf.TensorSpec([None, self.action_dim], tf.float32)
-        self.policy, self.value = self._make_networks(out_dim, seed)
-        policy_variables = list(self.policy.variables)
-        self.log_std = None
-        if not self.discrete:
-            self.log_std = tf.Variable(
-                np.full(self.action_dim, cfg.log_std_init, np.float32), name="policy_log_std"
-            )
-            policy_variables.append(self.log_std)
-        clip = transforms_from_config(cfg.max_grad_norm)
-        self.policy_pipeline = UpdatePipeline(
-            policy_variables, make_optimizer(cfg.optimizer, cfg.learning_rate), clip
+            action_shape, action_dtype = (self.action_dim,), np.float32
+        self.learner = ReinforceLearner(
+            cfg, observation_space, action_space, self.obs_format, seed, self._networks
         )
-        self.value_pipeline = None
-        if self.value is not None:
-            self.value_pipeline = UpdatePipeline(
-                self.value.variables, make_optimizer(cfg.optimizer, cfg.value_learning_rate), clip
-            )
         self.memory = ReplayMemory(
             cfg.buffer_size, (obs_dim,), np.float32, action_shape, action_dtype, seed
         )
         self.rng = seeding.generator(seed, "sample")  # action sampling
-        self.num_updates = 0
+        self.acting = Sampling(action_space, self.obs_format, self.rng)
         self.num_episodes = 0  # finished episodes observed
         self.episodes_in_memory = 0  # finished episodes waiting for the next update
-        self._last_sample: tuple[np.ndarray, np.ndarray] | None = None  # Gaussian (env, raw)
-        # one trace for every episode length; the concrete function is called directly
-        # (cheaper than re-binding the arguments to the signature on every update)
-        self._update = tf.function(
-            self._update_graph,
-            input_signature=[
-                tf.TensorSpec([None, obs_dim], tf.float32),
-                action_spec,
-                tf.TensorSpec([None], tf.float32),
-                tf.TensorSpec([], tf.float32),
-            ],
-        )
-        self._update_concrete = self._update.get_concrete_function()
-        self._refresh_numpy()
+        self.acting.follow(self.learner.policy())
 
     check_spaces = staticmethod(reinforce_config.check_spaces)
 
-    def _make_networks(self, out_dim: int, seed: int) -> tuple:
-        """The policy ``[B, obs_dim] -> [B, out_dim]`` and the value baseline ``[B, 1]`` (or
-        ``[B]``; None without the baseline): rlkit's :class:`PolicyMLP` or the user's."""
-        cfg, obs_dim = self.config, self.obs_format.size
-        spaces_ = self.observation_space, self.action_space
-        policy_seed, value_seed = (seeding.network_seed(seed, n) for n in ("policy", "value"))
-        if cfg.policy:
-            source = network_source("policy", cfg.policy, self._networks["policy"])
-            policy = make_policy(source, spaces_, self.obs_format, out_dim, self.discrete,
-                                 policy_seed)  # fmt: skip
-        else:
-            policy = PolicyMLP(obs_dim, out_dim, cfg.hidden_sizes, policy_seed, "policy")
-        if not cfg.baseline:
-            return policy, None
-        if cfg.baseline_network:
-            source = network_source("baseline", cfg.baseline_network, self._networks["baseline"])
-            return policy, make_baseline(source, spaces_, self.obs_format, value_seed)
-        return policy, PolicyMLP(obs_dim, 1, cfg.value_hidden_sizes, value_seed, "value")
+    # -- the parts' public faces -------------------------------------------------------------
+    @property
+    def policy(self) -> PolicyMLP | KerasPolicyNetwork:
+        """The policy network (:class:`~rlkit.networks.policy.PolicyMLP` or the user's
+        :class:`~rlkit.networks.policy.KerasPolicyNetwork`): ``.model``, ``.variables``."""
+        return self.learner.policy_network
+
+    @property
+    def value(self) -> PolicyMLP | KerasPolicyNetwork | None:
+        """The value baseline's network (as :attr:`policy`); None without the baseline."""
+        return self.learner.value_network
+
+    @property
+    def log_std(self) -> tf.Variable | None:
+        """The Gaussian's log std, a ``tf.Variable`` ``[act_dim]``; None for Discrete."""
+        return self.learner.log_std
+
+    @property
+    def policy_pipeline(self) -> UpdatePipeline:
+        """The policy's :class:`~rlkit.learn.gradients.UpdatePipeline` (log std included)."""
+        return self.learner.policy_pipeline
+
+    @property
+    def value_pipeline(self) -> UpdatePipeline | None:
+        """The baseline's update pipeline; None without the baseline."""
+        return self.learner.value_pipeline
+
+    @property
+    def num_updates(self) -> int:
+        """Updates run so far."""
+        return self.learner.num_updates
+
+    @property
+    def tracing_count(self) -> int:
+        """How many times the update graph was traced (1 after any number of updates)."""
+        return self.learner.tracing_count
+
+    def returns(self, batch: Batch) -> tuple[np.ndarray, int]:
+        """Returns-to-go ``[T]`` of ``batch`` and its number of segments (see
+        :meth:`ReinforceLearner.returns`: open ends bootstrap from ``V`` with the baseline)."""
+        return self.learner.returns(batch)
 
     # -- acting ------------------------------------------------------------------------------
-    def _snapshot_tensors(self) -> list:
-        """The weights the numpy copies need: policy layers, [log_std], [value layers]."""
-        tensors = list(self.policy.layer_weights())
-        if self.log_std is not None:
-            tensors.append(self.log_std)
-        if self.value is not None:
-            tensors.extend(self.value.layer_weights())
-        return tensors
-
-    def _refresh_numpy(self, arrays: Sequence[np.ndarray] | None = None) -> None:
-        """Rebuild the numpy acting copies, from ``arrays`` (see :meth:`_snapshot_tensors`)
-        when an update just returned them, else by reading the variables."""
-        if arrays is None:
-            arrays = [np.asarray(v.numpy()) for v in self._snapshot_tensors()]
-        n = len(self.policy.layer_weights())
-        self._policy = self.policy.to_numpy(arrays[:n])
-        self._std = None
-        if self.log_std is not None:
-            self._std = np.exp(arrays[n])
-            n += 1
-        self._value = self.value.to_numpy(arrays[n:]) if self.value is not None else None
-
     def action_probabilities(self, obs) -> np.ndarray:
         """``pi(.|s)`` from the numpy copy of the policy: ``[A]`` or ``[N, A]`` (Discrete only)."""
         if not self.discrete:
             raise TypeError("action_probabilities needs a Discrete action space")
-        return _softmax(self._policy(self.encode(obs)))
+        return self.acting.probabilities(obs)
 
     def act(self, obs, explore: bool = True) -> int | np.ndarray:
         """Sample ``a ~ pi(.|s)`` (``explore=True``) or take the most likely action.
@@ -209,20 +172,7 @@ class Reinforce(Agent):
         Discrete: the greedy action is ``argmax pi``; Box: the Gaussian mean. ``obs`` is one
         observation (an int or one action is returned) or a batch (``[N]`` / ``[N, D]``).
         """
-        out = self._policy(self.encode(obs))
-        if self.discrete:
-            if explore:  # Gumbel-max: an exact sample from softmax(out)
-                out = out + self.rng.gumbel(size=out.shape)
-            action = np.argmax(out, axis=-1) + self._action_start
-            return int(action) if out.ndim == 1 else action
-        raw = out + self._std * self.rng.standard_normal(out.shape) if explore else out
-        raw = raw.astype(np.float32)
-        shape = (*out.shape[:-1], *self.action_space.shape)
-        action = np.clip(self._center + self._half_range * raw, self._low, self._high)
-        action = action.astype(self.action_space.dtype).reshape(shape)
-        if out.ndim == 1:
-            self._last_sample = (action, raw)
-        return action
+        return self.acting.act(obs, explore)
 
     # -- learning ----------------------------------------------------------------------------
     def experience_memory(self) -> ReplayMemory:
@@ -231,12 +181,7 @@ class Reinforce(Agent):
     def stored_step(self, action, reward) -> tuple[np.ndarray | int, float]:
         """The action as the memory keeps it: a Box action as the unclipped Gaussian sample
         in [-1, 1] units, for its exact log-probability."""
-        if self.discrete:
-            return int(action) - self._action_start, reward
-        if self._last_sample is not None and np.array_equal(action, self._last_sample[0]):
-            return self._last_sample[1], reward
-        action = np.asarray(action, np.float64).reshape(-1)
-        return ((action - self._center) / self._half_range).astype(np.float32), reward
+        return self.acting.stored_action(action), reward
 
     def observe_next(self, action, reward, next_obs, terminated, truncated) -> None:
         """Store one step; count the episode when it ended.
@@ -261,81 +206,17 @@ class Reinforce(Agent):
         Returns ``{"loss", "entropy"}`` (plus ``"value_loss"`` with the baseline), or None
         when no update was due. The memory is empty afterwards.
         """
-        cfg = self.config
         full = len(self.memory) >= self.memory.capacity
-        if self.episodes_in_memory < cfg.episodes_per_update and not full:
+        if self.episodes_in_memory < self.config.episodes_per_update and not full:
             return None
-        batch = self.memory.ordered()
-        returns, segments = self.returns(batch)
-        loss, entropy, v_loss, *weights = self._update_concrete(
-            tf.convert_to_tensor(batch.obs),
-            tf.convert_to_tensor(batch.actions, tf.int32 if self.discrete else tf.float32),
-            tf.convert_to_tensor(returns),
-            tf.constant(segments, tf.float32),
-        )
+        metrics = self.learner.learn(self.memory.ordered())
         self.memory.clear()
         self.episodes_in_memory = 0
-        self.num_updates += 1
-        self._refresh_numpy([w.numpy() for w in weights])
-        metrics = {"loss": float(loss), "entropy": float(entropy)}
-        if self.value is not None:
-            metrics["value_loss"] = float(v_loss)
+        self.acting.follow(self.learner.policy())
         return metrics
 
-    def returns(self, batch: Batch) -> tuple[np.ndarray, int]:
-        """Returns-to-go ``[T]`` of a batch of whole or cut episodes, and how many segments.
-
-        An episode that did not terminate (truncated, or cut because the memory filled)
-        bootstraps from the numpy copy of ``V(s_T)`` with the baseline on, and is cut
-        (bootstrap 0) without it.
-        """
-        ends = batch.terminated | batch.truncated
-        open_end = ~batch.terminated & (ends | (np.arange(len(ends)) == len(ends) - 1))
-        bootstrap = np.zeros(len(ends), np.float32)
-        if self._value is not None and open_end.any():
-            values = self._value(batch.next_obs[open_end])
-            bootstrap[open_end] = values[:, 0] if values.ndim == 2 else values
-        segments = int(ends.sum()) + int(not ends[-1])
-        return returns_to_go(batch.rewards, self.config.gamma, ends, bootstrap), segments
-
-    def _policy_terms(self, obs, actions, weights):
-        out = self.policy.model(obs, training=True)
-        if self.discrete:
-            return softmax_log_loss(out, actions, weights), softmax_entropy(out)
-        per_example = gaussian_log_loss(out, self.log_std, actions, weights)
-        return per_example, gaussian_entropy(self.log_std, tf.shape(out)[0])
-
-    def _update_graph(self, obs, actions, returns, segments):
-        """One update on ``T`` transitions: obs ``[T, obs_dim]``, actions ``[T]`` or ``[T, D]``,
-        returns ``[T]``; losses are summed over time and divided by ``segments`` (episodes).
-        """
-        cfg = self.config
-        weights = returns
-        v_loss = tf.constant(0.0)
-        if self.value is not None:
-            with tf.GradientTape() as tape:
-                values = self.value.model(obs, training=True)
-                values = values[:, 0] if values.shape.rank == 2 else values  # [T]
-                v_loss = tf.reduce_sum(value_loss(values, returns)) / segments
-            self.value_pipeline(tape, v_loss)
-            weights = returns - values  # V before this update
-        if cfg.normalize_returns:
-            weights = normalize(weights)
-        with tf.GradientTape() as tape:
-            per_example, entropy = self._policy_terms(obs, actions, weights)
-            loss = tf.reduce_sum(per_example)
-            if cfg.entropy_coef:
-                loss -= cfg.entropy_coef * tf.reduce_sum(entropy)
-            loss /= segments
-        self.policy_pipeline(tape, loss)
-        # the updated weights come back with the metrics: no separate reads to refresh the copy
-        weights = [tf.identity(w) for w in self._snapshot_tensors()]
-        return [loss, tf.reduce_mean(entropy), v_loss, *weights]
-
-    @property
-    def tracing_count(self) -> int:
-        """How many times the update graph was traced (1 after any number of updates)."""
-        return self._update.experimental_get_tracing_count()
+    def diagnostics(self) -> dict[str, float]:
+        return {**self.acting.diagnostics(), **self.learner.diagnostics()}
 
     # -- reporting ---------------------------------------------------------------------------
     def report(self, env) -> str | None:
@@ -346,15 +227,16 @@ class Reinforce(Agent):
             return None
         probs = self.action_probabilities(self.observation_space.low)
         means = getattr(getattr(env, "unwrapped", env), "arm_means", None)
+        start = self.acting.action_start
         lines = ["arm      mean  probability"]
         for arm, p in enumerate(probs):
             mean = f"{means[arm]:8.3f}" if means is not None else "       ?"
-            lines.append(f"{arm + self._action_start:>3}  {mean}  {p:11.3f}")
+            lines.append(f"{arm + start:>3}  {mean}  {p:11.3f}")
         top = int(np.argmax(probs))
-        line = f"most likely arm: {top + self._action_start} ({probs[top]:.1%})"
+        line = f"most likely arm: {top + start} ({probs[top]:.1%})"
         if means is not None:
             means = np.asarray(means, dtype=np.float64)
-            best = np.flatnonzero(means == means.max()) + self._action_start
+            best = np.flatnonzero(means == means.max()) + start
             arms = ", ".join(str(b) for b in best)
             line += f"; best arm{'s' if len(best) > 1 else ''}: {arms} (mean {means.max():.3f})"
         lines.append(line)
@@ -362,12 +244,9 @@ class Reinforce(Agent):
 
     # -- persistence -------------------------------------------------------------------------
     def checkpoint_variables(self) -> dict[str, list]:
-        groups = {"policy": list(self.policy_pipeline.variables)}
-        if self.value is not None:
-            groups["value"] = list(self.value.variables)
-        return groups
+        return self.learner.variables()
 
-    def state(self) -> dict:
+    def state(self) -> dict[str, dict[str, Any]]:
         tree = super().state()
         tree["counters"].update(
             num_updates=self.num_updates,
@@ -375,17 +254,20 @@ class Reinforce(Agent):
             episodes_in_memory=self.episodes_in_memory,
         )
         tree["rngs"]["explore"] = self.rng
-        tree["optimizer"]["policy"] = self.policy_pipeline.optimizer
-        if self.value_pipeline is not None:
-            tree["optimizer"]["value"] = self.value_pipeline.optimizer
         tree["memory"]["episodes"] = self.memory
+        for key, values in self.learner.state().items():
+            tree[key].update(values)
         return tree
 
-    def load_scalars(self, counters: dict, extra: dict) -> None:
+    def load_scalars(self, counters: dict[str, int], extra: dict[str, Any]) -> None:
         super().load_scalars(counters, extra)
-        self.num_updates = int(counters["num_updates"])
+        self.learner.num_updates = int(counters["num_updates"])
+        self.learner.load_scalars(counters, extra)
         self.num_episodes = int(counters["num_episodes"])
         self.episodes_in_memory = int(counters["episodes_in_memory"])
 
     def after_restore(self) -> None:
-        self._refresh_numpy()
+        """Acting follows the weights now in the variables (after a load, or weights
+        assigned by hand)."""
+        self.learner.refresh()
+        self.acting.follow(self.learner.policy())

@@ -1,0 +1,93 @@
+"""Epsilon-greedy acting, as DQN3.0's ``eGreedy``: the network runs only for greedy actions.
+
+One rule for every observation format (vectors, images, one-hot, ``Dict`` and ``Tuple``):
+``obs_format.batch_rows`` tells one observation (one action back) from a batch ``[N, ...]``
+(``N`` actions, a vector env's). Exploring, it takes a random action with the probability
+the schedule gives at the agent's step; evaluating, it is greedy, or epsilon-greedy with a
+fixed ``eval_epsilon`` drawing from a generator of its own, so that evaluating never
+changes what training draws. Actions are ``action_start + [0, num_actions)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from rlkit.agents.parts import Acting, Clock
+from rlkit.core.spaces import ObservationFormat
+
+
+class EpsilonGreedy(Acting):
+    """Epsilon-greedy over the Q-values of the policy it follows.
+
+    Args:
+        obs_format: how observations are encoded and told from batches.
+        num_actions: ``A``; the policy maps ``[*shape] -> [A]`` and ``[N, *shape] -> [N, A]``.
+        epsilon: the exploration rate at a step (e.g. DQN3.0's linear schedule).
+        clock: the agent's step count, read by :attr:`epsilon`.
+        rng: the ``"explore"`` generator (the epsilon draws and random actions).
+        eval_epsilon: the share of random actions when evaluating (0: greedy).
+        eval_rng: the generator evaluation draws from (needed when ``eval_epsilon > 0``).
+        action_start: the first action (``Discrete(n, start)``).
+    """
+
+    def __init__(
+        self, obs_format: ObservationFormat, num_actions: int, epsilon: Callable[[int], float],
+        clock: Clock, rng: np.random.Generator, eval_epsilon: float = 0.0,
+        eval_rng: np.random.Generator | None = None, action_start: int = 0,
+    ) -> None:  # fmt: skip
+        self.encode = obs_format.encode
+        self.batch_rows = obs_format.batch_rows
+        self.num_actions = num_actions
+        self.schedule = epsilon
+        self.clock = clock
+        self.rng = rng
+        self.eval_epsilon = eval_epsilon
+        self.eval_rng = eval_rng
+        self.action_start = action_start
+
+    @property
+    def epsilon(self) -> float:
+        """The exploration rate at the current step."""
+        return self.schedule(self.clock())
+
+    def diagnostics(self) -> dict[str, float]:
+        return {"epsilon": self.epsilon}
+
+    def state(self) -> dict[str, dict[str, Any]]:
+        """The evaluation generator (``rngs["evaluate"]``); ``rng`` is the agent's own."""
+        return {} if self.eval_rng is None else {"rngs": {"evaluate": self.eval_rng}}
+
+    def act(self, obs, explore: bool = True) -> int | np.ndarray:
+        """An action for one observation (an int) or ``[N]`` ints for a batch ``[N, ...]``;
+        with ``explore`` False greedy, or ``eval_epsilon``-greedy from ``eval_rng``."""
+        x = self.encode(obs)
+        rows = self.batch_rows(x)
+        if explore:
+            return self.epsilon_greedy(x, rows, self.epsilon, self.rng)
+        if self.eval_epsilon > 0:
+            return self.epsilon_greedy(x, rows, self.eval_epsilon, self.eval_rng)
+        q = self.policy(x)
+        return (int(np.argmax(q)) if rows is None else np.argmax(q, axis=-1)) + self.action_start
+
+    def epsilon_greedy(
+        self, x, rows: int | None, epsilon: float, rng: np.random.Generator
+    ) -> int | np.ndarray:
+        """Epsilon-greedy for one encoded observation (``rows`` None) or ``rows`` of them.
+
+        One observation: one ``rng.random()`` draw, then ``rng.integers(A)`` if it is below
+        ``epsilon``, else the network. A batch: ``rng.random(N)`` then ``rng.integers(A,
+        size=N)``, the network only when some action is greedy.
+        """
+        start = self.action_start
+        if rows is None:
+            if rng.random() < epsilon:
+                return int(rng.integers(self.num_actions)) + start
+            return int(np.argmax(self.policy(x))) + start
+        random = rng.random(rows) < epsilon
+        actions = rng.integers(self.num_actions, size=rows)
+        if not random.all():
+            actions = np.where(random, actions, np.argmax(self.policy(x), axis=-1))
+        return actions + start

@@ -1,0 +1,103 @@
+"""The two parts every rlkit agent is joined from: an acting rule and a learner.
+
+- :class:`Acting` chooses actions from the policy it reads: epsilon-greedy (DQN),
+  exploration noise (DDPG, TD3), sampling (REINFORCE). It owns what acting draws from
+  and nothing of learning; the agent hands it the learner's newest policy after updates.
+- :class:`Learner` owns the networks, the compiled update over the update pipelines
+  (:mod:`rlkit.learn.gradients`) and the targets: ``learn(batch)`` runs one block of
+  updates and returns its metrics, ``policy()`` is the snapshot acting reads.
+
+The agent (:class:`~rlkit.agents.dqn.DQN`, :class:`~rlkit.agents.ddpg.DDPG`,
+:class:`~rlkit.agents.reinforce.Reinforce`) joins the two with its memory and its config:
+``observe`` writes the memory, ``update()`` samples it for the learner when updates are
+due and gives acting the new policy (Acme's actor/learner split, without its builder).
+Both parts read the agent's step count through ``clock()`` (schedules, warm-up).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from rlkit.replay.memory import Batch
+
+#: the agent's environment step count (``agent.num_steps``), read when a schedule needs it
+Clock = Callable[[], int]
+
+
+class Acting:
+    """An acting rule: ``act(obs, explore)`` from the policy last given to :meth:`follow`.
+
+    ``obs`` is one observation (one action back) or a batch ``[N, ...]`` (``N`` actions).
+    With ``explore`` False it acts as evaluation does (greedy, or an evaluation epsilon).
+    """
+
+    def act(self, obs, explore: bool = True) -> Any:
+        raise NotImplementedError
+
+    def follow(self, policy: Callable[[Any], np.ndarray]) -> None:
+        """Read ``policy`` from now on (the learner's snapshot after its updates)."""
+        self.policy = policy
+
+    def episodes_ended(self, indices: np.ndarray | None) -> None:
+        """Streams ``indices`` (None: the one environment) ended an episode (e.g. DDPG's
+        noise restarts)."""
+
+    def diagnostics(self) -> dict[str, float]:
+        """Scalars worth logging now (e.g. ``{"epsilon": 0.1}``)."""
+        return {}
+
+    def state(self) -> dict[str, dict[str, Any]]:
+        """Acting's part of a checkpoint (e.g. DDPG's noise generator and OU state), in the
+        tree of :meth:`rlkit.agents.base.Agent.state`."""
+        return {}
+
+    def load_scalars(self, counters: dict[str, int], extra: dict[str, Any]) -> None:
+        """Take back the counters and extra values :meth:`state` gave."""
+
+
+class Learner:
+    """A learner: networks, the compiled update and the targets.
+
+    Attributes:
+        num_updates: gradient updates run so far (a checkpoint keeps it).
+    """
+
+    num_updates: int = 0
+
+    def learn(self, batch: Batch) -> dict[str, float]:
+        """One block of updates on ``batch`` (leading shape ``[K, B]``: ``K`` updates of
+        ``B`` transitions); the block's metrics."""
+        raise NotImplementedError
+
+    def policy(self) -> Callable[[Any], np.ndarray]:
+        """What acting reads: encoded observation(s) -> network output (Q-values, the
+        action, logits), e.g. a numpy copy of an MLP or one compiled call."""
+        raise NotImplementedError
+
+    def after_blocks(self, before: int, now: int) -> None:
+        """After every ``update()``'s blocks, with the step counts it spans (e.g. DQN's
+        target copies every ``target_update_freq`` steps)."""
+
+    def rewards_stored(self, rewards) -> None:
+        """The rewards just stored (clipped), one or ``[N]`` (e.g. DQN3.0's running r_max)."""
+
+    def variables(self) -> dict[str, list]:
+        """``{group: [variables]}``: every network's weights, targets and EMA shadows
+        included (the agent's ``checkpoint_variables``)."""
+        raise NotImplementedError
+
+    def state(self) -> dict[str, dict[str, Any]]:
+        """The learner's part of a checkpoint besides the weights, in the tree of
+        :meth:`rlkit.agents.base.Agent.state` (``optimizer``, ``rngs``, ``counters``,
+        ``extra``); ``num_updates`` is written by the agent."""
+        return {}
+
+    def load_scalars(self, counters: dict[str, int], extra: dict[str, Any]) -> None:
+        """Take back the counters and extra values :meth:`state` gave."""
+
+    def diagnostics(self) -> dict[str, float]:
+        """Scalars worth logging now (e.g. ``{"learning_rate": 1e-4}``)."""
+        return {}
