@@ -97,3 +97,20 @@ def test_torch_centred_rmsprop_puts_epsilon_outside_the_square_root():
         grad_avg = 0.95 * grad_avg + 0.05 * g
         expected -= 0.1 * g / (np.sqrt(square_avg - grad_avg**2) + 0.01)  # PyTorch's rule
     np.testing.assert_allclose(w.numpy(), expected, rtol=1e-6)
+
+
+def test_tf1_centred_rmsprop_starts_its_mean_square_at_one():
+    """Dopamine's optimizer (tf.compat.v1 RMSPropOptimizer, centred, momentum 0): ms starts
+    at 1, mg at 0, epsilon 1e-5 inside the root."""
+    from rlkit.learn.optimizers import make_optimizer
+
+    optimizer = make_optimizer("rmsprop_centered_tf1", 2.5e-4)
+    w = tf.Variable([1.0, -2.0])
+    optimizer.build([w])
+    expected, ms, mg = np.array([1.0, -2.0]), np.ones(2), np.zeros(2)
+    for g in (np.array([1e-3, -4e-4], np.float32), np.array([2e-4, 6e-4], np.float32)):
+        optimizer.apply_gradients([(tf.constant(g), w)])
+        ms = 0.95 * ms + 0.05 * g * g
+        mg = 0.95 * mg + 0.05 * g
+        expected -= 2.5e-4 * g / np.sqrt(ms - mg**2 + 1e-5)
+    np.testing.assert_allclose(w.numpy(), expected, rtol=1e-6)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-OPTIMIZERS = ("adam", "rmsprop_centered", "rmsprop_centered_torch", "rmsprop", "sgd")
+OPTIMIZERS = (
+    "adam", "rmsprop_centered", "rmsprop_centered_tf1", "rmsprop_centered_torch", "rmsprop", "sgd"
+)  # fmt: skip
 
 
 def make_optimizer(name: str, learning_rate: float, adam_epsilon: float = 1e-7):
@@ -16,6 +18,14 @@ def make_optimizer(name: str, learning_rate: float, adam_epsilon: float = 1e-7):
     PyTorch's ``RMSprop(alpha=0.95, eps=0.01, centered=True)`` (the MinAtar paper's), whose
     epsilon is added *outside* the square root: ``w -= lr * dw / (sqrt(g2 - g^2) + 0.01)``;
     for small gradients its steps are up to 10x larger than DQN3.0's.
+
+    ``rmsprop_centered_tf1`` is Dopamine's DQN optimizer, TensorFlow 1's
+    ``RMSPropOptimizer(decay=0.95, momentum=0, epsilon=1e-5, centered=True)``: the same
+    rule as Keras' centred RMSprop with epsilon 1e-5 inside the root, but its mean square
+    starts at **1**, not 0 (Keras, PyTorch and DQN3.0 start at 0). With Dopamine's small
+    batch-mean gradients (mean squares of 1e-8 to 1e-6) that 1 keeps the first few hundred
+    updates tiny (docs/atari.md). It is meant for a batch-mean loss (``reduction="mean"``):
+    on a summed one the 1 is B^2 times smaller relative to the gradient.
     """
     import keras
 
@@ -23,6 +33,8 @@ def make_optimizer(name: str, learning_rate: float, adam_epsilon: float = 1e-7):
         return keras.optimizers.Adam(learning_rate, epsilon=adam_epsilon)
     if name == "rmsprop_centered":
         return keras.optimizers.RMSprop(learning_rate, rho=0.95, epsilon=0.01, centered=True)
+    if name == "rmsprop_centered_tf1":
+        return tf1_centered_rmsprop(learning_rate)
     if name == "rmsprop_centered_torch":
         return torch_centered_rmsprop(learning_rate)
     if name == "rmsprop":
@@ -64,3 +76,21 @@ def torch_centered_rmsprop(learning_rate: float, rho: float = 0.95, epsilon: flo
             return {**super().get_config(), "rho": self.rho, "epsilon": self.epsilon}
 
     return TorchCenteredRMSprop(learning_rate, rho, epsilon)
+
+
+def tf1_centered_rmsprop(learning_rate: float, rho: float = 0.95, epsilon: float = 1e-5):
+    """TensorFlow 1's centred ``RMSPropOptimizer`` (no momentum) as a Keras optimizer: Keras'
+    centred RMSprop whose mean square starts at 1 (see :func:`make_optimizer`)."""
+    import keras
+
+    class TF1CenteredRMSprop(keras.optimizers.RMSprop):
+        def build(self, variables):
+            if self.built:
+                return
+            super().build(variables)
+            for velocity in self._velocities:  # tf.compat.v1: ms = ones, mg = zeros
+                velocity.assign(keras.ops.ones_like(velocity))
+
+    return TF1CenteredRMSprop(
+        learning_rate, rho=rho, epsilon=epsilon, centered=True, name="tf1_centered_rmsprop"
+    )

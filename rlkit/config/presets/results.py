@@ -53,6 +53,7 @@ class PresetResult:
     reference_from: str = "zoo"
     wall_clock: str = ""
     at: str = ""
+    envs: str = ""
     extra: dict = field(default_factory=dict)
 
     @property
@@ -106,7 +107,7 @@ def rows(agent: str | None = None) -> list[dict[str, str]]:
                        if a == p.agent and name == p.name.split("/", 1)[1]), None)  # fmt: skip
         out.append({
             "preset": p.name,
-            "env": p.env or family or "any",
+            "env": p.env or family or r.envs or "any",
             "source": r.source,
             "steps": short_steps(int(p.run.get("steps", 0))) if p.run.get("steps") else "-",
             "measured": r.measured,
