@@ -112,7 +112,7 @@ class Agent:
         """One step of each stream: a scalar ``reward`` for the one environment, ``[N]``
         rewards (and actions, next observations, flags) for a vector env's ``N``."""
         memory, next_x = self.experience_memory(), self.encode(next_obs)
-        if np.ndim(reward) == 0:
+        if getattr(reward, "ndim", 0) == 0:  # a Python or numpy scalar: the one environment
             action, reward = self.stored_step(action, reward)
             memory.append(0, action, reward, next_x, terminated, truncated)
             self.num_steps += 1

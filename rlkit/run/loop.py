@@ -207,7 +207,7 @@ class Trainer:
         agent, state = self.agent, self.state
         actions = agent.act(self.obs)
         step = self.streams.step(actions)
-        agent.observe(actions, step.rewards, step.next_obs, step.terminated, step.truncated)
+        agent.observe_next(actions, step.rewards, step.next_obs, step.terminated, step.truncated)
         if step.ended:
             agent.observe_first(step.first_obs, streams=step.ended)
         metrics = agent.update()

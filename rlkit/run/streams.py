@@ -67,7 +67,9 @@ class Streams:
 
     def rewards(self, step: Step) -> list[float]:
         """The step's rewards as one float per stream."""
-        return [float(r) for r in np.atleast_1d(step.rewards)]
+        if not self.vector:
+            return [float(step.rewards)]
+        return [float(r) for r in step.rewards]
 
     def step(self, actions) -> Step:
         return self._vector_step(actions) if self.vector else self._one_step(actions)

@@ -1,0 +1,74 @@
+"""Did a change cost speed? ``rlkit train`` steps/s of this working tree against a commit.
+
+The commit is checked out into a temporary git worktree and run from there (its own
+``cli`` and ``rlkit`` on ``PYTHONPATH``); each run is a whole ``rlkit train`` in a fresh
+process, the two trees alternating, pinned to one core when ``--core`` is given. Printed:
+every run's steps/s (summary.json's figure), the medians and their ratio (after/before).
+
+    python -m benchmarks.speed_vs_commit --ref 82bf536 --steps 20000 --reps 3
+    python -m benchmarks.speed_vs_commit --ref 82bf536 --agent ddpg --env Pendulum-v1
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run(tree: Path, args: argparse.Namespace) -> float:
+    """Steps/s of one ``rlkit train`` from ``tree`` in a fresh process."""
+    with tempfile.TemporaryDirectory() as out:
+        command = [sys.executable, "-m", "cli.main", "train", args.agent, "--env", args.env,
+                   "--steps", str(args.steps), "--quiet", "--eval-every", "0", "--out", out,
+                   *args.extra]  # fmt: skip
+        if args.core is not None:
+            command = ["taskset", "-c", str(args.core), *command]
+        env = {**os.environ, "PYTHONPATH": str(tree)}
+        subprocess.run(command, check=True, capture_output=True, cwd=tree, env=env)
+        (run_dir,) = Path(out).iterdir()
+        return json.loads((run_dir / "summary.json").read_text())["steps_per_second"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ref", required=True, help="the commit to compare with (before)")
+    parser.add_argument("--agent", default="dqn")
+    parser.add_argument("--env", default="CartPole-v1")
+    parser.add_argument("--steps", type=int, default=20_000)
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--core", type=int, help="pin every run to this CPU core")
+    parser.add_argument("extra", nargs="*", help="more rlkit train options (after --)")
+    args = parser.parse_args()
+    if args.steps <= 0 or args.reps <= 0:
+        parser.error("--steps and --reps must be positive")
+    with tempfile.TemporaryDirectory() as tmp:
+        before = Path(tmp) / "before"
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(before),
+                        args.ref], check=True, capture_output=True)  # fmt: skip
+        try:
+            rates: dict[str, list[float]] = {"before": [], "after": []}
+            trees = {"before": before, "after": ROOT}
+            for rep in range(args.reps):
+                for name in ("before", "after") if rep % 2 == 0 else ("after", "before"):
+                    rates[name].append(run(trees[name], args))
+                    print(f"rep {rep}: {name:<6} {rates[name][-1]:8.0f} steps/s", flush=True)
+        finally:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
+                            str(before)], check=False, capture_output=True)  # fmt: skip
+    medians = {name: statistics.median(values) for name, values in rates.items()}
+    print(f"\n{args.agent} {args.env}, median of {args.reps} runs of {args.steps:,} steps:")
+    print(f"  before ({args.ref}): {medians['before']:8.0f} steps/s")
+    print(f"  after (this tree): {medians['after']:8.0f} steps/s")
+    print(f"  ratio after/before: {medians['after'] / medians['before']:.3f}")
+
+
+if __name__ == "__main__":
+    main()
