@@ -20,6 +20,11 @@ The policy and the baseline are rlkit's :class:`~rlkit.networks.policy.PolicyMLP
 user's Keras models (``policy=`` / ``baseline=``, config keys ``policy`` and
 ``baseline_network``): the policy returns the logits, or the Gaussian's mean (the log std
 stays the agent's own variable); the baseline one value per observation.
+
+A ``Dict`` or ``Tuple`` observation takes a policy (and a baseline, when it is on) of one's
+own, which receives the structure (each part in its own dtype); the episode memory is then
+a :class:`~rlkit.replay.structured.StructuredReplay`, one array per part, and acting goes
+through one compiled call. rlkit's MLP refuses such a space in one line.
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ from rlkit.learn.losses import (  # noqa: F401 (the loss terms, importable here 
 )
 from rlkit.networks.custom import GIVEN_IN_PYTHON
 from rlkit.replay.memory import Batch, ReplayMemory
+from rlkit.replay.structured import StructuredReplay
 
 if TYPE_CHECKING:
     import tensorflow as tf
@@ -57,7 +63,9 @@ class Reinforce(Agent):
     """REINFORCE (Monte-Carlo policy gradient) for Discrete or bounded Box actions.
 
     Args:
-        observation_space: ``Box`` (flattened) or ``Discrete`` (one-hot) observations.
+        observation_space: ``Box`` (flattened) or ``Discrete`` (one-hot) observations; or a
+            ``Dict`` or ``Tuple`` of ``Box`` and ``Discrete`` parts with a ``policy`` (and,
+            with the baseline on, a ``baseline``) of one's own that takes that structure.
         action_space: ``Discrete(n)`` (softmax policy) or a bounded ``Box`` (Gaussian).
         config: a :class:`ReinforceConfig`; keyword arguments override its keys. Its
             ``preset`` is resolved against the observation space (``self.config`` holds
@@ -94,8 +102,8 @@ class Reinforce(Agent):
             overrides.update(baseline=True, baseline_network=named)
         super().__init__(observation_space, action_space, config, seed, **overrides)
         self.config = cfg = resolve_preset(self.config, observation_space)
-        self.obs_format = observation_format(observation_space, "reinforce")
-        self.encode, obs_dim = self.obs_format.encode, self.obs_format.size
+        fmt = observation_format(observation_space, "reinforce", structured=True)
+        self.obs_format, self.encode = fmt, fmt.encode
         self.discrete = isinstance(action_space, spaces.Discrete)
         if self.discrete:
             self.num_actions = int(action_space.n)
@@ -106,9 +114,14 @@ class Reinforce(Agent):
         self.learner = ReinforceLearner(
             cfg, observation_space, action_space, self.obs_format, seed, self._networks
         )
-        self.memory = ReplayMemory(
-            cfg.buffer_size, (obs_dim,), np.float32, action_shape, action_dtype, seed
-        )
+        if fmt.parts:  # one array per part, each in its own dtype
+            self.memory: ReplayMemory = StructuredReplay(
+                cfg.buffer_size, fmt.shape, fmt.dtype, action_shape, action_dtype, seed
+            )
+        else:
+            self.memory = ReplayMemory(
+                cfg.buffer_size, (fmt.size,), np.float32, action_shape, action_dtype, seed
+            )
         self.rng = seeding.generator(seed, "sample")  # action sampling
         self.acting = Sampling(action_space, self.obs_format, self.rng)
         self.num_episodes = 0  # finished episodes observed
@@ -170,7 +183,8 @@ class Reinforce(Agent):
         """Sample ``a ~ pi(.|s)`` (``explore=True``) or take the most likely action.
 
         Discrete: the greedy action is ``argmax pi``; Box: the Gaussian mean. ``obs`` is one
-        observation (an int or one action is returned) or a batch (``[N]`` / ``[N, D]``).
+        observation (an int or one action is returned) or a batch (``[N]`` / ``[N, D]``; a
+        ``Dict`` or ``Tuple`` observation: its structure, ``[N, *part_shape]`` per part).
         """
         return self.acting.act(obs, explore)
 

@@ -105,7 +105,9 @@ class ReinforceConfig:
 
 
 def check_spaces(observation_space, action_space, env_id: str = "the environment") -> None:
-    """REINFORCE needs Discrete or bounded Box actions and Box or Discrete observations."""
+    """REINFORCE needs Discrete or bounded Box actions and Box or Discrete observations, or a
+    Dict or Tuple of them (with a policy, and a baseline when it is on, of one's own: the
+    agent refuses its built-in networks for them)."""
     from gymnasium import spaces
 
     from rlkit.core.errors import UsageError
@@ -117,7 +119,7 @@ def check_spaces(observation_space, action_space, env_id: str = "the environment
                 f"reinforce needs a Discrete or Box action space, but {env_id} has {action_space}"
             )
         require_box_actions(action_space, "reinforce", env_id)
-    observation_format(observation_space, "reinforce")
+    observation_format(observation_space, "reinforce", structured=True)
 
 
 def is_constant_observation(observation_space) -> bool:

@@ -9,6 +9,11 @@ optimizer); the value baseline has its own pipeline. The update is a ``tf.functi
 input signature has a ``None`` time axis, so episodes of any length share one trace; it
 returns the updated weights with its metrics, from which :meth:`ReinforceLearner.policy`'s
 numpy snapshot is rebuilt without further TensorFlow calls.
+
+A ``Dict`` or ``Tuple`` observation takes a policy (and a baseline, when it is on) of one's
+own: the update's input signature is then the observation's structure (one spec ``[None,
+*part_shape]`` per part, in the part's dtype: still one trace), and acting and bootstrapping
+go through one compiled call of the user's models.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from rlkit.agents.parts import Learner
 from rlkit.agents.reinforce_config import ReinforceConfig
 from rlkit.core import seeding
 from rlkit.core.spaces import ObservationFormat
+from rlkit.core.structure import assemble, take_rows
 from rlkit.learn.gradients import UpdatePipeline, transforms_from_config
 from rlkit.learn.losses import (
     gaussian_entropy,
@@ -37,7 +43,7 @@ from rlkit.learn.losses import (
 from rlkit.learn.optimizers import make_optimizer
 from rlkit.learn.returns import returns_to_go
 from rlkit.networks.custom import network_source
-from rlkit.networks.policy import PolicyMLP, make_baseline, make_policy
+from rlkit.networks.policy import PolicyMLP, make_baseline, make_policy, refuse_builtin
 from rlkit.replay.memory import Batch
 
 
@@ -47,16 +53,18 @@ class PolicySnapshot:
 
     Attributes:
         forward: encoded observations ``[obs_dim]`` / ``[N, obs_dim]`` -> the logits
-            ``[(N,) n]`` (Discrete) or the Gaussian's mean ``[(N,) act_dim]`` (Box).
+            ``[(N,) n]`` (Discrete) or the Gaussian's mean ``[(N,) act_dim]`` (Box); a ``Dict``
+            or ``Tuple`` observation: its structure (``[(N,) *part_shape]`` per part) in.
         std: the Gaussian's std ``[act_dim]`` (``exp(log_std)``); None for Discrete.
-        value: ``[N, obs_dim]`` -> ``V`` as ``[N, 1]`` or ``[N]``; None without a baseline.
+        value: ``[N, obs_dim]`` (or the structure) -> ``V`` as ``[N, 1]`` or ``[N]``; None
+            without a baseline.
     """
 
-    forward: Callable[[np.ndarray], np.ndarray]
+    forward: Callable[[Any], np.ndarray]
     std: np.ndarray | None
-    value: Callable[[np.ndarray], np.ndarray] | None
+    value: Callable[[Any], np.ndarray] | None
 
-    def __call__(self, x: np.ndarray) -> np.ndarray:
+    def __call__(self, x: Any) -> np.ndarray:
         return self.forward(x)
 
 
@@ -67,14 +75,15 @@ class ReinforceLearner(Learner):
         config: the resolved :class:`ReinforceConfig`.
         observation_space, action_space: the agent's spaces (the action space picks a
             softmax policy or a Gaussian one).
-        obs_format: how observations are encoded (``obs_format.size`` inputs).
+        obs_format: how observations are encoded (``obs_format.size`` inputs, or a
+            ``Dict``'s or ``Tuple``'s parts).
         seed: seeds the weight initialisation.
         networks: the user's own ``{"policy": ..., "baseline": ...}`` given as Python
             objects (None where not given).
 
     Attributes:
         policy_network: :class:`PolicyMLP` or the user's :class:`KerasPolicyNetwork`,
-            ``[B, obs_dim] -> [B, out_dim]``.
+            ``[B, obs_dim] -> [B, out_dim]`` (or the structure ``[B, *part_shape]`` in).
         value_network: the baseline ``[B, obs_dim] -> [B, 1]`` (or ``[B]``); None without it.
         log_std: the Gaussian's state-independent log std ``[act_dim]``; None for Discrete.
         policy_pipeline, value_pipeline: their update pipelines (``value_pipeline`` None
@@ -120,7 +129,7 @@ class ReinforceLearner(Learner):
         self._update = tf.function(
             self._update_graph,
             input_signature=[
-                tf.TensorSpec([None, obs_format.size], tf.float32),
+                self._obs_spec(),
                 action_spec,
                 tf.TensorSpec([None], tf.float32),
                 tf.TensorSpec([], tf.float32),
@@ -129,10 +138,26 @@ class ReinforceLearner(Learner):
         self._update_concrete = self._update.get_concrete_function()
         self.refresh()
 
+    def _obs_spec(self) -> tf.TensorSpec | dict | tuple:
+        """The update's observations ``[T, obs_dim]`` float32, or a ``Dict``'s or ``Tuple``'s
+        structure of ``[T, *part_shape]`` specs in the parts' dtypes (``T`` any length)."""
+        fmt = self.obs_format
+        if not fmt.parts:
+            return tf.TensorSpec([None, fmt.size], tf.float32)
+        specs = [tf.TensorSpec([None, *p.shape], tf.as_dtype(p.dtype)) for p in fmt.parts]
+        return assemble(fmt.kind, fmt.parts, specs)
+
     def _make_networks(self, out_dim: int, seed: int, networks: dict[str, Any]) -> tuple:
         """The policy ``[B, obs_dim] -> [B, out_dim]`` and the value baseline ``[B, 1]`` (or
-        ``[B]``; None without the baseline): rlkit's :class:`PolicyMLP` or the user's."""
-        cfg, obs_dim = self.config, self.obs_format.size
+        ``[B]``; None without the baseline): rlkit's :class:`PolicyMLP` or the user's (only
+        the user's for a ``Dict`` or ``Tuple`` observation: UsageError else)."""
+        cfg = self.config
+        if self.obs_format.parts:  # rlkit's MLP takes flat observations only
+            mine = {"policy": cfg.policy, "baseline": cfg.baseline_network or not cfg.baseline}
+            missing = [key for key, given in mine.items() if not given]
+            if missing:
+                refuse_builtin(self.obs_format, missing)
+        obs_dim = 0 if self.obs_format.parts else self.obs_format.size
         spaces_ = self.observation_space, self.action_space
         policy_seed, value_seed = (seeding.network_seed(seed, n) for n in ("policy", "value"))
         if cfg.policy:
@@ -192,7 +217,10 @@ class ReinforceLearner(Learner):
         bootstrap = np.zeros(len(ends), np.float32)
         value = self._snapshot.value
         if value is not None and open_end.any():
-            values = value(batch.next_obs[open_end])
+            if self.obs_format.parts:  # those rows of each part
+                values = value(take_rows(batch.next_obs, np.flatnonzero(open_end).tolist()))
+            else:
+                values = value(batch.next_obs[open_end])
             bootstrap[open_end] = values[:, 0] if values.ndim == 2 else values
         segments = int(ends.sum()) + int(not ends[-1])
         return returns_to_go(batch.rewards, self.config.gamma, ends, bootstrap), segments
@@ -202,8 +230,12 @@ class ReinforceLearner(Learner):
         (``ReplayMemory.ordered()``). Returns ``{"loss", "entropy"}`` (plus ``"value_loss"``
         with the baseline); :meth:`policy` is the updated snapshot afterwards."""
         returns, segments = self.returns(batch)
+        if self.obs_format.parts:  # each part in its own dtype
+            obs = tf.nest.map_structure(tf.convert_to_tensor, batch.obs)
+        else:
+            obs = tf.convert_to_tensor(batch.obs)
         loss, entropy, v_loss, *weights = self._update_concrete(
-            tf.convert_to_tensor(batch.obs),
+            obs,
             tf.convert_to_tensor(batch.actions, tf.int32 if self.discrete else tf.float32),
             tf.convert_to_tensor(returns),
             tf.constant(segments, tf.float32),
@@ -223,8 +255,9 @@ class ReinforceLearner(Learner):
         return per_example, gaussian_entropy(self.log_std, tf.shape(out)[0])
 
     def _update_graph(self, obs, actions, returns, segments):
-        """One update on ``T`` transitions: obs ``[T, obs_dim]``, actions ``[T]`` or ``[T, D]``,
-        returns ``[T]``; losses are summed over time and divided by ``segments`` (episodes).
+        """One update on ``T`` transitions: obs ``[T, obs_dim]`` (or a ``Dict``'s or
+        ``Tuple``'s structure of ``[T, *part_shape]``), actions ``[T]`` or ``[T, D]``, returns
+        ``[T]``; losses are summed over time and divided by ``segments`` (episodes).
         """
         cfg = self.config
         weights = returns

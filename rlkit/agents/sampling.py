@@ -5,7 +5,8 @@ an exact sample from ``softmax(logits)``); bounded Box actions from a diagonal G
 (the policy's mean and std, in the action box scaled to ``[-1, 1]``), clipped to the
 bounds before they reach the environment. With ``explore`` False: the most likely action
 (``argmax pi``, or the Gaussian's mean). Everything is numpy (or the one compiled call of a
-user's policy that is not a Dense stack): no TensorFlow per step.
+user's policy that is not a Dense stack, or that takes a ``Dict`` or ``Tuple`` observation's
+structure): no other TensorFlow call per step.
 
 The last single Gaussian sample is kept so that the memory stores the unclipped sample the
 action came from (:meth:`Sampling.stored_action`): its log-probability is then exact.
@@ -37,7 +38,8 @@ class Sampling(Acting):
     Args:
         action_space: ``Discrete(n)`` (softmax over the policy's logits) or a bounded
             ``Box`` (a Gaussian around the policy's mean, with the snapshot's std).
-        obs_format: how observations are encoded for the policy.
+        obs_format: how observations are encoded for the policy (flat ``[obs_dim]``, or a
+            ``Dict``'s or ``Tuple``'s structure, one array per part).
         rng: the generator the draws come from (Gumbel or standard normal noise, one
             draw of the output's shape per call).
     """
@@ -74,7 +76,8 @@ class Sampling(Acting):
 
         Discrete: the greedy action is ``argmax pi``; Box: the Gaussian mean. ``obs`` is one
         observation (an int or one action ``[*action_shape]`` is returned) or a batch
-        (``[N]`` / ``[N, *action_shape]``).
+        (``[N]`` / ``[N, *action_shape]``); a ``Dict`` or ``Tuple`` observation is its
+        structure (``[N, *part_shape]`` per part for a batch).
         """
         out = self._forward(self.encode(obs))
         if self.discrete:

@@ -1,5 +1,10 @@
 """REINFORCE's networks: a policy (logits, or a Gaussian's mean) and a value baseline;
-rlkit's own MLP, or a user's Keras model (see :mod:`rlkit.networks.custom`)."""
+rlkit's own MLP, or a user's Keras model (see :mod:`rlkit.networks.custom`).
+
+A ``Dict`` or ``Tuple`` observation takes the user's models only (rlkit's MLP refuses it,
+:func:`refuse_builtin`): they receive its structure, each part ``[B, *part_shape]`` in its
+own dtype, and act through one compiled call (:mod:`rlkit.networks.structured`).
+"""
 
 from __future__ import annotations
 
@@ -11,6 +16,7 @@ import numpy as np
 
 from rlkit.core.errors import UsageError
 from rlkit.core.spaces import ObservationFormat
+from rlkit.core.structure import Part, describe
 from rlkit.networks.custom import (
     UserNetwork,
     build_model,
@@ -18,6 +24,7 @@ from rlkit.networks.custom import (
     compiled_policy,
     dense_stack,
 )
+from rlkit.networks.structured import structured_policy
 from rlkit.networks.torso import NumpyMLP, apply_layers, dense, layer_weights, mlp_layers
 
 _softmax = keras.activations.softmax
@@ -70,14 +77,22 @@ class KerasPolicyNetwork(UserNetwork):
 
     Args:
         model: ``[B, obs_dim] -> [B, out_dim]`` (a policy) or ``[B, 1]`` / ``[B]`` (a value).
-        sample: a batch of encoded observations ``[2, obs_dim]`` it was checked on.
+        sample: a batch of encoded observations ``[2, obs_dim]`` it was checked on (a
+            ``Dict``'s or ``Tuple``'s structure of ``[2, *part_shape]`` arrays with ``parts``).
         outputs: the output activations a numpy copy may reproduce (``"linear"``, ``"tanh"``).
+        parts: those of a ``Dict`` or ``Tuple`` observation: no numpy copy, one compiled
+            call taking the structure (one observation or a batch).
     """
 
     def __init__(
-        self, model: keras.Model, sample: np.ndarray, outputs: tuple[str, ...] = ("linear",)
-    ) -> None:
+        self, model: keras.Model, sample: np.ndarray | dict | tuple,
+        outputs: tuple[str, ...] = ("linear",), parts: tuple[Part, ...] = (),
+    ) -> None:  # fmt: skip
         self.model = model
+        if parts:
+            self.layers, self._output = None, None
+            self._compiled = structured_policy(model, parts)
+            return
         stack = dense_stack(model, sample, outputs)
         self.layers, self._output = (None, None) if stack is None else stack
         self._compiled = None if stack is not None else compiled_policy(model, sample.ndim - 1)
@@ -103,19 +118,41 @@ def make_policy(
 ) -> KerasPolicyNetwork:  # fmt: skip
     """REINFORCE's policy from a user's model or builder, checked: ``[B, obs] -> [B, out_dim]``
     (logits per action for Discrete actions; the Gaussian's mean in the action box scaled to
-    ``[-1, 1]`` for Box actions, a linear or tanh output)."""
+    ``[-1, 1]`` for Box actions, a linear or tanh output). A ``Dict`` or ``Tuple``
+    observation: its declared Inputs are checked against the parts, the structure goes in."""
     model = build_model(source, *spaces, "policy", seed)
     last = model.layers[-1] if model.layers else None
     if discrete and isinstance(last, keras.layers.Dense) and last.activation is _softmax:
         raise UsageError("policy returns softmax probabilities but needs logits (a linear output)")
     sample = check_output(model, obs_format, (out_dim,), "policy")
-    return KerasPolicyNetwork(model, sample, ("linear",) if discrete else ("linear", "tanh"))
+    outputs = ("linear",) if discrete else ("linear", "tanh")
+    return KerasPolicyNetwork(model, sample, outputs, obs_format.parts)
 
 
 def make_baseline(
     source: Any, spaces: tuple, obs_format: ObservationFormat, seed: int
 ) -> KerasPolicyNetwork:
     """REINFORCE's value baseline from a user's model or builder, checked: ``[B, obs] ->
-    [B, 1]`` or ``[B]`` (one value per observation)."""
+    [B, 1]`` or ``[B]`` (one value per observation; a ``Dict`` or ``Tuple`` observation as
+    for :func:`make_policy`)."""
     model = build_model(source, *spaces, "baseline", seed)
-    return KerasPolicyNetwork(model, check_output(model, obs_format, (1,), "baseline", ((),)))
+    sample = check_output(model, obs_format, (1,), "baseline", ((),))
+    return KerasPolicyNetwork(model, sample, parts=obs_format.parts)
+
+
+def refuse_builtin(obs_format: ObservationFormat, missing: Sequence[str]) -> None:
+    """UsageError in one line: rlkit's MLP (the ``missing`` networks: ``"policy"``, and
+    ``"baseline"`` when the baseline is on) takes flat vectors or one-hot observations, not
+    a ``Dict`` or ``Tuple`` one; it says which networks of one's own to pass."""
+    names = " and ".join(missing)
+    python = ", ".join(f"{name}=build_{name}" for name in missing)
+    keys = {"policy": "policy", "baseline": "baseline_network"}
+    cli = " ".join(f"--set {keys[name]}=module:function" for name in missing)
+    mine = " and ".join(f"a {name}" for name in missing)
+    off = "; or no baseline: baseline=False, --set baseline=false" if "baseline" in missing else ""
+    raise UsageError(
+        f"reinforce's built-in {names} cannot take a "
+        f"{describe(obs_format.kind, obs_format.parts)} observation: pass {mine} of your own "
+        f"that take{'s' if len(missing) == 1 else ''} it, Reinforce(..., {python}) in Python "
+        f"or {cli} on the command line{off}"
+    )
