@@ -186,12 +186,13 @@ def test_observe_needs_observe_first_and_five_or_six_values():
 
 def test_a_second_run_on_the_same_agent_starts_new_episodes():
     agent = DQN.from_env(gym.make("CartPole-v1"), **SMALL)
-    Trainer(agent, gym.make("CartPole-v1", max_episode_steps=500), seed=0).run(40)
-    fresh = gym.make("CartPole-v1")
-    Trainer(agent, fresh, seed=7).run(80)  # a new env, mid-episode in the old one
+    Trainer(agent, gym.make("CartPole-v1"), seed=0).run(35)
+    assert agent.replay.in_progress(0) and not agent.replay.terminated[34]  # mid-episode
+    Trainer(agent, gym.make("CartPole-v1"), seed=7).run(80)  # a new env
     start, _ = gym.make("CartPole-v1").reset(seed=7)
-    np.testing.assert_array_equal(agent.replay.obs[40], start)
-    assert agent.replay.next_kind[39] == STORED  # the first run's last step is not linked on
+    np.testing.assert_array_equal(agent.replay.obs[35], start)
+    assert agent.replay.next_kind[34] == STORED  # the first run's last step is not linked on
+    assert agent.replay.truncated[34]  # and its episode was cut there (a return ends there)
 
 
 def test_reinforce_goes_on_after_a_full_memory_emptied_mid_episode():
@@ -209,3 +210,65 @@ def test_reinforce_goes_on_after_a_full_memory_emptied_mid_episode():
     batch = agent.memory.ordered()
     np.testing.assert_array_equal(batch.obs, np.array(seen[8:12], np.float32))
     np.testing.assert_array_equal(batch.next_obs, np.array(seen[9:13], np.float32))
+
+
+def test_frame_replay_after_clear_rebuilds_the_stacks_it_is_given():
+    memory = FrameReplay(4, obs_shape=(1, 1, 2))
+    stack = lambda a, b: np.array([[[a, b]]], np.uint8)  # noqa: E731
+    memory.start(0, stack(0, 1))
+    memory.append(0, 0, 0.0, stack(1, 2), True, False)
+    memory.clear()
+    memory.start(0, stack(0, 5))
+    memory.append(0, 0, 0.0, stack(5, 6), False, False)
+    memory.append(0, 0, 0.0, stack(6, 7), False, False)
+    batch = memory.ordered()
+    np.testing.assert_array_equal(batch.obs, [stack(0, 5), stack(5, 6)])
+    np.testing.assert_array_equal(batch.next_obs, [stack(5, 6), stack(6, 7)])
+
+
+def test_frame_replay_too_small_for_its_stacks_says_so_instead_of_hanging():
+    memory = FrameReplay(2, obs_shape=(1, 1, 4))
+    memory.start(0, np.array([[[0, 0, 0, 1]]], np.uint8))
+    for t in range(2, 6):
+        frames = np.clip([t - 3, t - 2, t - 1, t], 0, None).astype(np.uint8)
+        memory.append(0, 0, 0.0, frames.reshape(1, 1, 4), False, False)
+    with pytest.raises(ValueError, match="whole stack of 4 frames"):
+        memory.sample(1)
+
+
+def test_a_vector_env_may_give_python_lists():
+    env = make_vector_env("CartPole-v1", 2)
+    agent = DQN.from_env(env, **SMALL)
+    obs, _ = env.reset(seed=0)
+    agent.observe_first(obs)
+    next_obs, *_ = env.step(np.array([0, 1]))
+    agent.observe([0, 1], [1.0, 1.0], next_obs, [False, False], [False, False])
+    assert agent.num_steps == 2 and len(agent.replay) == 2
+
+
+def test_an_agent_of_one_environment_refuses_a_batch():
+    from rlkit.core.errors import UsageError
+
+    agent = Reinforce.from_env(gym.make("CartPole-v1"))
+    batch = np.zeros((2, 4), np.float32)
+    with pytest.raises(UsageError, match="one environment at a time"):
+        agent.observe_first(batch)
+    agent.observe_first(batch[0])
+    with pytest.raises(UsageError, match="one environment at a time"):
+        agent.observe([0, 1], np.ones(2), batch, np.zeros(2, bool), np.zeros(2, bool))
+    assert agent.num_steps == 0
+
+
+def test_ddpg_acts_on_loaded_weights_after_a_block_run_by_hand():
+    from rlkit.agents import DDPG
+
+    env = gym.make("Pendulum-v1")
+    agent = DDPG.from_env(env, seed=0, buffer_size=200, learning_starts=0, batch_size=8,
+                          actor_hidden_sizes=[8], critic_hidden_sizes=[8])  # fmt: skip
+    manual_run(agent, env, 20, whole=False)
+    agent.learn(agent.replay.sample(8, 1))  # by hand: the block's weights wait for acting
+    for variable in agent.actor.variables:
+        variable.assign(np.zeros(variable.shape, np.float32))
+    agent.after_restore()  # (what a load does after writing the weights)
+    obs, _ = env.reset(seed=1)
+    np.testing.assert_array_equal(agent.act(obs, explore=False), np.zeros(1, np.float32))

@@ -84,6 +84,7 @@ class Agent:
         if rows is None:
             memory.start(0, x)
         else:
+            self._check_batch()
             memory.start_batch(x, range(rows) if streams is None else list(streams))
 
     def observe(self, *args, **kwargs) -> None:
@@ -112,13 +113,14 @@ class Agent:
         """One step of each stream: a scalar ``reward`` for the one environment, ``[N]``
         rewards (and actions, next observations, flags) for a vector env's ``N``."""
         memory, next_x = self.experience_memory(), self.encode(next_obs)
-        if getattr(reward, "ndim", 0) == 0:  # a Python or numpy scalar: the one environment
+        if isinstance(reward, float | int | np.generic) or np.ndim(reward) == 0:
             action, reward = self.stored_step(action, reward)
             memory.append(0, action, reward, next_x, terminated, truncated)
             self.num_steps += 1
             if terminated or truncated:
                 self.record_episode_ends(None)
             return
+        self._check_batch()
         actions, rewards = self.stored_steps(action, reward)
         memory.append_batch(actions, rewards, next_x, terminated, truncated)
         self.num_steps += len(rewards)
@@ -134,12 +136,20 @@ class Agent:
         if self.obs_format.batch_rows(x) is None:
             memory.continue_or_start(0, x)
         else:
+            self._check_batch()
             memory.continue_or_start_batch(x)
         self.observe_next(action, reward, next_obs, terminated, truncated)
 
     def observe_batch(self, obs, actions, rewards, next_obs, terminated, truncated) -> None:
         """:meth:`observe_transition` for ``N`` transitions (leading axis ``N``)."""
         self.observe_transition(obs, actions, rewards, next_obs, terminated, truncated)
+
+    def _check_batch(self) -> None:
+        if not self.vector_envs:
+            raise UsageError(
+                f"{self.name} learns from one environment at a time: observe one "
+                "observation, action and reward, not a batch"
+            )
 
     def streams_to_start(self, num_streams: int = 1) -> list[int]:
         """Which of streams ``0..num_streams-1`` have no episode in progress: those

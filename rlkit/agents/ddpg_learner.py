@@ -171,6 +171,9 @@ class DDPGLearner(Learner):
         self.num_actor_updates += self.num_updates // delay - updates_before // delay
         return {"critic_loss": float(critic_loss), "actor_loss": float(actor_loss), "q": float(q)}
 
+    def weights_changed(self) -> None:
+        self._actor_weights = None  # (the last block's weights are no longer the actor's)
+
     def policy(self) -> Callable[[Any], np.ndarray]:
         """``encoded obs [N, ...] -> mu(s) [N, act_dim]``: a numpy copy of the actor (of the
         weights the last block returned: cheaper than reading the variables again), or

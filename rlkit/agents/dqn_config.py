@@ -70,7 +70,10 @@ class DQNConfig:
         unit_interval,
     )
     optimizer: str = option(
-        "adam", "adam | rmsprop_centered (DQN3.0) | rmsprop | sgd", one_of(*OPTIMIZERS)
+        "adam",
+        "adam | rmsprop_centered (DQN3.0) | rmsprop_centered_tf1 (Dopamine: TF1's, mean "
+        "square from 1) | rmsprop_centered_torch (PyTorch's) | rmsprop | sgd",
+        one_of(*OPTIMIZERS),
     )
     gamma: float = option(0.99, "discount factor", unit_interval)
     batch_size: int = option(64, "transitions per minibatch", positive)

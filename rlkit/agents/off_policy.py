@@ -208,6 +208,7 @@ class OffPolicyAgent(Agent):
         self._rollout_start = int(extra.get("rollout_start", self.num_steps))
 
     def after_restore(self) -> None:
+        self.learner.weights_changed()
         self.refresh_policy()
         if self._last_update_step == 0:  # a loaded model: nothing is owed before num_steps
             self._last_update_step = self._rollout_start = self.num_steps

@@ -81,6 +81,10 @@ class Learner:
         """After every ``update()``'s blocks, with the step counts it spans (e.g. DQN's
         target copies every ``target_update_freq`` steps)."""
 
+    def weights_changed(self) -> None:
+        """The variables were written from outside the update (a load, a checkpoint):
+        :meth:`policy` must read them again."""
+
     def rewards_stored(self, rewards) -> None:
         """The rewards just stored (clipped), one or ``[N]`` (e.g. DQN3.0's running r_max)."""
 

@@ -53,7 +53,7 @@ class ReinforceConfig:
         (32, 32), "hidden ReLU layer sizes of the policy network", positive_sizes
     )
     learning_rate: float = option(3e-3, "policy optimizer learning rate", positive)
-    optimizer: str = option("adam", "adam | rmsprop_centered | rmsprop | sgd", one_of(*OPTIMIZERS))
+    optimizer: str = option("adam", " | ".join(OPTIMIZERS), one_of(*OPTIMIZERS))
     gamma: float = option(0.99, "discount factor of the returns-to-go", unit_interval)
     normalize_returns: bool = option(
         True,

@@ -9,6 +9,9 @@ import numpy as np
 
 from rlkit.replay.memory import Batch, ReplayMemory
 
+#: redraws of the incomplete stacks in one sample before checking that complete ones exist
+MAX_REDRAWS = 1000
+
 
 class FrameReplay(ReplayMemory):
     """A :class:`ReplayMemory` for stacks of frames that stores each frame once.
@@ -66,7 +69,7 @@ class FrameReplay(ReplayMemory):
         return out
 
     # -- writing -----------------------------------------------------------------------------
-    def start(self, stream: int, obs) -> None:
+    def _start(self, stream: int, obs, cut: bool) -> None:
         """Stream ``stream`` begins an episode at the stack ``obs``: zero-padded (every frame
         but the newest is zero, as FrameStackObservation(padding_type="zero") starts)."""
         obs = np.asarray(obs)
@@ -76,7 +79,7 @@ class FrameReplay(ReplayMemory):
                 "(padding_type='zero')); for observations that are not frame stacks use "
                 "ReplayMemory"
             )
-        super().start(stream, obs[..., -1])
+        super()._start(stream, obs[..., -1], cut)
         self._gap_next[stream] = 0
 
     def append(self, stream: int, action, reward, next_obs, terminated, truncated) -> None:
@@ -118,11 +121,11 @@ class FrameReplay(ReplayMemory):
         it is neither)."""
         obs = np.asarray(obs)
         if not np.any(obs[..., :-1]):
-            self.start(stream, obs)
+            self._start(stream, obs, cut=False)
             return
         last = self._last.get(stream)
         if last is None or last[1]:
-            self.start(stream, obs)  # (raises: not zero-padded)
+            self._start(stream, obs, cut=False)  # (raises: not zero-padded)
         held = last[0] >= self._total - self._size
         if held and obs[..., -2].tobytes() != self.obs[last[0] % self.capacity].tobytes():
             raise ValueError(
@@ -130,7 +133,7 @@ class FrameReplay(ReplayMemory):
                 "needs consecutive frame stacks (use ReplayMemory otherwise)"
             )
         if not self._continues(stream, obs[..., -1]):  # its newest frame is not the one held
-            ReplayMemory.start(self, stream, obs[..., -1])
+            ReplayMemory._start(self, stream, obs[..., -1], cut=False)
             self._gap_next.pop(stream, None)  # (the gap is to the stream's last transition)
 
     # -- reading -----------------------------------------------------------------------------
@@ -192,11 +195,18 @@ class FrameReplay(ReplayMemory):
             return super().sample(batch_size, num_batches)  # its clear errors
         shape = (batch_size,) if num_batches is None else (num_batches, batch_size)
         idx = self.rng.integers(0, self._size, size=shape)
-        while True:
+        for _ in range(MAX_REDRAWS):
             frames, valid = self._frames(idx)
             if valid.all():
                 return self._batch(idx, frames)  # (the frames are not gathered twice)
             idx[~valid] = self.rng.integers(0, self._size, size=int((~valid).sum()))
+        if not self._frames(np.arange(self._size))[1].any():
+            raise ValueError(
+                f"none of the {self._size} transitions held has its whole stack of "
+                f"{self.history} frames: the replay needs a capacity well above "
+                f"{self.history} frames per environment"
+            )
+        return self.sample(batch_size, num_batches)  # (valid ones are there: draw again)
 
     def clear(self) -> None:
         """Forget every transition; each stream starts its next episode again (a stack in
@@ -206,6 +216,7 @@ class FrameReplay(ReplayMemory):
             self._close(stream)
         self._last.clear()
         self._gap_next.clear()
+        self._total = 0  # (slot = global index % capacity again)
 
     # -- checkpoints -------------------------------------------------------------------------
     def state_dict(self) -> dict[str, np.ndarray]:

@@ -15,9 +15,7 @@ a stream's newest, until its next one arrives) keeps its next observation apart 
 small growable side store (``STORED``). For 84x84x4 uint8 Atari observations that is
 ~28.3 kB per transition instead of two copies' 56.4 kB.
 
-:meth:`ReplayMemory.add` takes a transition given whole, for a loop of one's own: it
-continues the stream's episode where ``obs`` is bit for bit the stream's current
-observation and starts one otherwise, so every ``next_obs`` comes back exactly as given.
+:meth:`ReplayMemory.add` takes a transition given whole (a loop of one's own).
 """
 
 from __future__ import annotations
@@ -161,9 +159,14 @@ class ReplayMemory:
         """Stream ``stream`` (one environment) begins an episode at ``obs``.
 
         The stream's next :meth:`append` is a transition from ``obs``. An episode the stream
-        had in progress ends here (its last transition keeps its own next observation).
+        had in progress is cut here: its last transition keeps its own next observation and
+        is marked ``truncated`` (it did not terminate; a return computed over it ends there).
         """
-        self._close(stream)
+        self._start(stream, obs, cut=True)
+
+    def _start(self, stream: int, obs, cut: bool) -> None:
+        """:meth:`start`; ``cut`` False leaves an episode in progress unmarked (for add)."""
+        self._close(stream, cut)
         ref = self._side_slot()
         self._side[ref] = obs
         self._first[stream] = ref
@@ -242,7 +245,7 @@ class ReplayMemory:
         """Where ``obs`` is bit for bit the stream's current observation, the stream's
         episode goes on (its next transition links to its last); else :meth:`start`."""
         if not self._continues(stream, obs):
-            self.start(stream, obs)
+            self._start(stream, obs, cut=False)
 
     def _continues(self, stream: int, obs) -> bool:
         ref = self._current(stream)
@@ -304,11 +307,14 @@ class ReplayMemory:
         elif self.next_kind[i] == STORED:
             self._free.append(int(self.next_ref[i]))
 
-    def _close(self, stream: int) -> None:
-        """End the stream's episode in progress, if any."""
+    def _close(self, stream: int, cut: bool = False) -> None:
+        """End the stream's episode in progress, if any (``cut``: mark its last transition
+        truncated)."""
         previous = self._open.pop(stream, None)
         if previous is not None:
             del self._stream_of[previous]
+            if cut:
+                self.truncated[previous] = True
         ref = self._first.pop(stream, None)
         if ref is not None:
             self._free.append(ref)

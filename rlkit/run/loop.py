@@ -42,7 +42,7 @@ class Trainer:
     """Runs an agent in an environment and calls hooks around each step.
 
     Args:
-        agent: any rlkit agent (``act``/``observe``/``update``).
+        agent: any rlkit agent (``act``, ``observe_first``/``observe_next``, ``update``).
         env: the training environment, or a gymnasium ``VectorEnv`` (an agent with
             ``vector_envs``).
         seed: seeds the first ``env.reset`` and the action space (default: the agent's).
@@ -300,7 +300,8 @@ def train(
 ) -> TrainHistory:
     """Run ``agent`` in ``env`` for ``steps`` more environment steps, learning as it goes.
 
-    Each step: ``agent.act(obs)``, ``env.step``, ``agent.observe(...)``, ``agent.update()``.
+    Each step: ``agent.act(obs)``, ``env.step``, ``agent.observe_next(...)`` (and
+    ``agent.observe_first(obs)`` where an episode begins), ``agent.update()``.
     ``seed`` (default: the agent's seed) seeds the first ``env.reset``. Training also
     stops after ``max_episodes`` episodes, or when ``callback(step, info, history)`` (or a
     hook's ``on_step``) returns False. ``progress``: the CLI's progress line on stderr
