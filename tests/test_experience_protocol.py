@@ -272,3 +272,14 @@ def test_ddpg_acts_on_loaded_weights_after_a_block_run_by_hand():
     agent.after_restore()  # (what a load does after writing the weights)
     obs, _ = env.reset(seed=1)
     np.testing.assert_array_equal(agent.act(obs, explore=False), np.zeros(1, np.float32))
+
+
+def test_ddpg_noise_starts_afresh_when_a_new_run_cuts_an_episode():
+    from rlkit.agents import DDPG
+
+    small = {"buffer_size": 500, "actor_hidden_sizes": [8], "critic_hidden_sizes": [8]}
+    agent = DDPG.from_env(gym.make("Pendulum-v1"), seed=0, noise="ou", learning_starts=0, **small)
+    Trainer(agent, gym.make("Pendulum-v1"), seed=0).run(30)  # mid-episode (200 steps each)
+    assert np.abs(agent.noise.state).max() > 0
+    agent.observe_first(gym.make("Pendulum-v1").reset(seed=1)[0])
+    np.testing.assert_array_equal(agent.noise.state, 0.0)

@@ -137,6 +137,14 @@ class OffPolicyAgent(Agent):
         self.learner.rewards_stored(rewards)
         return self.stored_actions(actions), rewards
 
+    def observe_first(self, obs, streams=None) -> None:
+        rows = self.obs_format.batch_rows(self.encode(obs))
+        began = [0] if rows is None else list(range(rows) if streams is None else streams)
+        cut = [s for s in began if self.replay.in_progress(s)]
+        super().observe_first(obs, streams)
+        if cut:  # episodes cut short (a new run on this agent): acting starts them afresh
+            self.acting.episodes_ended(None if rows is None else np.array(cut))
+
     def record_episode_ends(self, indices: np.ndarray | None) -> None:
         self._episodes_pending += 1 if indices is None else len(indices)
         self.acting.episodes_ended(indices)
