@@ -95,7 +95,8 @@ def sweep(agent, env_id, env_kwargs, steps, overrides, config_file, num_envs, ep
         spec = SweepSpec.load(resume_dir)  # a clear error when it is no sweep
         _refuse_other_settings(click.get_current_context(), spec, resume_dir)
         _ray(address)
-        return _run(spec, resume_dir, address, True, max_failures)
+        return _run(spec, resume_dir, address, True, max_failures,
+                    asked=_operational(click.get_current_context()))  # fmt: skip
     check_counts(steps=steps, num_envs=num_envs, episodes=episodes, eval_every=eval_every,
                  eval_episodes=eval_episodes, checkpoint_every=checkpoint_every)  # fmt: skip
     if agent is None and not config_file:
@@ -148,6 +149,16 @@ def _refuse_other_settings(ctx: click.Context, spec, resume_dir: Path) -> None:
         )
 
 
+def _operational(ctx: click.Context) -> dict:
+    """``--max-concurrent``, ``--cpus-per-trial`` and ``--max-failures`` given with
+    ``--resume``: the sweep goes on with them where Ray can take them, else one line says
+    which values go on instead (:func:`rlkit.sweeps.ray_tune.run_sweep`)."""
+    from click.core import ParameterSource
+
+    return {name: ctx.params[name] for name in ("max_concurrent", "cpus_per_trial", "max_failures")
+            if ctx.get_parameter_source(name) == ParameterSource.COMMANDLINE}  # fmt: skip
+
+
 def _spec_from_options(params: dict):
     """The :class:`SweepSpec` the options describe (as for a new sweep)."""
     from rlkit.sweeps.grid import SweepSpec, parse_grid, parse_seeds
@@ -185,12 +196,13 @@ def _ray(address: str | None) -> None:
     check_address(address)
 
 
-def _run(spec, out: Path, address, resume: bool, max_failures: int) -> int:
+def _run(spec, out: Path, address, resume: bool, max_failures: int, asked=None) -> int:
     """Run the sweep; its exit status: 0, 1 (a trial failed every try) or 130 (stopped)."""
     from rlkit.sweeps.ray_tune import SweepFailed, SweepInterrupted, run_sweep
 
     try:
-        run_sweep(spec, out, address=address, resume=resume, max_failures=max_failures)
+        run_sweep(spec, out, address=address, resume=resume, max_failures=max_failures,
+                  asked=asked)  # fmt: skip
     except SweepInterrupted as exc:
         click.echo(f"\n{exc}", err=True)
         return INTERRUPTED

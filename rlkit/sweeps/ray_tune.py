@@ -14,6 +14,7 @@ Ray is imported only here, only when a sweep runs.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import tempfile
@@ -251,10 +252,18 @@ def run_sweep(
     max_failures: int = 3,
     stream=None,
     interval: float = 10.0,
+    asked: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """Run (or with ``resume`` continue) the sweep in ``out``; returns the per-configuration
     rows also written to ``sweep.csv``. A new sweep's ``sweep.json`` is written once Ray
-    is up (a cluster that does not answer leaves nothing behind)."""
+    is up (a cluster that does not answer leaves nothing behind).
+
+    ``asked``: operational options given with ``--resume`` (``max_concurrent``,
+    ``cpus_per_trial``, ``max_failures``). Where Ray saved no experiment to restore, the
+    sweep starts its Tune experiment afresh with them (``sweep.json`` records the new
+    concurrency and CPUs). Where it restores one, Ray keeps each trial's resources and
+    retries and the sweep's concurrency as it saved them (``Tuner.restore`` takes none of
+    them): one line on stderr says so, and which values go on instead."""
     import sys
 
     if _on_this_machine(address):
@@ -267,17 +276,27 @@ def run_sweep(
     os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")
     os.environ.setdefault("TUNE_DISABLE_AUTO_CALLBACK_LOGGERS", "1")
     _init_ray(ray, address)
-    if not resume:
+    asked = {k: v for k, v in (asked or {}).items() if v is not None}
+    path = out / RAY_DIR / EXPERIMENT
+    restoring = resume and tune.Tuner.can_restore(str(path))
+    if resume and not restoring and asked:  # nothing of Ray's to restore: they all apply
+        max_failures = asked.get("max_failures", max_failures)
+        resources = {k: v for k, v in asked.items() if k in ("cpus_per_trial", "max_concurrent")}
+        spec = dataclasses.replace(spec, **resources)
+    if not resume or (not restoring and asked):
         spec.save(out)
     try:
         trainable = tune.with_resources(
             tune.with_parameters(run_trial, spec=spec, out=str(out)),
             {"cpu": spec.cpus_per_trial},
         )
-        path = out / RAY_DIR / EXPERIMENT
-        if resume and tune.Tuner.can_restore(str(path)):
+        if restoring:
             tuner = tune.Tuner.restore(str(path), trainable, resume_unfinished=True,
                                        resume_errored=True)  # fmt: skip
+            note = restore_note(spec, asked, _saved_max_failures(tuner))
+            if note:
+                sys.stderr.write(f"rlkit: {note}\n")
+                sys.stderr.flush()
         else:
             tuner = tune.Tuner(
                 trainable,
@@ -312,6 +331,44 @@ def run_sweep(
             f"finished; continue with: rlkit sweep --resume {out}"
         )
     return rows
+
+
+#: the operational options of ``rlkit sweep`` and how a restored sweep's saved value reads
+OPERATIONAL = {
+    "max_concurrent": ("--max-concurrent", lambda v: str(v) if v else "as many as the CPUs allow"),
+    "cpus_per_trial": ("--cpus-per-trial", lambda v: f"{v:g}"),
+    "max_failures": ("--max-failures", str),
+}
+
+
+def restore_note(spec: SweepSpec, asked: dict[str, Any], max_failures: int | None) -> str:
+    """The line saying which of the options ``asked`` with ``--resume`` a restored Tune
+    experiment cannot take (those differing from what Ray saved: ``spec``'s concurrency and
+    CPUs, ``max_failures`` when known), and what goes on instead; "" when none."""
+    saved = {"max_concurrent": spec.max_concurrent, "cpus_per_trial": spec.cpus_per_trial,
+             "max_failures": max_failures}  # fmt: skip
+    differ = [name for name in OPERATIONAL if name in asked
+              and (saved[name] is None or asked[name] != saved[name])]  # fmt: skip
+    if not differ:
+        return ""
+    flags = " and ".join(f"{OPERATIONAL[n][0]} {OPERATIONAL[n][1](asked[n])}" for n in differ)
+    kept = ", ".join(
+        f"{OPERATIONAL[n][0].removeprefix('--')} "
+        + ("as saved" if saved[n] is None else OPERATIONAL[n][1](saved[n]))
+        for n in differ
+    )
+    verb = "does" if len(differ) == 1 else "do"
+    return (f"{flags} {verb} not apply: Ray restores this sweep's trials with the "
+            f"concurrency, CPUs and retries it saved ({kept})")  # fmt: skip
+
+
+def _saved_max_failures(tuner) -> int | None:
+    """The ``--max-failures`` a restored Tuner goes on with (its saved ``FailureConfig``),
+    or None where this Ray keeps it elsewhere."""
+    try:
+        return int(tuner._local_tuner.get_run_config().failure_config.max_failures)
+    except (AttributeError, TypeError, ValueError):
+        return None
 
 
 class SweepFailed(RuntimeError):
