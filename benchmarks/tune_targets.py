@@ -39,7 +39,8 @@ def tune(case: dict, out: Path, args) -> float:
     command = [sys.executable, "-m", "rlkit.cli.main", "tune", case["agent"], "--env",
                case["env"], "--preset", "none", "--steps", str(args.steps), "--trials",
                str(args.trials), "--seeds", "3", "--top", "3", "--max-concurrent",
-               str(args.concurrent), "--out", str(out)]  # fmt: skip
+               str(args.concurrent), "--rung-score", args.rung_score,
+               "--out", str(out)]  # fmt: skip
     started = time.time()
     subprocess.run(command, check=True)
     return (out / "search.json").stat().st_mtime - started
@@ -66,7 +67,8 @@ def report(case: dict, out: Path, asha_s: float, full_s: float) -> None:
     spec = TuneSpec.load(out)
     rows = search_trials(out, spec)
     stopped = sum(not r["finished"] for r in rows)
-    print(f"{case['agent']} {case['env']}: {len(rows)} trials of {spec.steps:,} steps")
+    print(f"{case['agent']} {case['env']}: {len(rows)} trials of {spec.steps:,} steps, ASHA on "
+          f"the rung score '{spec.rung_score}'")  # fmt: skip
     print(f"  search with ASHA: {asha_s:,.0f} s; the same trials all to the end: {full_s:,.0f} s;"
           f" ratio {asha_s / full_s:.2f} (target <= 0.5)")  # fmt: skip
     print(f"  ASHA stopped {stopped} of {len(rows)} early (target: at least half)")
@@ -92,6 +94,8 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=50_000)
     parser.add_argument("--trials", type=int, default=16)
     parser.add_argument("--concurrent", type=int, default=1, help="trials at once (both runs)")
+    parser.add_argument("--rung-score", choices=["shown", "eval"], default="shown",
+                        help="what ASHA compares (rlkit tune --rung-score)")  # fmt: skip
     parser.add_argument("--report", action="store_true", help="only print what ran before")
     args = parser.parse_args()
     case = CASES[args.case]

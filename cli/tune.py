@@ -73,6 +73,15 @@ GRACE_SHARE = 5  # ASHA's first rung: a fifth of the run
     "--no-early-stop", is_flag=True, help="run every trial to the end (no ASHA): for comparison"
 )
 @click.option(
+    "--rung-score",
+    type=click.Choice(["shown", "eval"]),
+    default="shown",
+    show_default=True,
+    help="what ASHA compares: 'shown' the better of the greedy evaluation and the mean "
+    "return of the training episodes since the evaluation before (explorers that found "
+    "reward the greedy policy does not yet show go on); 'eval' the evaluation alone",
+)
+@click.option(
     "--address",
     metavar="ADDR",
     callback=non_empty,
@@ -109,8 +118,8 @@ GRACE_SHARE = 5  # ASHA's first rung: a fifth of the run
 )
 def tune(agent, env_id, env_kwargs, steps, overrides, config_file, num_envs, episodes, eval_every,
          eval_episodes, checkpoint_every, preset, trials, fresh_seeds, top, search_seed, spaces,
-         only_space, show_space, no_early_stop, address, max_concurrent, cpus_per_trial, out,
-         resume_dir) -> int:  # fmt: skip
+         only_space, show_space, no_early_stop, rung_score, address, max_concurrent,
+         cpus_per_trial, out, resume_dir) -> int:  # fmt: skip
     """Search AGENT's hyperparameters on --env with Optuna's TPE, stopping the laggards early
     with ASHA (Ray Tune), then run the --top best on --seeds fresh seeds.
 
@@ -185,6 +194,7 @@ TUNE_OPTIONS = {
     "search_seed": ("--seed", lambda spec: spec.search_seed),
     "fresh_seeds": ("--seeds", lambda spec: len(spec.seeds)),
     "no_early_stop": ("--no-early-stop", lambda spec: not spec.asha),
+    "rung_score": ("--rung-score", lambda spec: spec.rung_score),
 }  # fmt: skip
 #: run options: parameter -> (flag, the [run] setting it sets)
 RUN_OPTIONS = {
@@ -332,7 +342,8 @@ def _spec(params: dict):
         agent=base.settings.agent, train=train, space={k: str(d) for k, d in space.items()},
         trials=params["trials"], seeds=[seed + 1 + i for i in range(params["fresh_seeds"])],
         top=params["top"], search_seed=seed, grace=_grace(train["steps"], train["eval_every"]),
-        asha=not params["no_early_stop"], cpus_per_trial=params["cpus_per_trial"],
+        asha=not params["no_early_stop"], rung_score=params["rung_score"],
+        cpus_per_trial=params["cpus_per_trial"],
         max_concurrent=params["max_concurrent"] or 0, fixed=fixed,
     )  # fmt: skip
 

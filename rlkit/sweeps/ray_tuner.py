@@ -37,7 +37,8 @@ from rlkit.sweeps.ray_tune import (
 )
 
 EXPERIMENT = "search"
-METRIC = "eval_return"
+METRIC = "eval_return"  # what TPE learns from and the trials are ranked by
+RUNG_METRIC = "rung_score"  # what ASHA compares at its rungs (tuning.rung_score)
 FINISHED = "finished"  # (Tune keeps "done" for itself)
 
 
@@ -71,7 +72,7 @@ def search_trial(tune_config: dict[str, Any], spec: tuning.TuneSpec, out: str) -
     if folder.is_finished:
         summary = folder.read_summary()
         final = summary["final_model"]["eval_return_mean"]
-        tune.report({"step": summary["steps"], METRIC: final, FINISHED: 1})
+        tune.report({"step": summary["steps"], METRIC: final, RUNG_METRIC: final, FINISHED: 1})
         return
     if folder.has_checkpoints():
         trainer, run = experiment.resume(folder.path)
@@ -79,32 +80,43 @@ def search_trial(tune_config: dict[str, Any], spec: tuning.TuneSpec, out: str) -
         folder.remove()  # a start that wrote no checkpoint
         plan = spec.plan(values, spec.search_seed)
         trainer, run = experiment.start(plan, run_dir=folder.path), plan.settings
-    trainer.hooks.append(_EvaluationReporter(spec.steps))
+    trainer.hooks.append(_EvaluationReporter(spec))
     result = experiment.drive(trainer, run, handle_signals=False)
     if result.status == experiment.DIVERGED:  # a bad configuration, not a failure: it ends
         step, score = tuning.last_evaluation(folder)
-        tune.report({"step": trainer.step, METRIC: score if score is not None else -math.inf,
-                     FINISHED: 0, "diverged": 1})  # fmt: skip
+        score = score if score is not None else -math.inf
+        tune.report({"step": trainer.step, METRIC: score, RUNG_METRIC: score, FINISHED: 0,
+                     "diverged": 1})  # fmt: skip
         return
     if result.status != experiment.FINISHED:
         raise RuntimeError(result.message)
     final = result.summary["final_model"]["eval_return_mean"]
-    tune.report({"step": result.summary["steps"], METRIC: final, FINISHED: 1})
+    tune.report({"step": result.summary["steps"], METRIC: final, RUNG_METRIC: final,
+                 FINISHED: 1})  # fmt: skip
 
 
 class _EvaluationReporter(Hook):
-    """Each periodic evaluation's mean return to Tune (where ASHA reads it), but the one at
-    the run's last step: ASHA stops a trial that reports ``max_t`` steps at once, before
-    the run would evaluate its final model and write its summary (reported after)."""
+    """Each periodic evaluation to Tune: its mean return (for TPE) and the rung score (for
+    ASHA: :func:`rlkit.sweeps.tuning.rung_score`, over the training episodes since the
+    evaluation before). Not the one at the run's last step: ASHA stops a trial that
+    reports ``max_t`` steps at once, before the run would evaluate its final model and
+    write its summary (reported after)."""
 
-    def __init__(self, steps: int) -> None:
-        self.steps = steps
+    def __init__(self, spec: tuning.TuneSpec) -> None:
+        self.steps = spec.steps
+        self.rule = spec.rung_score
+        self.window = int(spec.train.get("eval_every") or max(1, spec.steps // 10))
 
     def on_step(self, loop, before: int, info: dict) -> None:
         if "eval" in info and loop.step < self.steps:
             from ray import tune
 
-            tune.report({"step": loop.step, METRIC: float(info["eval"][0]), FINISHED: 0})
+            evaluation = float(info["eval"][0])
+            ended = loop.history
+            score = tuning.rung_score(self.rule, evaluation, ended.episode_returns,
+                                      ended.episode_end_steps, loop.step, self.window)  # fmt: skip
+            tune.report({"step": loop.step, METRIC: evaluation, RUNG_METRIC: score,
+                         FINISHED: 0})  # fmt: skip
 
 
 def ended(result: dict | None) -> bool:
@@ -173,6 +185,8 @@ def _search(spec: tuning.TuneSpec, out: Path, resume: bool, interval: float) -> 
         scheduler = (
             FloorStoppingASHA(
                 time_attr="step",
+                metric=RUNG_METRIC,
+                mode="max",
                 max_t=spec.steps,
                 grace_period=spec.grace,
                 reduction_factor=spec.reduction_factor,
@@ -183,9 +197,7 @@ def _search(spec: tuning.TuneSpec, out: Path, resume: bool, interval: float) -> 
         tuner = tune.Tuner(
             trainable,
             param_space={key: _tune_dimension(tune, dim) for key, dim in spec.dimensions().items()},
-            tune_config=tune.TuneConfig(
-                metric=METRIC,
-                mode="max",
+            tune_config=tune.TuneConfig(  # (metrics: the searcher's and the scheduler's own)
                 search_alg=searcher,
                 scheduler=scheduler,
                 num_samples=spec.trials,

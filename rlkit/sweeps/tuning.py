@@ -53,6 +53,8 @@ class TuneSpec:
     each of ``seeds`` (fresh seeds) and ranked by their final models' mean return.
     ``grace``: the steps every trial runs before ASHA may stop it; a trial goes on past
     ``grace * reduction_factor**k`` only while it is in the best ``1/reduction_factor``.
+    ``rung_score``: what ASHA compares there (:func:`rung_score`): ``"shown"`` or
+    ``"eval"``.
     """
 
     agent: str
@@ -65,6 +67,7 @@ class TuneSpec:
     grace: int = 0
     reduction_factor: int = 3
     asha: bool = True
+    rung_score: str = "shown"
     cpus_per_trial: float = 1.0
     max_concurrent: int = 0
     fixed: dict[str, str] = field(default_factory=dict)
@@ -101,9 +104,45 @@ class TuneSpec:
         if not path.is_file():
             raise UsageError(f"{out} is not an rlkit tune folder: {SPEC_FILE} is missing")
         try:
-            return cls(**json.loads(path.read_text()))
+            data = json.loads(path.read_text())
+            data.setdefault("rung_score", "eval")  # a tune made before there was a choice
+            return cls(**data)
         except (ValueError, TypeError) as exc:
             raise UsageError(f"corrupt {path}: {exc}") from None
+
+
+#: what ASHA may compare at its rungs (``rlkit tune --rung-score``)
+RUNG_SCORES = ("shown", "eval")
+
+
+def rung_score(
+    rule: str,
+    evaluation: float,
+    episode_returns: list[float],
+    episode_end_steps: list[int],
+    step: int,
+    window: int,
+) -> float:
+    """The score a trial reports to ASHA at an evaluation at loop ``step``.
+
+    ``"eval"``: the evaluation's mean greedy return. ``"shown"``: the better of that and
+    the mean return of the training episodes that ended in the last ``window`` steps
+    (``(step - window, step]``; the newest episode if none did; the evaluation alone
+    before any episode ended). Both returns are in the environment's reward units.
+
+    Why: the greedy policy is a poor early witness where reward is deceptive. On
+    MountainCarContinuous every greedy car stands still at first (0, any motion costs)
+    while the exploring cars that reach the flag (+100) show it only in their training
+    episodes; on Acrobot most greedy policies sit at the -500 cap while their training
+    episodes already differ (-275 against -500). Comparing the evaluation alone stops the
+    trials that are learning.
+    """
+    if rule == "eval" or not episode_returns:
+        return float(evaluation)
+    ended = zip(episode_returns, episode_end_steps, strict=True)
+    recent = [r for r, end in ended if step - window < end <= step]
+    training = float(np.mean(recent)) if recent else float(episode_returns[-1])
+    return max(float(evaluation), training)
 
 
 def is_tune(path: Path) -> bool:
