@@ -137,11 +137,12 @@ def rung_score(
     episodes already differ (-275 against -500). Comparing the evaluation alone stops the
     trials that are learning.
     """
-    if rule == "eval" or not episode_returns:
+    ended = [(r, end) for r, end in zip(episode_returns, episode_end_steps, strict=True)
+             if end <= step]  # fmt: skip
+    if rule == "eval" or not ended:
         return float(evaluation)
-    ended = zip(episode_returns, episode_end_steps, strict=True)
-    recent = [r for r, end in ended if step - window < end <= step]
-    training = float(np.mean(recent)) if recent else float(episode_returns[-1])
+    recent = [r for r, end in ended if end > step - window]
+    training = float(np.mean(recent)) if recent else float(ended[-1][0])
     return max(float(evaluation), training)
 
 
