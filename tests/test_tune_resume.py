@@ -52,6 +52,7 @@ def tune_dir(tmp_path, monkeypatch, capsys):
         (["--preset", "none"], "--preset (dqn/Acrobot-v1 here, none asked)"),
         (["--seeds", "5", "--env", "CartPole-v1"], "--seeds (3 here, 5 asked); --env"),
         (["--no-early-stop"], "--no-early-stop"),
+        (["--rung-score", "eval"], "--rung-score (shown here, eval asked)"),
         (["--seed", "7"], "--seed (0 here, 7 asked)"),
     ],
 )  # fmt: skip
