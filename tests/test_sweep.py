@@ -190,9 +190,14 @@ def test_interrupted_sweep_resumes_without_rerunning_finished_trials(tmp_path):
     assert (trial_dir(out, "default", 0) / "summary.json").is_file()
     assert not (trial_dir(out, "default", 2) / "summary.json").is_file()
     finished = (trial_dir(out, "default", 0) / "metrics.csv").stat().st_mtime_ns
-    resume = [sys.executable, "-m", "rlkit.cli.main", "sweep", "--resume", str(out)]
+    # a concurrency other than the saved one: Ray restores its own, and one line says so
+    resume = [sys.executable, "-m", "rlkit.cli.main", "sweep", "--resume", str(out),
+              "--max-concurrent", "2"]  # fmt: skip
     result = subprocess.run(resume, env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
+    assert "rlkit: --max-concurrent 2 does not apply: Ray restores this sweep's trials " \
+           "with the concurrency, CPUs and retries it saved (max-concurrent 1" \
+           in result.stderr, result.stderr[-2000:]  # fmt: skip
     assert (trial_dir(out, "default", 0) / "metrics.csv").stat().st_mtime_ns == finished
     for seed in (1, 2):
         reference = tmp_path / f"train-{seed}"
