@@ -71,11 +71,11 @@ def replay(trials, steps: int, window: int, first: float, reduction: int, rule: 
         handle = SimpleNamespace(trial_id=trial["label"])
         scheduler.on_trial_add(None, handle)
         ended_at = steps
+        returns = [r for _, r in trial["episodes"]]
+        ends = [s for s, _ in trial["episodes"]]
         for step, evaluation in trial["evaluations"]:
             if step >= steps:
                 break
-            returns = [r for _, r in trial["episodes"]]
-            ends = [s for s, _ in trial["episodes"]]
             score = tuning.rung_score(rule, evaluation, returns, ends, step, window)
             result = {"step": step, "score": score}
             if scheduler.on_trial_result(None, handle, result) == TrialScheduler.STOP:
