@@ -225,9 +225,8 @@ def test_actor_gradient_ascends_q():
 def test_bootstrap_target_formula_by_hand():
     y = bootstrap_target(
         tf.constant([1.0, -2.0, 0.5]),
-        tf.constant([0.0, 1.0, 0.0]),
+        tf.constant([0.9, 0.0, 0.9]),  # pcont: gamma 0.9, the second terminated
         tf.constant([10.0, 7.0, -4.0]),
-        0.9,
     )
     np.testing.assert_allclose(y.numpy(), [1 + 9.0, -2.0, 0.5 - 3.6], rtol=1e-6)
     np.testing.assert_allclose(

@@ -51,13 +51,15 @@ def test_delta_formula_by_hand():
     rewards = tf.constant([2.0, -4.0, 6.0])
     next_q = tf.constant([[0.5, 1.5], [4.0, -1.0], [2.0, 2.5]])
     terminated = tf.constant([0.0, 1.0, 0.0])
-    delta = losses.q_learning_delta(q_taken, rewards, next_q, terminated, gamma=0.9, r_max=2.0)
+    pcont = losses.pcont_of(terminated, 0.9)  # 0.9 * (1 - terminated)
+    np.testing.assert_allclose(pcont.numpy(), [0.9, 0.0, 0.9])
+    delta = losses.q_learning_delta(q_taken, rewards / 2.0, next_q, pcont)
     # r/r_max + (1-term) * 0.9 * max Q' - Q
     expected = [1 + 0.9 * 1.5 - 1, -2 + 0 - 2, 3 + 0.9 * 2.5 - 3]
     np.testing.assert_allclose(delta.numpy(), expected, rtol=1e-6)
     # Double DQN: the online net picks the action, the target net values it
     online = tf.constant([[9.0, 0.0], [0.0, 9.0], [9.0, 0.0]])
-    double = losses.q_learning_delta(q_taken, rewards, next_q, terminated, 0.9, 2.0, online)
+    double = losses.q_learning_delta(q_taken, rewards / 2.0, next_q, pcont, online)
     np.testing.assert_allclose(
         double.numpy(), [1 + 0.9 * 0.5 - 1, -4, 3 + 0.9 * 2.0 - 3], rtol=1e-6
     )
@@ -73,9 +75,7 @@ def test_bootstrap_side_carries_no_gradient():
     next_q = tf.Variable([[1.0, 2.0]])
     q_taken = tf.Variable([0.5])
     with tf.GradientTape(persistent=True) as tape:
-        delta = losses.q_learning_delta(
-            q_taken, tf.constant([1.0]), next_q, tf.constant([0.0]), 0.99
-        )
+        delta = losses.q_learning_delta(q_taken, tf.constant([1.0]), next_q, tf.constant([0.99]))
     assert tape.gradient(delta, next_q) is None
     np.testing.assert_allclose(tape.gradient(delta, q_taken).numpy(), [-1.0])
 
@@ -270,7 +270,7 @@ def test_dqn3_update_is_dopamine_update_with_epsilon_over_batch_squared():
         assert (np.abs(agent.td_errors(batch)) > 1).any()  # the clip is exercised
         dopamine_update(same.model, agent.q_target.model, batch, same_opt)
         dopamine_update(other.model, agent.q_target.model, batch, other_opt)
-        agent.learn(Batch(**{k: v[None] for k, v in batch.__dict__.items()}))
+        agent.learn(batch.as_block())
     moved = max(np.abs(v.numpy() - s).max() for v, s in zip(agent.q.variables, start, strict=True))
     assert moved > 0.01
     for a, b in zip(agent.q.variables, same.variables, strict=True):

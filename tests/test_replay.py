@@ -1,10 +1,15 @@
-from dataclasses import astuple
+from dataclasses import astuple as _astuple
 
 import gymnasium as gym
 import numpy as np
 import pytest
 
 from rlkit import ReplayMemory
+
+
+def astuple(batch) -> tuple:
+    """A batch's transitions: (obs, actions, rewards, next_obs, terminated, truncated)."""
+    return _astuple(batch)[:6]
 
 
 def fill(memory, n, start=0):

@@ -364,9 +364,7 @@ def minibatch(pool, stacks, i):
 
 def block(batch):
     """A ``[1, B]`` block: what ``DQN.learn`` takes."""
-    from rlkit.replay.memory import Batch
-
-    return Batch(**{f: v[None] for f, v in batch.__dict__.items()})
+    return batch.as_block()
 
 
 def rel(a: np.ndarray, b: np.ndarray) -> float:

@@ -96,6 +96,12 @@ class DDPGConfig:
         0.0, "clip the critic gradients by global norm (0 disables)", non_negative
     )
     gamma: float = option(0.98, "discount factor", unit_interval)
+    n_step: int = option(
+        1,
+        "n-step returns: rewards summed over up to n steps of the episode, then the "
+        "bootstrap discounted by gamma^n (1: DDPG's one-step target)",
+        positive,
+    )
     tau: float = option(
         0.005,
         "target networks are ExponentialMovingAverage(decay=1-tau) of the online ones",

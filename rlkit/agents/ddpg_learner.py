@@ -7,9 +7,11 @@ hand: ``ema.apply`` runs after every actor step inside the compiled update, and
 the target actor and critic are the online Keras models run on the shadow
 variables (``model.stateless_call(shadows, [], x)``).
 
-Critic: ``y = stop_gradient(r + gamma (1 - terminated) Q'(s2, mu'(s2)))`` (time-limit
-truncation still bootstraps), per-example ``(y - Q(s, a))^2`` averaged over the
-minibatch. Actor: the gradient of ``-mean Q(s, mu(s))`` w.r.t. the actor's variables
+Critic: ``y = stop_gradient(r + pcont Q'(s2, mu'(s2)))`` with ``pcont = gamma (1 -
+terminated)`` (``gamma^n`` for n-step returns; time-limit truncation still bootstraps),
+per-example ``(y - Q(s, a))^2`` times the importance weight (1 for uniform replay),
+averaged over the minibatch; ``y - Q_0(s, a)`` is the TD error a prioritized replay
+gets back. Actor: the gradient of ``-mean Q(s, mu(s))`` w.r.t. the actor's variables
 only. Each goes through its own :class:`~rlkit.learn.gradients.UpdatePipeline` (own
 optimizer and gradient transforms).
 
@@ -151,10 +153,11 @@ class DDPGLearner(Learner):
         return {}
 
     # -- learning ----------------------------------------------------------------------------
-    def learn(self, batch: Batch) -> dict[str, float]:
+    def learn(self, batch: Batch) -> tuple[dict[str, float], tf.Tensor]:
         """One block of ``K`` critic updates on ``batch`` (``[K, B]``) and the actor's (every
         ``policy_delay``); ``{"critic_loss", "actor_loss", "q"}`` averaged over the block
-        (``q``: mean ``Q(s, a)`` of the sampled actions)."""
+        (``q``: mean ``Q(s, a)`` of the sampled actions), and the first critic's TD errors
+        ``[K, B]`` (a tensor)."""
         cfg = self.config
         if cfg.lr_end_fraction >= 0:
             scale = self.learning_rate_scale
@@ -162,14 +165,15 @@ class DDPGLearner(Learner):
             self.critic_pipeline.optimizer.learning_rate.assign(cfg.critic_learning_rate * scale)
         shape = (*batch.rewards.shape, self.bounds.dim)
         smoothing = self.terms.smoothing_noise(self.rng, shape, self.bounds.half_range)
-        critic_loss, actor_loss, q, self._actor_weights = self._train_block(
+        critic_loss, actor_loss, q, td_errors, self._actor_weights = self._train_block(
             *self._tensors(batch), smoothing, np.int64(self.num_updates)
         )
         updates_before = self.num_updates
         self.num_updates += int(batch.rewards.shape[0])
         delay = self.terms.policy_delay
         self.num_actor_updates += self.num_updates // delay - updates_before // delay
-        return {"critic_loss": float(critic_loss), "actor_loss": float(actor_loss), "q": float(q)}
+        losses = {"critic_loss": float(critic_loss), "actor_loss": float(actor_loss)}
+        return {**losses, "q": float(q)}, td_errors
 
     def weights_changed(self) -> None:
         self._actor_weights = None  # (the last block's weights are no longer the actor's)
@@ -184,17 +188,19 @@ class DDPGLearner(Learner):
         return self.actor.to_numpy([w.numpy() for w in weights])
 
     def _tensors(self, batch: Batch) -> tuple[tf.Tensor, ...]:
-        """The batch as tensors (observations: float32, or a dict or tuple of parts)."""
+        """The batch as tensors: ``(obs, actions, rewards, next_obs, pcont, weights)``
+        (observations: float32, or a dict or tuple of parts)."""
         return (
             ddpg_networks.obs_tensors(self.obs_format, batch.obs),
             tf.convert_to_tensor(batch.actions, tf.float32),
             tf.convert_to_tensor(batch.rewards, tf.float32),
             ddpg_networks.obs_tensors(self.obs_format, batch.next_obs),
-            tf.convert_to_tensor(batch.terminated, tf.float32),
+            tf.convert_to_tensor(batch.discount_or(self.config.gamma)),
+            tf.convert_to_tensor(batch.weights_or_ones()),
         )
 
     def _train_block_graph(
-        self, obs, actions, rewards, next_obs, terminated, smoothing, updates_before
+        self, obs, actions, rewards, next_obs, pcont, weights, smoothing, updates_before
     ):
         """``K`` updates in one graph; inputs have leading shape ``[K, B]``.
 
@@ -207,11 +213,14 @@ class DDPGLearner(Learner):
         num_updates_in_block = tf.shape(rewards)[0]
         critic_total, q_total = tf.constant(0.0), tf.constant(0.0)
         actor_total, actor_count = tf.constant(0.0), tf.constant(0.0)
+        td_errors = tf.TensorArray(tf.float32, size=num_updates_in_block)
         row = ddpg_networks.row  # obs[k]: of each part of a Dict or Tuple observation
         for k in tf.range(num_updates_in_block):
-            critic_loss, q = self._critic_step(
-                row(obs, k), actions[k], rewards[k], row(next_obs, k), terminated[k], smoothing[k]
-            )
+            critic_loss, q, td_error = self._critic_step(
+                row(obs, k), actions[k], rewards[k], row(next_obs, k), pcont[k], weights[k],
+                smoothing[k],
+            )  # fmt: skip
+            td_errors = td_errors.write(k, td_error)
             critic_total += critic_loss
             q_total += q
             if delay > 1:
@@ -230,14 +239,16 @@ class DDPGLearner(Learner):
             critic_total / n,
             actor_total / tf.maximum(actor_count, 1.0),
             q_total / n,
+            td_errors.stack(),
             actor_weights,
         )
 
-    def _critic_step(self, obs, actions, rewards, next_obs, terminated, smoothing):
+    def _critic_step(self, obs, actions, rewards, next_obs, pcont, weights, smoothing):
         with tf.GradientTape() as tape:
-            loss, q = self._critic_loss(obs, actions, rewards, next_obs, terminated, smoothing)
+            loss, q, td_error = self._critic_loss(obs, actions, rewards, next_obs, pcont,
+                                                  weights, smoothing)  # fmt: skip
         self.critic_pipeline.apply(self.critic_pipeline.gradients(tape, loss))
-        return loss, q
+        return loss, q, td_error
 
     def _actor_step(self, obs):
         with tf.GradientTape() as tape:
@@ -249,7 +260,7 @@ class DDPGLearner(Learner):
     def _ema_step(self) -> None:
         self.ema.apply(self._ema_sources)
 
-    def _bootstrap(self, rewards, next_obs, terminated, smoothing):
+    def _bootstrap(self, rewards, next_obs, pcont, smoothing):
         next_action = self.target_action(next_obs)
         if self.terms.target_noise > 0:
             next_action = smooth_target_action(
@@ -258,17 +269,18 @@ class DDPGLearner(Learner):
         next_q = self.target_q(next_obs, next_action, 0)
         for k in range(1, len(self.critics)):
             next_q = tf.minimum(next_q, self.target_q(next_obs, next_action, k))
-        return bootstrap_target(rewards, terminated, next_q, self.config.gamma)
+        return bootstrap_target(rewards, pcont, next_q)
 
-    def _critic_loss(self, obs, actions, rewards, next_obs, terminated, smoothing):
-        """Scalar critic loss (sum over critics of the batch-mean squared error), mean Q."""
-        y = self._bootstrap(rewards, next_obs, terminated, smoothing)
+    def _critic_loss(self, obs, actions, rewards, next_obs, pcont, weights, smoothing):
+        """Scalar critic loss (sum over critics of the batch-mean weighted squared error),
+        mean Q and the first critic's TD errors ``y - Q_0(s, a)`` ``[B]``."""
+        y = self._bootstrap(rewards, next_obs, pcont, smoothing)
         loss, q_first = tf.constant(0.0), None
         for critic in self.critics:
             q = critic.model([obs, actions], training=True)
-            loss += tf.reduce_mean(squared_error(q, y))
+            loss += tf.reduce_mean(squared_error(q, y) * weights)
             q_first = q if q_first is None else q_first
-        return loss, tf.reduce_mean(q_first)
+        return loss, tf.reduce_mean(q_first), y - q_first
 
     def _actor_loss(self, obs):
         """``-mean_B Q_0(s, mu(s))``: differentiated w.r.t. the actor's variables only."""
@@ -286,9 +298,9 @@ class DDPGLearner(Learner):
 
         ``smoothing``: TD3's target noise in action units (``[B, act_dim]``; default none).
         """
-        _, _, rewards, next_obs, terminated = self._tensors(batch)
+        _, _, rewards, next_obs, pcont, _ = self._tensors(batch)
         smoothing = self._smoothing_tensor(batch, smoothing)
-        return self._bootstrap(rewards, next_obs, terminated, smoothing).numpy()
+        return self._bootstrap(rewards, next_obs, pcont, smoothing).numpy()
 
     def critic_loss(self, batch: Batch, smoothing: np.ndarray | None = None) -> tf.Tensor:
         """The scalar critic loss for ``batch`` (``[B]``); call it under a GradientTape."""

@@ -60,14 +60,19 @@ class DQN(OffPolicyAgent):
 
     def __init__(
         self, observation_space, action_space, config=None, seed: int = 0, q_network=None,
-        **overrides,
+        loss=None, **overrides,
     ) -> None:  # fmt: skip
         """``q_network``: your own network (see :mod:`rlkit.networks.custom`): a Keras
         model, a builder ``(observation_space, action_space) -> keras.Model``, or the name
-        of an importable builder (``"package.module:function"``, kept in the config)."""
+        of an importable builder (``"package.module:function"``, kept in the config).
+        ``loss``: a config name (``"dqn3"``, ``"huber"``, ``"mse"``) or a loss of your own,
+        any callable with the signature of :class:`~rlkit.learn.value_losses.ValueLoss`."""
         self._q_network = q_network
         if q_network is not None:
             overrides["q_network"] = q_network if isinstance(q_network, str) else GIVEN_IN_PYTHON
+        self._loss = None if loss is None or isinstance(loss, str) else loss
+        if loss is not None:
+            overrides["loss"] = loss if isinstance(loss, str) else GIVEN_IN_PYTHON
         super().__init__(observation_space, action_space, config, seed, **overrides)
 
     check_spaces = staticmethod(dqn_config.check_spaces)
@@ -90,7 +95,7 @@ class DQN(OffPolicyAgent):
         self._action_start = int(self.action_space.start)
         self.action_spec = ((), np.int64)
         learner = DQNLearner(cfg, self.obs_format, self.observation_space, self.action_space,
-                             seed, self._clock, self._q_network)  # fmt: skip
+                             seed, self._clock, self._q_network, self._loss)  # fmt: skip
         self.eval_rng = seeding.generator(seed, "evaluate")  # eval_epsilon's draws
         epsilon = epsilon_schedule(cfg)
         acting = EpsilonGreedy(self.obs_format, self.num_actions, epsilon, self._clock, self.rng,

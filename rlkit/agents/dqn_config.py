@@ -76,6 +76,12 @@ class DQNConfig:
         one_of(*OPTIMIZERS),
     )
     gamma: float = option(0.99, "discount factor", unit_interval)
+    n_step: int = option(
+        1,
+        "n-step returns: rewards summed over up to n steps of the episode, then the "
+        "bootstrap discounted by gamma^n (Dopamine's update_horizon; 1: DQN3.0)",
+        positive,
+    )
     batch_size: int = option(64, "transitions per minibatch", positive)
     buffer_size: int = option(100_000, "replay memory capacity (transitions)", positive)
     frame_stack: bool = option(
@@ -113,8 +119,9 @@ class DQNConfig:
     double_dqn: bool = option(True, "Double DQN target: Q_target(s2, argmax_a Q(s2, a))")
     loss: str = option(
         "dqn3",
-        "dqn3 (clipped delta injected at the Q output) | huber | mse",
-        one_of("dqn3", "huber", "mse"),
+        "dqn3 (clipped delta injected at the Q output) | huber | mse (a loss of your own: "
+        "DQN(..., loss=fn) from Python, shown as <python object>)",
+        one_of("dqn3", "huber", "mse", "<python object>"),
     )
     reduction: str = option(
         "sum",

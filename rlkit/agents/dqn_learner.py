@@ -1,10 +1,12 @@
 """DQN's learner, faithful to DeepMind's DQN3.0 ``getQUpdate`` / ``qLearnMinibatch``.
 
-The TD error ``delta`` is clipped to ``+-clip_delta``, written at the taken action
-and injected as the output gradient of the Q network
-(``tape.gradient(q_values, variables, output_gradients=...)``), summed over the
-minibatch. No scalar loss takes part in that path; ``loss="huber"``/``"mse"``
-run the scalar-loss equivalents through the same pipeline for comparison.
+The learner runs the loss it is given (:mod:`rlkit.learn.value_losses`), never a branch
+on its name: DQN3.0's (the TD error ``delta`` clipped to ``+-clip_delta``, written at the
+taken action and injected as the output gradient of the Q network,
+``tape.gradient(q_values, variables, output_gradients=...)``, summed over the minibatch),
+Huber's, the squared error, or one of the user's own. Each example is weighted by its
+importance weight (ones for uniform replay) and bootstraps with its own discount
+(``pcont``: n-step returns and episode ends are the replay's business).
 
 Updates run in blocks of ``gradient_steps`` inside one compiled ``tf.function``
 (optionally XLA); the target network is copied every ``target_update`` steps (or
@@ -27,11 +29,18 @@ from rlkit.core.errors import UsageError
 from rlkit.core.schedules import crossed, dqn3_linear
 from rlkit.core.spaces import ObservationFormat
 from rlkit.core.structure import describe
-from rlkit.learn import losses
 from rlkit.learn.compiled import CompiledFunction, NestedCompiledFunction
 from rlkit.learn.gradients import UpdatePipeline, transforms_from_config
 from rlkit.learn.optimizers import make_optimizer
-from rlkit.networks.custom import KerasQNetwork, build_model, check_output, network_source, twin
+from rlkit.learn.value_losses import ValueLoss, loss_from_config
+from rlkit.networks.custom import (
+    GIVEN_IN_PYTHON,
+    KerasQNetwork,
+    build_model,
+    check_output,
+    network_source,
+    twin,
+)
 from rlkit.networks.torso import QNetwork
 from rlkit.replay.memory import Batch
 
@@ -51,10 +60,13 @@ class DQNLearner(Learner):
         clock: the agent's step count (the learning-rate schedule).
         q_network: a network of one's own given as a Python object (a Keras model or a
             builder); one named in ``config.q_network`` is found by itself.
+        loss: a :class:`~rlkit.learn.value_losses.ValueLoss` of one's own (``config.loss``
+            then says ``"<python object>"``); None: the one ``config.loss`` names.
 
     Attributes:
         q, q_target: the online and target networks (``.model``: the Keras model).
         pipeline: the online network's :class:`~rlkit.learn.gradients.UpdatePipeline`.
+        loss: the :class:`~rlkit.learn.value_losses.ValueLoss` it runs.
         r_max: what rewards are divided by with ``rescale_r`` (DQN3.0's running maximum
             with ``r_max_running``).
         train_block: the compiled block of updates, taking :meth:`tensors` of a ``[K, B]``
@@ -63,9 +75,10 @@ class DQNLearner(Learner):
 
     def __init__(
         self, config: DQNConfig, obs_format: ObservationFormat, observation_space, action_space,
-        seed: int, clock: Clock, q_network: Any = None,
+        seed: int, clock: Clock, q_network: Any = None, loss: ValueLoss | None = None,
     ) -> None:  # fmt: skip
         cfg = self.config = config
+        self.loss = given_loss(cfg.loss, loss) or loss_from_config(cfg.loss, cfg.clip_delta)
         self.obs_format = obs_format
         self.num_actions = int(action_space.n)
         self.clock = clock
@@ -132,17 +145,18 @@ class DQNLearner(Learner):
         return self.r_max_variable if cfg.r_max_running else cfg.r_max
 
     # -- learning ----------------------------------------------------------------------------
-    def learn(self, batch: Batch) -> dict[str, float]:
-        """One block of ``gradient_steps`` updates on ``batch`` (``[K, B]``); ``{"loss",
-        "q", "abs_delta"}`` averaged over the block."""
+    def learn(self, batch: Batch) -> tuple[dict[str, float], tf.Tensor]:
+        """One block of ``gradient_steps`` updates on ``batch`` (``[K, B]``): ``{"loss",
+        "q", "abs_delta"}`` averaged over the block, and each example's TD error ``[K, B]``
+        (a tensor, read only by a sampler that wants it)."""
         if self.config.learning_rate_end >= 0:
             self.pipeline.optimizer.learning_rate.assign(self.learning_rate)
         if self.config.r_max_running:
             self.r_max_variable.assign(self.r_max)
-        loss, q, abs_delta = self.train_block(*self.tensors(batch))
+        loss, q, abs_delta, td_errors = self.train_block(*self.tensors(batch))
         self.num_updates += int(batch.rewards.shape[0])
         self._target_stale = True
-        return {"loss": float(loss), "q": float(q), "abs_delta": float(abs_delta)}
+        return {"loss": float(loss), "q": float(q), "abs_delta": float(abs_delta)}, td_errors
 
     def after_blocks(self, before: int, now: int) -> None:
         """DQN3.0's hard target copy each time the step count passes a multiple of
@@ -160,22 +174,24 @@ class DQNLearner(Learner):
         for target, online in zip(self.q_target.variables, self.q.variables, strict=True):
             target.assign(online)
 
-    @staticmethod
-    def tensors(batch: Batch) -> tuple:
+    def tensors(self, batch: Batch) -> tuple:
         """``batch`` as :attr:`train_block` takes it: ``(obs, actions, rewards, next_obs,
-        terminated)`` tensors (observations: an array, or a dict or tuple of them)."""
+        pcont, weights)`` tensors (observations: an array, or a dict or tuple of them)."""
         return (
             tf.nest.map_structure(tf.convert_to_tensor, batch.obs),
             tf.convert_to_tensor(batch.actions, tf.int32),
             tf.convert_to_tensor(batch.rewards),
             tf.nest.map_structure(tf.convert_to_tensor, batch.next_obs),
-            tf.convert_to_tensor(batch.terminated, tf.float32),
+            tf.convert_to_tensor(batch.discount_or(self.config.gamma)),
+            tf.convert_to_tensor(batch.weights_or_ones()),
         )
 
-    def _train_block_graph(self, obs, actions, rewards, next_obs, terminated):
-        """``K`` updates in one graph; inputs have leading shape ``[K, B]``."""
+    def _train_block_graph(self, obs, actions, rewards, next_obs, pcont, weights):
+        """``K`` updates in one graph; inputs have leading shape ``[K, B]``. Returns the
+        block's mean loss, ``Q(s, a)`` and ``|delta|``, and the TD errors ``[K, B]``."""
         num_updates_in_block = tf.shape(rewards)[0]
         totals = tf.zeros([3])
+        td_errors = tf.TensorArray(tf.float32, size=num_updates_in_block)
         # With hard target copies the target network is fixed for the whole block, so its
         # values for all K minibatches come from one large (and efficient) forward pass.
         all_next_q_target = None
@@ -189,90 +205,78 @@ class DQNLearner(Learner):
                 self.q_target.model(flat), [num_updates_in_block, -1, self.num_actions]
             )
         for k in tf.range(num_updates_in_block):
-            step_metrics = self._update_step(
+            step_metrics, td_error = self._update_step(
                 tf.nest.map_structure(lambda t: t[k], obs),  # noqa: B023 (called right here)
                 actions[k],
                 rewards[k],
                 tf.nest.map_structure(lambda t: t[k], next_obs),  # noqa: B023
-                terminated[k],
+                pcont[k],
+                weights[k],
                 None if all_next_q_target is None else all_next_q_target[k],
             )
             totals += tf.stack(step_metrics)
+            td_errors = td_errors.write(k, td_error)
         totals /= tf.cast(num_updates_in_block, tf.float32)
-        return totals[0], totals[1], totals[2]
+        return totals[0], totals[1], totals[2], td_errors.stack()
 
-    def _update_step(self, obs, actions, rewards, next_obs, terminated, next_q_target=None):
-        grads, (loss, q, abs_delta) = self._gradients(
-            obs, actions, rewards, next_obs, terminated, next_q_target
+    def _update_step(self, obs, actions, rewards, next_obs, pcont, weights, next_q_target=None):
+        grads, metrics, td_error = self._gradients(
+            obs, actions, rewards, next_obs, pcont, weights, next_q_target
         )
         self.pipeline.apply(grads)
         tau = self.config.target_tau
         if tau > 0:
             for target, online in zip(self.q_target.variables, self.q.variables, strict=True):
                 target.assign(target + tau * (online - target))
-        return loss, q, abs_delta
+        return metrics, td_error
 
-    def _gradients(self, obs, actions, rewards, next_obs, terminated, next_q_target=None):
-        """Processed gradients for one minibatch ``[B]`` and metrics (loss, mean Q, mean |delta|).
+    def _gradients(self, obs, actions, rewards, next_obs, pcont, weights, next_q_target=None):
+        """Processed gradients for one minibatch ``[B]``, metrics (loss, mean Q, mean
+        |delta|) and the TD errors ``[B]``.
 
-        ``loss`` is the per-example loss of the chosen path (Huber with the clip for
-        ``dqn3``) reduced as configured; it is reported, never differentiated in ``dqn3``.
-        ``next_q_target`` (``[B, A]``) may be passed in when computed ahead.
+        ``loss`` is the loss's per-example value weighted and reduced as configured; where
+        the loss injects a gradient at the output (DQN3.0) it is reported, never
+        differentiated. ``next_q_target`` (``[B, A]``) may be passed in when computed ahead.
         """
         cfg = self.config
         if next_q_target is None:
             next_q_target = self.q_target.model(next_obs)
         next_q_online = self.q.model(next_obs) if cfg.double_dqn else None
+        r_max = self._r_max_in_graph()
+        if r_max is not None:
+            rewards = rewards / r_max
+        reduce = tf.reduce_sum if cfg.reduction == "sum" else tf.reduce_mean
         with tf.GradientTape() as tape:
             q_values = self.q.model(obs, training=True)
-            q_taken = tf.gather(q_values, actions, axis=1, batch_dims=1)
-            delta = losses.q_learning_delta(
-                q_taken,
-                rewards,
-                next_q_target,
-                terminated,
-                cfg.gamma,
-                r_max=self._r_max_in_graph(),
-                next_q_online=next_q_online,
-            )
-            if cfg.loss == "mse" or not cfg.clip_delta:
-                per_example = losses.squared(delta)
-            else:
-                per_example = losses.huber(delta, cfg.clip_delta)
-            reduce = tf.reduce_sum if cfg.reduction == "sum" else tf.reduce_mean
-            loss = reduce(per_example)
-        if cfg.loss == "dqn3":
-            output_gradient = losses.dqn3_output_gradient(
-                delta, actions, self.num_actions, cfg.clip_delta
-            )
-            if cfg.reduction == "mean":
-                output_gradient /= tf.cast(tf.shape(delta)[0], output_gradient.dtype)
-            grads = self.pipeline.gradients(tape, q_values, output_gradients=output_gradient)
-        else:
+            out = self.loss(q_values, actions, rewards, pcont, next_q_target, next_q_online)
+            loss = reduce(out.loss * weights)
+        if out.output_gradient is None:
             grads = self.pipeline.gradients(tape, loss)
-        metrics = (loss, tf.reduce_mean(q_taken), tf.reduce_mean(tf.abs(delta)))
-        return grads, metrics
+        else:
+            output_gradient = out.output_gradient * weights[:, None]
+            if cfg.reduction == "mean":
+                output_gradient /= tf.cast(tf.shape(weights)[0], output_gradient.dtype)
+            grads = self.pipeline.gradients(tape, q_values, output_gradients=output_gradient)
+        metrics = (loss, tf.reduce_mean(out.value), tf.reduce_mean(tf.abs(out.td_error)))
+        return grads, metrics, out.td_error
 
     def td_errors(self, batch: Batch) -> np.ndarray:
-        """DQN3.0's unclipped ``delta`` for ``batch`` (``[B]``), without updating anything."""
+        """The loss's TD errors for ``batch`` (``[B]``; DQN3.0's unclipped ``delta``),
+        without updating anything."""
         cfg = self.config
-        obs, actions, rewards, next_obs, terminated = self.tensors(batch)
-        q_taken = tf.gather(self.q.model(obs), actions, axis=1, batch_dims=1)
-        delta = losses.q_learning_delta(
-            q_taken,
-            rewards,
-            self.q_target.model(next_obs),
-            terminated,
-            cfg.gamma,
-            r_max=self._r_max_in_graph(),
-            next_q_online=self.q.model(next_obs) if cfg.double_dqn else None,
-        )
-        return delta.numpy()
+        obs, actions, rewards, next_obs, pcont, _ = self.tensors(batch)
+        r_max = self._r_max_in_graph()
+        if r_max is not None:
+            rewards = rewards / r_max
+        next_q_online = self.q.model(next_obs) if cfg.double_dqn else None
+        out = self.loss(self.q.model(obs), actions, rewards, pcont, self.q_target.model(next_obs),
+                        next_q_online)  # fmt: skip
+        return out.td_error.numpy()
 
     def gradients(self, batch: Batch) -> list[tf.Tensor]:
         """The processed gradients one update would apply for ``batch`` (``[B]``), unapplied:
         one per online variable, in its shape."""
-        grads, _ = self._gradients(*self.tensors(batch))
+        grads, _, _ = self._gradients(*self.tensors(batch))
         return grads
 
     # -- persistence -------------------------------------------------------------------------
@@ -301,6 +305,17 @@ def custom_networks(
     check_output(target, obs_format, (num_actions,), "q_network")
     parts = obs_format.parts
     return KerasQNetwork(model, sample, parts), KerasQNetwork(target, sample, parts)
+
+
+def given_loss(named: str, given: ValueLoss | None) -> ValueLoss | None:
+    """The loss given in Python, where ``config.loss`` says one was (UsageError when it
+    was not given again, e.g. to ``rlkit.load``)."""
+    if given is None and named == GIVEN_IN_PYTHON:
+        raise UsageError(
+            "this agent's loss was given in Python: pass it again (e.g. rlkit.load(path, "
+            "loss=my_loss))"
+        )
+    return given
 
 
 def refuse_builtin_network(obs_format: ObservationFormat) -> None:

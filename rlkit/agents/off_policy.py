@@ -33,7 +33,7 @@ class OffPolicyAgent(Agent):
     """Base of agents that learn from a replay memory (DQN, DDPG).
 
     The config must have ``buffer_size``, ``batch_size``, ``learning_starts``,
-    ``train_freq``, ``gradient_steps`` and ``reward_clip``.
+    ``train_freq``, ``gradient_steps``, ``reward_clip``, ``gamma`` and ``n_step``.
 
     Attributes:
         obs_format: how observations are stored and fed to the networks.
@@ -70,6 +70,8 @@ class OffPolicyAgent(Agent):
             self.obs_format.dtype,
             *self.action_spec,
             seeding.stream_seed(self.seed, "replay"),
+            n_step=cfg.n_step,
+            gamma=cfg.gamma,
         )
         self.refresh_policy()
 
@@ -96,8 +98,16 @@ class OffPolicyAgent(Agent):
         return self.acting.act(obs, explore)
 
     def learn(self, batch: Batch) -> dict[str, float]:
-        """One block of ``K`` updates on ``batch`` (leading shape ``[K, B]``); its metrics."""
-        return self.learner.learn(batch)
+        """One block of ``K`` updates on ``batch`` (leading shape ``[K, B]``); its metrics.
+
+        The learner's TD errors go back to the replay's sampler for the slots sampled
+        (``batch.indices``) after the whole block: a fused block draws its ``K`` minibatches
+        before any update, so the priorities of a block are refreshed when it ends (as
+        Acme with Reverb accepts), never within it."""
+        metrics, td_errors = self.learner.learn(batch)
+        if batch.indices is not None:
+            self.replay.update_priorities(batch.indices, td_errors)
+        return metrics
 
     def refresh_policy(self) -> None:
         """Give the acting rule the learner's newest policy."""

@@ -5,7 +5,8 @@
   and nothing of learning; the agent hands it the learner's newest policy after updates.
 - :class:`Learner` owns the networks, the compiled update over the update pipelines
   (:mod:`rlkit.learn.gradients`) and the targets: ``learn(batch)`` runs one block of
-  updates and returns its metrics, ``policy()`` is the snapshot acting reads.
+  updates and returns its metrics and the TD errors (the feedback path to the replay's
+  sampler), ``policy()`` is the snapshot acting reads.
 
 The agent (:class:`~rlkit.agents.dqn.DQN`, :class:`~rlkit.agents.ddpg.DDPG`,
 :class:`~rlkit.agents.reinforce.Reinforce`) joins the two with its memory and its config:
@@ -67,9 +68,10 @@ class Learner:
 
     num_updates: int = 0
 
-    def learn(self, batch: Batch) -> dict[str, float]:
+    def learn(self, batch: Batch) -> tuple[dict[str, float], Any]:
         """One block of updates on ``batch`` (leading shape ``[K, B]``: ``K`` updates of
-        ``B`` transitions); the block's metrics."""
+        ``B`` transitions): the block's metrics, and each example's TD error ``[K, B]`` (a
+        tensor, for the replay's sampler; None for a learner without one)."""
         raise NotImplementedError
 
     def policy(self) -> Callable[[Any], np.ndarray]:

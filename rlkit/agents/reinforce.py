@@ -223,7 +223,7 @@ class Reinforce(Agent):
         full = len(self.memory) >= self.memory.capacity
         if self.episodes_in_memory < self.config.episodes_per_update and not full:
             return None
-        metrics = self.learner.learn(self.memory.ordered())
+        metrics, _ = self.learner.learn(self.memory.ordered())
         self.memory.clear()
         self.episodes_in_memory = 0
         self.acting.follow(self.learner.policy())

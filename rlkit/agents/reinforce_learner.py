@@ -225,10 +225,11 @@ class ReinforceLearner(Learner):
         segments = int(ends.sum()) + int(not ends[-1])
         return returns_to_go(batch.rewards, self.config.gamma, ends, bootstrap), segments
 
-    def learn(self, batch: Batch) -> dict[str, float]:
+    def learn(self, batch: Batch) -> tuple[dict[str, float], None]:
         """One update on ``batch``: ``T`` transitions of whole or cut episodes, oldest first
         (``ReplayMemory.ordered()``). Returns ``{"loss", "entropy"}`` (plus ``"value_loss"``
-        with the baseline); :meth:`policy` is the updated snapshot afterwards."""
+        with the baseline) and no TD errors; :meth:`policy` is the updated snapshot
+        afterwards."""
         returns, segments = self.returns(batch)
         if self.obs_format.parts:  # each part in its own dtype
             obs = tf.nest.map_structure(tf.convert_to_tensor, batch.obs)
@@ -245,7 +246,7 @@ class ReinforceLearner(Learner):
         metrics = {"loss": float(loss), "entropy": float(entropy)}
         if self.value_network is not None:
             metrics["value_loss"] = float(v_loss)
-        return metrics
+        return metrics, None
 
     def _policy_terms(self, obs, actions, weights):
         out = self.policy_network.model(obs, training=True)

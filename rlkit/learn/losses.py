@@ -3,8 +3,9 @@
 Nothing here reduces over the batch, reads a network or touches an optimizer (TRFL's
 habit), so each formula is checked against a hand-computed case in the tests.
 
-- DQN (DQN3.0): :func:`q_learning_delta`, :func:`dqn3_output_gradient`, :func:`huber`,
-  :func:`squared`;
+- DQN (DQN3.0): :func:`q_learning_delta`, :func:`pcont_of`, :func:`dqn3_output_gradient`,
+  :func:`huber`, :func:`squared` (joined into losses on the value-learning seam in
+  :mod:`rlkit.learn.value_losses`);
 - DDPG / TD3: :func:`bootstrap_target`, :func:`squared_error`, :func:`smooth_target_action`;
 - REINFORCE: :func:`softmax_log_loss`, :func:`softmax_entropy`, :func:`gaussian_log_prob`,
   :func:`gaussian_log_loss`, :func:`gaussian_entropy`, :func:`value_loss`, :func:`normalize`.
@@ -24,38 +25,40 @@ def q_learning_delta(
     q_taken: tf.Tensor,
     rewards: tf.Tensor,
     next_q_target: tf.Tensor,
-    terminated: tf.Tensor,
-    gamma: float,
-    r_max: float | None = None,
+    pcont: tf.Tensor,
     next_q_online: tf.Tensor | None = None,
 ) -> tf.Tensor:
-    """DQN3.0's TD error ``delta``, shape ``[B]``.
+    """DQN3.0's TD error ``delta``, shape ``[B]`` (TRFL's ``qlearning`` / ``double_qlearning``
+    TD error).
 
-    ``delta = r (/ r_max) + (1 - terminated) * gamma * max_a Q_target(s2, a) - Q(s, a)``.
+    ``delta = r + pcont * max_a Q_target(s2, a) - Q(s, a)``.
 
     Args:
         q_taken: ``Q(s, a)`` for the taken actions, ``[B]``.
-        rewards: ``[B]``; divided by ``r_max`` when ``r_max`` is given (DQN3.0 rescale_r).
+        rewards: ``[B]`` (already divided by DQN3.0's ``r_max`` where rescaled; an n-step
+            return's discounted sum).
         next_q_target: ``Q_target(s2, .)``, ``[B, A]``.
-        terminated: ``[B]``, 1 where the episode truly ended (time-limit truncation is *not*
-            termination: it still bootstraps).
-        gamma: discount.
+        pcont: ``[B]``, the bootstrap's discount: ``gamma`` (``gamma ** n`` for n steps),
+            0 where the episode truly ended (time-limit truncation is *not* termination: it
+            still bootstraps).
         next_q_online: ``Q(s2, .)`` from the online network, ``[B, A]``; when given the
             bootstrap is Double DQN's ``Q_target(s2, argmax_a Q(s2, a))``.
 
     The bootstrap side carries no gradient (``stop_gradient``).
     """
     rewards = tf.cast(rewards, q_taken.dtype)
-    if r_max is not None:
-        rewards = rewards / r_max
     if next_q_online is None:
         next_value = tf.reduce_max(next_q_target, axis=-1)
     else:
         best = tf.argmax(next_q_online, axis=-1, output_type=tf.int32)
         next_value = tf.gather(next_q_target, best, axis=-1, batch_dims=1)
-    not_done = 1.0 - tf.cast(terminated, q_taken.dtype)
-    target = tf.stop_gradient(rewards + not_done * gamma * next_value)
+    target = tf.stop_gradient(rewards + tf.cast(pcont, q_taken.dtype) * next_value)
     return target - q_taken
+
+
+def pcont_of(terminated: tf.Tensor, gamma: float) -> tf.Tensor:
+    """TRFL's ``pcont_t`` of one-step transitions: ``gamma * (1 - terminated)``, ``[B]``."""
+    return (1.0 - tf.cast(terminated, tf.float32)) * gamma
 
 
 def dqn3_output_gradient(
@@ -91,21 +94,19 @@ def squared(x: tf.Tensor) -> tf.Tensor:
 
 
 # -- DDPG / TD3 ---------------------------------------------------------------------------------
-def bootstrap_target(
-    rewards: tf.Tensor, terminated: tf.Tensor, next_q: tf.Tensor, gamma: float
-) -> tf.Tensor:
-    """``y = stop_gradient(r + gamma * (1 - terminated) * next_q)``, shape ``[B]``.
+def bootstrap_target(rewards: tf.Tensor, pcont: tf.Tensor, next_q: tf.Tensor) -> tf.Tensor:
+    """``y = stop_gradient(r + pcont * next_q)``, shape ``[B]``.
 
     Args:
-        rewards: ``[B]``.
-        terminated: ``[B]``, 1 where the MDP ended; a time-limit truncation is *not*
-            termination and still bootstraps.
+        rewards: ``[B]`` (an n-step return's discounted sum).
+        pcont: ``[B]``, the bootstrap's discount: ``gamma`` (``gamma ** n`` for n steps), 0
+            where the MDP ended; a time-limit truncation is *not* termination and still
+            bootstraps.
         next_q: ``Q'(s2, mu'(s2))`` from the target networks, ``[B]`` (TD3: the minimum
             over the twin critics).
-        gamma: discount.
     """
-    not_done = 1.0 - tf.cast(terminated, next_q.dtype)
-    return tf.stop_gradient(tf.cast(rewards, next_q.dtype) + gamma * not_done * next_q)
+    pcont = tf.cast(pcont, next_q.dtype)
+    return tf.stop_gradient(tf.cast(rewards, next_q.dtype) + pcont * next_q)
 
 
 def squared_error(q: tf.Tensor, target: tf.Tensor) -> tf.Tensor:

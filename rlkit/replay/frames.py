@@ -42,11 +42,13 @@ class FrameReplay(ReplayMemory):
         action_shape: tuple[int, ...] = (),
         action_dtype: Any = np.int64,
         seed: int | Sequence[int] | None = None,
+        **options: Any,
     ) -> None:
+        """``options``: :class:`ReplayMemory`'s ``sampler``, ``n_step`` and ``gamma``."""
         self.history = int(obs_shape[-1])
         self.stack_shape = tuple(obs_shape)
         super().__init__(capacity, tuple(obs_shape[:-1]), obs_dtype, action_shape,
-                         action_dtype, seed)  # fmt: skip
+                         action_dtype, seed, **options)  # fmt: skip
         self.prev_gap = np.zeros((capacity,), dtype=np.int32)  # 0: the episode starts here
         self._total = 0  # transitions ever added (the global index of the next one)
         self._last: dict[int, tuple[int, bool]] = {}  # stream -> (global index, episode ended)
@@ -175,31 +177,35 @@ class FrameReplay(ReplayMemory):
         frames, valid = self._frames(idx)
         return np.stack(frames, axis=-1), valid
 
-    def _gather(self, idx: np.ndarray, stacks: np.ndarray | None = None) -> Batch:
-        if stacks is None:
-            return self._batch(idx, self._frames(idx)[0])
-        return self._batch(idx, [stacks[..., k] for k in range(self.history)])
+    def _gather(self, idx: np.ndarray, weights: np.ndarray | None = None) -> Batch:
+        return self._batch(idx, self._frames(idx)[0], weights)
 
-    def _batch(self, idx: np.ndarray, frames: list[np.ndarray]) -> Batch:
+    def _batch(self, idx: np.ndarray, frames: list[np.ndarray],
+               weights: np.ndarray | None = None) -> Batch:  # fmt: skip
         """The transitions in slots ``idx`` from their stacks' ``frames`` (oldest first); the
-        next observation is the stack shifted by one with the next frame."""
-        stacks = np.stack(frames, axis=-1)
-        next_stacks = np.stack([*frames[1:], self._next_obs_of(idx)], axis=-1)
-        return Batch(stacks, self.actions[idx], self.rewards[idx], next_stacks,
-                     self.terminated[idx], self.truncated[idx])  # fmt: skip
+        next observation is the stack of the (n-step) walk's last step shifted by one with
+        its next frame."""
+        last, rewards, discount = self._returns(idx)
+        last_frames = frames if last is idx else self._frames(last)[0]
+        next_stacks = np.stack([*last_frames[1:], self._next_obs_of(last)], axis=-1)
+        return Batch(np.stack(frames, axis=-1), self.actions[idx], rewards, next_stacks,
+                     self.terminated[last], self.truncated[last], idx, weights,
+                     discount)  # fmt: skip
 
     def sample(self, batch_size: int, num_batches: int | None = None) -> Batch:
-        """As :meth:`ReplayMemory.sample`, redrawing transitions whose stack reaches frames
-        that were overwritten (at most ``history - 1`` per stream, the oldest ones)."""
+        """As :meth:`ReplayMemory.sample`, redrawing (from the sampler) transitions whose
+        stack reaches frames that were overwritten (at most ``history - 1`` per stream, the
+        oldest ones)."""
         if batch_size <= 0 or batch_size > self._size:
             return super().sample(batch_size, num_batches)  # its clear errors
         shape = (batch_size,) if num_batches is None else (num_batches, batch_size)
-        idx = self.rng.integers(0, self._size, size=shape)
+        idx, weights = self.sampler.sample(self.rng, self._size, shape)
         for _ in range(MAX_REDRAWS):
             frames, valid = self._frames(idx)
             if valid.all():
-                return self._batch(idx, frames)  # (the frames are not gathered twice)
-            idx[~valid] = self.rng.integers(0, self._size, size=int((~valid).sum()))
+                return self._batch(idx, frames, weights)  # (the frames are not gathered twice)
+            redrawn = self.sampler.sample(self.rng, self._size, (int((~valid).sum()),))
+            idx[~valid], weights[~valid] = redrawn
         if not self._frames(np.arange(self._size))[1].any():
             raise ValueError(
                 f"none of the {self._size} transitions held has its whole stack of "

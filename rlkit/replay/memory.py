@@ -5,59 +5,51 @@ image stays uint8); actions, rewards and the two episode-end flags sit in arrays
 their own: ``terminated`` (the MDP ended, do not bootstrap) and ``truncated`` (a time
 limit cut the episode, bootstrap as usual) are never merged.
 
-Experience arrives in streams, one per environment (the sub-environments of a vector env
-are streams ``0..N-1``), as the agents' protocol gives it: :meth:`ReplayMemory.start` at
-an episode's start (``observe_first``), then :meth:`ReplayMemory.append` for each step
-(``observe``). Each observation is stored once: within an episode a transition's next
-observation *is* the observation of the stream's next transition, and the first points
-at it (``LINKED``), because the protocol says so. The last transition of an episode (and
-a stream's newest, until its next one arrives) keeps its next observation apart in a
-small growable side store (``STORED``). For 84x84x4 uint8 Atari observations that is
-~28.3 kB per transition instead of two copies' 56.4 kB.
+Experience arrives in streams, one per environment (a vector env's are ``0..N-1``):
+:meth:`ReplayMemory.start` at an episode's start (``observe_first``), then
+:meth:`ReplayMemory.append` for each step (``observe``); :meth:`ReplayMemory.add` takes a
+transition given whole. Each observation is stored once: within an episode a transition's
+next observation *is* that of the stream's next transition, and the first points at it
+(``LINKED``). The last transition of an episode (and a stream's newest, until its next
+one arrives) keeps its next observation apart in a small growable side store
+(``STORED``): for 84x84x4 uint8 Atari observations ~28.3 kB a transition, not 56.4 kB.
 
-:meth:`ReplayMemory.add` takes a transition given whole (a loop of one's own).
+A sampler (:mod:`rlkit.replay.samplers`) chooses the slots of a minibatch; the memory
+gathers them, with n-step returns along the links (:mod:`rlkit.replay.nstep`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from rlkit.replay import saved
-from rlkit.replay.saved import LINKED, STORED
+from rlkit.replay.batch import Batch
+from rlkit.replay.nstep import n_step
+from rlkit.replay.samplers import Sampler, UniformSampler
+from rlkit.replay.saved import LINKED, STORED, SavedState
 
 #: the side store starts with capacity // SIDE_FRACTION slots (at least 1) and doubles
 SIDE_FRACTION = 1024
 
 
-@dataclass(frozen=True)
-class Batch:
-    """A minibatch of transitions; leading shape ``[B]`` or ``[K, B]``.
-
-    obs, next_obs: ``[..., *obs_shape]`` in the observation dtype.
-    actions: ``[..., *action_shape]``; rewards: float32 ``[...]``;
-    terminated, truncated: bool ``[...]``.
-    """
-
-    obs: np.ndarray
-    actions: np.ndarray
-    rewards: np.ndarray
-    next_obs: np.ndarray
-    terminated: np.ndarray
-    truncated: np.ndarray
-
-
-class ReplayMemory:
-    """Fixed-capacity ring buffer of transitions with seeded uniform sampling.
+class ReplayMemory(SavedState):
+    """Fixed-capacity ring buffer of transitions, sampled by a seeded sampler.
 
     Args:
         capacity: the most transitions kept; the oldest are overwritten first.
         obs_shape, obs_dtype: shape and dtype of one observation.
         action_shape, action_dtype: shape and dtype of one action (``()`` for discrete).
         seed: seed of the sampling generator (anything ``np.random.default_rng`` takes).
+        sampler: chooses the slots of a minibatch (:mod:`rlkit.replay.samplers`; default
+            uniform with replacement, DQN3.0's).
+        n_step: the horizon of the returns a minibatch holds (:mod:`rlkit.replay.nstep`).
+        gamma: the discount of those returns; given, a minibatch carries each example's
+            bootstrap discount (``Batch.discount``); needed for ``n_step > 1``.
+
+    Its checkpoint (``state_dict`` / ``load_state_dict``) is :class:`~rlkit.replay.saved.
+    SavedState`'s.
 
     Attributes:
         obs: ``[capacity, *obs_shape]``, the observation of each transition.
@@ -74,7 +66,13 @@ class ReplayMemory:
         action_shape: tuple[int, ...] = (),
         action_dtype: Any = np.int64,
         seed: int | Sequence[int] | None = None,
+        *,
+        sampler: Sampler | None = None,
+        n_step: int = 1,
+        gamma: float | None = None,
     ) -> None:
+        if n_step < 1 or (n_step > 1 and gamma is None):
+            raise ValueError(f"n_step must be >= 1 (and needs gamma above 1), got {n_step}")
         if capacity <= 0:
             raise ValueError(f"ReplayMemory capacity must be > 0, got {capacity}")
         if capacity >= 2**31:
@@ -89,6 +87,8 @@ class ReplayMemory:
         self.next_kind = np.zeros((capacity,), dtype=np.int8)
         self.next_ref = np.zeros((capacity,), dtype=np.int32)
         self.rng = np.random.default_rng(seed)
+        self.sampler = UniformSampler() if sampler is None else sampler
+        self.n_step, self.gamma = int(n_step), gamma
         self._side = self._allocate(self._side_start(capacity))
         self._free = list(range(len(self._side) - 1, -1, -1))  # side slots, a stack
         # a stream's current observation is the side slot of its newest transition's next
@@ -117,14 +117,8 @@ class ReplayMemory:
         if observation_space.shape is None:  # a Dict or Tuple space
             raise ValueError(f"{observation_space} has parts: use rlkit.replay.structured."
                              "StructuredReplay.from_spaces")  # fmt: skip
-        return cls(
-            capacity,
-            obs_shape=tuple(observation_space.shape),
-            obs_dtype=observation_space.dtype,
-            action_shape=tuple(action_space.shape),
-            action_dtype=action_space.dtype,
-            seed=seed,
-        )
+        return cls(capacity, tuple(observation_space.shape), observation_space.dtype,
+                   tuple(action_space.shape), action_space.dtype, seed)  # fmt: skip
 
     @staticmethod
     def bytes_needed(
@@ -193,6 +187,7 @@ class ReplayMemory:
         self._hold_next(stream, i, next_obs, bool(terminated or truncated))
         self._next = (i + 1) % self.capacity
         self._size = min(self._size + 1, self.capacity)
+        self.sampler.written(np.array([i]))
 
     def append_batch(self, actions, rewards, next_obs, terminated, truncated) -> None:
         """:meth:`append` for streams ``0..N-1`` at once (leading axis ``N``; row ``j`` is
@@ -217,6 +212,7 @@ class ReplayMemory:
             self._hold_next(j, int(i), next_rows[j], bool(ended[j]))
         self._next = int((self._next + n) % self.capacity)
         self._size = min(self._size + n, self.capacity)
+        self.sampler.written(idx)
 
     def in_progress(self, stream: int) -> bool:
         """Has ``stream`` an episode in progress (started, and its last transition did not
@@ -334,11 +330,13 @@ class ReplayMemory:
 
     # -- reading -----------------------------------------------------------------------------
     def sample(self, batch_size: int, num_batches: int | None = None) -> Batch:
-        """Uniformly sample transitions (with replacement, as DQN3.0 does).
+        """Sample transitions as the sampler chooses them (uniformly with replacement by
+        default, as DQN3.0 does).
 
         Returns arrays of leading shape ``[batch_size]``, or
         ``[num_batches, batch_size]`` when ``num_batches`` is given (one draw of
-        several minibatches for a fused update).
+        several minibatches for a fused update), with the slots, their importance weights
+        and, with ``gamma``, each example's discount (n-step returns with ``n_step``).
         """
         if batch_size <= 0:
             raise ValueError(f"batch_size must be > 0, got {batch_size}")
@@ -348,7 +346,12 @@ class ReplayMemory:
                 "collect more experience first (or lower the batch size)"
             )
         shape = (batch_size,) if num_batches is None else (num_batches, batch_size)
-        return self._gather(self.rng.integers(0, self._size, size=shape))
+        return self._gather(*self.sampler.sample(self.rng, self._size, shape))
+
+    def update_priorities(self, indices: np.ndarray, td_errors) -> None:
+        """What the learner measured of the sampled slots ``indices`` (their TD errors, a
+        numpy array or a tensor of the same shape), for the sampler."""
+        self.sampler.update_priorities(indices, td_errors)
 
     def _next_obs_of(self, idx: np.ndarray) -> np.ndarray:
         ref = self.next_ref[idx]
@@ -358,15 +361,20 @@ class ReplayMemory:
             out[stored] = self._side[ref[stored]]
         return out
 
-    def _gather(self, idx: np.ndarray) -> Batch:
-        return Batch(
-            self.obs[idx],
-            self.actions[idx],
-            self.rewards[idx],
-            self._next_obs_of(idx),
-            self.terminated[idx],
-            self.truncated[idx],
-        )
+    def _returns(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """``(last, rewards, discount)`` of the slots ``idx``: the n-step walk's last slot,
+        the return and the bootstrap's discount (None without ``gamma``)."""
+        if self.gamma is None:
+            return idx, self.rewards[idx], None
+        walk = n_step(idx, self.n_step, self.gamma, self.rewards, self.terminated,
+                      self.next_kind, self.next_ref)  # fmt: skip
+        return walk.last, walk.returns, walk.discount
+
+    def _gather(self, idx: np.ndarray, weights: np.ndarray | None = None) -> Batch:
+        last, rewards, discount = self._returns(idx)
+        next_obs = self._next_obs_of(last)
+        return Batch(self.obs[idx], self.actions[idx], rewards, next_obs, self.terminated[last],
+                     self.truncated[last], idx, weights, discount)  # fmt: skip
 
     def ordered(self) -> Batch:
         """Every stored transition, oldest first (for on-policy episode stores)."""
@@ -384,16 +392,3 @@ class ReplayMemory:
         self._open.clear()
         self._stream_of.clear()
         self._first = heads
-
-    # -- checkpoints (rlkit.replay.saved) ---------------------------------------------------
-    _ARRAYS = ("obs", "actions", "rewards", "terminated", "truncated")
-
-    def state_dict(self) -> dict[str, np.ndarray]:
-        """The filled part of the arrays, the streams, position and generator state, for
-        checkpoints (:func:`rlkit.replay.saved.state_of`)."""
-        return saved.state_of(self)
-
-    def load_state_dict(self, state: dict[str, np.ndarray]) -> None:
-        """Restore what :meth:`state_dict` returned, or an older rlkit's (shapes must
-        match; :func:`rlkit.replay.saved.restore`)."""
-        saved.restore(self, state)

@@ -1,18 +1,23 @@
-"""A replay memory's checkpoint: its filled arrays, its streams, position and generator.
+"""The layout of a replay memory's checkpoint, and the one place older layouts are upgraded.
 
-:func:`state_of` is what :meth:`ReplayMemory.state_dict` returns, :func:`restore` puts it
-back (:meth:`ReplayMemory.load_state_dict`), states of older rlkit versions included.
+:meth:`ReplayMemory.state_dict <rlkit.replay.memory.ReplayMemory.state_dict>` writes the
+arrays this module describes and :meth:`~rlkit.replay.memory.ReplayMemory.load_state_dict`
+reads them back after :func:`migrate` (both methods of :class:`SavedState`, the memory's
+base: no function here reads a memory's members).
+
+Format 3 (today): the filled rows of ``obs``, ``actions``, ``rewards``, ``terminated``,
+``truncated``, ``next_kind``, ``next_ref``; ``side_obs`` (the next observation of each
+``STORED`` transition in slot order, ``next_ref`` pointing into it), ``first_streams`` and
+``first_obs`` (streams started with no transition yet, and their observation),
+``open_streams`` rows ``(stream, slot of its newest transition)``, ``position`` (next
+slot, size), ``rng_state``, ``format``; a sampler's arrays under ``sampler/<name>``.
 """
 
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
 
 import numpy as np
-
-if TYPE_CHECKING:
-    from rlkit.replay.memory import ReplayMemory
 
 LINKED, STORED = 0, 1  # (as rlkit.replay.memory)
 #: the layout's version: 1 kept next_obs as a second full array (before the side store),
@@ -20,75 +25,96 @@ LINKED, STORED = 0, 1  # (as rlkit.replay.memory)
 STATE_FORMAT = 3
 
 
-def state_of(memory: ReplayMemory) -> dict[str, np.ndarray]:
-    """The filled part of ``memory``'s arrays and what links them, as arrays.
-
-    The side store is written compacted: ``side_obs[k]`` is the next observation of the
-    ``k``-th STORED transition in slot order; ``first_obs[k]`` is the current observation
-    of the stream ``first_streams[k]``, started with no transition yet. ``open_streams``
-    rows are ``(stream, slot of its newest transition)`` for episodes in progress.
-    """
-    size = memory._size
-    kind, ref = memory.next_kind[:size].copy(), memory.next_ref[:size].copy()
+def compact_side(kind: np.ndarray, ref: np.ndarray, side) -> tuple[np.ndarray, object]:
+    """``(next_ref, side_obs)`` with the side store compacted: the ``k``-th ``STORED`` slot's
+    next observation becomes ``side_obs[k]`` (``side``: the live side store)."""
+    ref = ref.copy()
     stored = np.flatnonzero(kind == STORED)
-    side_obs = memory._side[ref[stored]]
+    side_obs = side[ref[stored]]
     ref[stored] = np.arange(len(stored))
-    first = sorted(memory._first.items())
-    # slots [0, size) are the filled ones, whether or not the ring has wrapped
-    return {
-        **{name: getattr(memory, name)[:size] for name in memory._ARRAYS},
-        "next_kind": kind,
-        "next_ref": ref,
-        "side_obs": side_obs,
-        "open_streams": np.array(sorted(memory._open.items()), np.int64).reshape(-1, 2),
-        "first_streams": np.array([stream for stream, _ in first], np.int64),
-        "first_obs": memory._side[np.array([r for _, r in first], np.int64)],
-        "format": np.array([STATE_FORMAT], np.int64),
-        "position": np.array([memory._next, size], dtype=np.int64),
-        "rng_state": np.array([repr(memory.rng.bit_generator.state)]),
-    }
+    return ref, side_obs
 
 
-def restore(memory: ReplayMemory, state: dict[str, np.ndarray]) -> None:
-    """Put back what :func:`state_of` returned; ValueError where shapes do not match.
+def migrate(state: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """A replay state of any format as format 3 (a new dict; ``state`` is not changed).
 
-    Older states load too: one written before the side store (a ``next_obs`` array) keeps
-    each next observation apart, and one written before streams were started explicitly
-    (no ``first_obs``) has in progress only the episodes its newest transitions did not end.
+    Format 1 kept each next observation as a full array (``next_obs``): each becomes a
+    ``STORED`` one and no episode is in progress. Format 2 had no ``first_obs`` (streams
+    started implicitly): no stream waits for its first transition, and only the episodes
+    its newest transitions did not end are in progress.
     """
-    next_index, size = (int(v) for v in state["position"])
-    if size > memory.capacity:
-        raise ValueError(f"replay holds {size} transitions, more than capacity {memory.capacity}")
-    for name in memory._ARRAYS:
-        target = getattr(memory, name)
-        expected = (size, *target.shape[1:])
-        if state[name].shape != expected:
-            raise ValueError(f"replay {name} has shape {state[name].shape}, expected {expected}")
-        target[:size] = state[name]
+    state = dict(state)
+    size = int(state["position"][1])
     if "next_obs" in state:  # format 1
-        side_obs = state["next_obs"]
-        kind = np.full(size, STORED, np.int8)
-        ref = np.arange(size, dtype=np.int32)
-        open_streams = np.zeros((0, 2), np.int64)
-    else:
-        side_obs, kind, ref = state["side_obs"], state["next_kind"], state["next_ref"]
-        open_streams = state["open_streams"]
-    first_streams = state.get("first_streams", np.zeros(0, np.int64))
-    first_obs = state.get("first_obs", side_obs[:0])
-    if "first_obs" not in state:  # format 2 also kept the episodes that had ended
-        ended = memory.terminated[:size] | memory.truncated[:size]
-        open_streams = [(s, i) for s, i in open_streams if not ended[i]]
-    for what, array in (("next observations", side_obs), ("first observations", first_obs)):
-        if array.shape[1:] != memory.obs.shape[1:]:
-            raise ValueError(f"replay {what} have shape {array.shape[1:]}")
-    used = len(side_obs) + len(first_obs)
-    memory._side = memory._allocate(max(used, memory._side_start(memory.capacity)))
-    memory._side[: len(side_obs)] = side_obs
-    memory._side[len(side_obs) : used] = first_obs
-    memory._free = list(range(len(memory._side) - 1, used - 1, -1))
-    memory.next_kind[:size], memory.next_ref[:size] = kind, ref
-    memory._first = {int(s): len(side_obs) + k for k, s in enumerate(first_streams)}
-    memory._open = {int(s): int(i) for s, i in open_streams}
-    memory._stream_of = {i: s for s, i in memory._open.items()}
-    memory._next, memory._size = next_index, size
-    memory.rng.bit_generator.state = ast.literal_eval(str(state["rng_state"][0]))
+        state["side_obs"] = state.pop("next_obs")
+        state["next_kind"] = np.full(size, STORED, np.int8)
+        state["next_ref"] = np.arange(size, dtype=np.int32)
+        state["open_streams"] = np.zeros((0, 2), np.int64)
+    if "first_obs" not in state:  # formats 1 and 2
+        ended = state["terminated"][:size] | state["truncated"][:size]
+        open_streams = [(s, i) for s, i in state["open_streams"] if not ended[i]]
+        state["open_streams"] = np.array(open_streams, np.int64).reshape(-1, 2)
+        state["first_streams"] = np.zeros(0, np.int64)
+        state["first_obs"] = state["side_obs"][:0]
+    state["format"] = np.array([STATE_FORMAT], np.int64)
+    return state
+
+
+class SavedState:
+    """The checkpoint methods of :class:`~rlkit.replay.memory.ReplayMemory` (its base, kept
+    here beside the layout they write): the memory's own state, read and written by its
+    own methods."""
+
+    _ARRAYS = ("obs", "actions", "rewards", "terminated", "truncated")
+
+    def state_dict(self) -> dict[str, np.ndarray]:
+        """The filled part of the arrays, the streams, position, generator and sampler
+        state, for checkpoints (format 3)."""
+        size = self._size  # slots [0, size) are the filled ones, wrapped or not
+        ref, side_obs = compact_side(self.next_kind[:size], self.next_ref[:size], self._side)
+        first = sorted(self._first.items())
+        return {
+            **{name: getattr(self, name)[:size] for name in self._ARRAYS},
+            "next_kind": self.next_kind[:size].copy(),
+            "next_ref": ref,
+            "side_obs": side_obs,
+            "open_streams": np.array(sorted(self._open.items()), np.int64).reshape(-1, 2),
+            "first_streams": np.array([stream for stream, _ in first], np.int64),
+            "first_obs": self._side[np.array([r for _, r in first], np.int64)],
+            "format": np.array([STATE_FORMAT], np.int64),
+            "position": np.array([self._next, size], dtype=np.int64),
+            "rng_state": np.array([repr(self.rng.bit_generator.state)]),
+            **{f"sampler/{k}": v for k, v in self.sampler.state_dict().items()},
+        }
+
+    def load_state_dict(self, state: dict[str, np.ndarray]) -> None:
+        """Restore what :meth:`state_dict` returned, or an older rlkit's (upgraded by
+        :func:`rlkit.replay.migrate`); ValueError where shapes do not match."""
+        state = migrate(state)
+        next_index, size = (int(v) for v in state["position"])
+        if size > self.capacity:
+            raise ValueError(f"replay holds {size} transitions, more than capacity {self.capacity}")
+        for name in self._ARRAYS:
+            target = getattr(self, name)
+            if state[name].shape != (size, *target.shape[1:]):
+                raise ValueError(f"replay {name} has shape {state[name].shape}, expected "
+                                 f"{(size, *target.shape[1:])}")  # fmt: skip
+            target[:size] = state[name]
+        side_obs, first_obs = state["side_obs"], state["first_obs"]
+        for what, array in (("next observations", side_obs), ("first observations", first_obs)):
+            if array.shape[1:] != self.obs.shape[1:]:
+                raise ValueError(f"replay {what} have shape {array.shape[1:]}")
+        used = len(side_obs) + len(first_obs)
+        self._side = self._allocate(max(used, self._side_start(self.capacity)))
+        self._side[: len(side_obs)] = side_obs
+        self._side[len(side_obs) : used] = first_obs
+        self._free = list(range(len(self._side) - 1, used - 1, -1))
+        self.next_kind[:size], self.next_ref[:size] = state["next_kind"], state["next_ref"]
+        self._first = {int(s): len(side_obs) + k for k, s in enumerate(state["first_streams"])}
+        self._open = {int(s): int(i) for s, i in state["open_streams"]}
+        self._stream_of = {i: s for s, i in self._open.items()}
+        self._next, self._size = next_index, size
+        self.rng.bit_generator.state = ast.literal_eval(str(state["rng_state"][0]))
+        prefix = "sampler/"
+        self.sampler.load_state_dict({k[len(prefix) :]: v for k, v in state.items()
+                                      if k.startswith(prefix)})  # fmt: skip

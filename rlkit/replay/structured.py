@@ -80,7 +80,8 @@ class StructuredReplay(ReplayMemory):
         obs_shape, obs_dtype: the shape and dtype of each part, as the observation's
             structure: ``{"position": (2,), "goal": (2,)}`` and ``{"position": np.float32,
             ...}`` for a ``Dict``; tuples for a ``Tuple``.
-        action_shape, action_dtype, seed: as :class:`ReplayMemory`.
+        action_shape, action_dtype, seed, options: as :class:`ReplayMemory` (``options``:
+            ``sampler``, ``n_step``, ``gamma``).
 
     Attributes:
         obs: a :class:`PartArrays`; ``obs.arrays[i]`` is part ``i``'s ``[capacity, *shape]``.
@@ -96,6 +97,7 @@ class StructuredReplay(ReplayMemory):
         action_shape: tuple[int, ...] = (),
         action_dtype: Any = np.int64,
         seed: int | Sequence[int] | None = None,
+        **options: Any,
     ) -> None:
         if isinstance(obs_shape, Mapping):
             self.kind = DICT
@@ -103,7 +105,8 @@ class StructuredReplay(ReplayMemory):
         else:
             self.kind, keys = TUPLE, list(range(len(obs_shape)))
         self.parts = tuple(Part(k, tuple(obs_shape[k]), np.dtype(obs_dtype[k])) for k in keys)
-        super().__init__(capacity, obs_shape, obs_dtype, action_shape, action_dtype, seed)
+        super().__init__(capacity, obs_shape, obs_dtype, action_shape, action_dtype, seed,
+                         **options)  # fmt: skip
 
     def _allocate(self, rows: int) -> PartArrays:
         return PartArrays.zeros(rows, self.parts)
@@ -149,8 +152,8 @@ class StructuredReplay(ReplayMemory):
             return obs
         return PartArrays(leaves(self.parts, obs), self.parts)
 
-    def _gather(self, idx: np.ndarray) -> Batch:
-        batch = super()._gather(idx)
+    def _gather(self, idx: np.ndarray, weights: np.ndarray | None = None) -> Batch:
+        batch = super()._gather(idx, weights)
         return replace(
             batch, obs=self._structure(batch.obs), next_obs=self._structure(batch.next_obs)
         )

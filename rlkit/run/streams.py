@@ -18,6 +18,7 @@ import gymnasium as gym
 import numpy as np
 
 from rlkit.core import structure
+from rlkit.core.errors import UsageError
 
 
 @dataclass
@@ -50,6 +51,8 @@ class Streams:
         self.env = env
         self.vector = isinstance(env, gym.vector.VectorEnv)
         self.count = env.num_envs if self.vector else 1
+        if self.vector:
+            require_same_step_autoreset(env)
 
     def reset(self, seed: int):
         """Seed the action space, reset every stream; the first observation(s)."""
@@ -99,6 +102,24 @@ class Streams:
         return Step(rewards, last, terminated, truncated, obs=next_obs, ended=ended,
                     first_obs=self.rows(next_obs, ended),
                     infos={i: _sub_env_info(final_info, i) for i in ended})  # fmt: skip
+
+
+def require_same_step_autoreset(env: gym.vector.VectorEnv) -> None:
+    """UsageError unless ``env`` resets a sub-environment in the step its episode ends.
+
+    gymnasium's default (``NEXT_STEP``) returns the last observation and resets on the
+    *next* call, ignoring that call's action for the sub-environment: a step that is no
+    transition, which the experience protocol has no room for. ``DISABLED`` never resets.
+    """
+    mode = env.metadata.get("autoreset_mode", gym.vector.AutoresetMode.NEXT_STEP)
+    if mode != gym.vector.AutoresetMode.SAME_STEP:
+        name = getattr(mode, "name", mode)
+        raise UsageError(
+            f"this VectorEnv autoresets in {name} mode; rlkit trains on vector envs that reset "
+            "in the step an episode ends: rlkit.envs.make.make_vector_env(id, n), or "
+            "gym.make_vec(id, n, vectorization_mode='sync', vector_kwargs={'autoreset_mode': "
+            "gym.vector.AutoresetMode.SAME_STEP})"
+        )
 
 
 def _sub_env_info(infos: dict[str, Any], i: int) -> dict[str, Any]:
