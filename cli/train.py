@@ -119,10 +119,8 @@ def train(agent, env_id, env_kwargs, steps, overrides, config_file, num_envs, ep
         + f" (seed {run.seed}) -> {trainer.run_dir}",
         err=True,
     )
-    from rlkit.config.schedules import describe_schedules
-
     # what a fraction of the run came to (and, with an episode cap, what it is of)
-    for line in describe_schedules(plan.agent_config, run.steps, run.episodes):
+    for line in plan.spec.describe_schedules(plan.agent_config, run.steps, run.episodes):
         click.echo(f"schedule: {line}", err=True)
     replay = trainer.agent.replay_memory()
     if replay is not None:  # what it will take in memory, and in every checkpoint

@@ -156,14 +156,15 @@ def test_running_r_max_follows_the_lua_rule():
     seen = []
     for reward in (0.5, 3.0, 2.0, -9.0, 7.0):  # r_max = max(r_max, r) from r_max = 1
         agent.observe(np.zeros(3), 0, reward, np.zeros(3), False, False)
-        seen.append(agent.r_max)
+        seen.append(agent.learner.r_max)
         agent.update()  # a block at step 4 (train_freq 4)
     assert seen == [1.0, 3.0, 3.0, 3.0, 7.0]
     assert float(agent.learner.r_max_variable.numpy()) == 3.0  # the block read r_max of step 4
     clipped = rlkit.agents.DQN(space, gym.spaces.Discrete(2), rescale_r=True,
                                r_max_running=True, reward_clip=1.0, hidden_sizes=(8,))  # fmt: skip
     clipped.observe(np.zeros(3), 0, 5.0, np.zeros(3), False, False)
-    assert clipped.r_max == 1.0 and clipped.replay.rewards[0] == 1.0  # DQN3.0: clip, then max
+    # DQN3.0: clip, then max
+    assert clipped.learner.r_max == 1.0 and clipped.replay.rewards[0] == 1.0
 
 
 def test_minatar_smoke_run_uses_its_preset(capsys, tmp_path):

@@ -149,11 +149,11 @@ def test_ddpg_with_the_users_actor_and_critic_learns_with_ema_targets(pendulum, 
     actions = np.full((4, 1), 0.3, np.float32)
     # the targets start as the online networks (EMA shadows initialised to them)
     online = agent.critics[0].model([obs, actions]).numpy()
-    np.testing.assert_allclose(agent.target_q(obs, actions).numpy(), online, rtol=1e-6)
+    np.testing.assert_allclose(agent.learner.target_q(obs, actions).numpy(), online, rtol=1e-6)
     rlkit.train(agent, pendulum, steps=300)
     np.testing.assert_allclose(agent.acting.policy(obs), agent.actor.model(obs).numpy(), atol=1e-5)
     # after updates the targets lag the online critic: shadow <- decay*shadow + (1-decay)*w
-    assert not np.allclose(agent.target_q(obs, actions).numpy(),
+    assert not np.allclose(agent.learner.target_q(obs, actions).numpy(),
                            agent.critics[0].model([obs, actions]).numpy())  # fmt: skip
     agent.save(tmp_path / "d")
     loaded = rlkit.load(tmp_path / "d", actor=actor, critic=critic)

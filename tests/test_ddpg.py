@@ -92,7 +92,7 @@ def test_ema_shadow_after_n_updates_is_the_closed_form():
         for j, v in enumerate(variables):  # known weights w_i = w0 + i * c_j
             v.assign(w0[j] + i * (j + 1) * 0.01)
             expected[j] += (1 - d) * d ** (n - i) * (w0[j] + i * (j + 1) * 0.01)
-        agent.update_targets()
+        agent.learner.update_targets()
     for shadow, e in zip(shadows, expected, strict=True):
         np.testing.assert_allclose(shadow.numpy(), e, rtol=1e-5, atol=1e-6)
 
@@ -114,7 +114,7 @@ def test_ema_runs_after_each_gradient_step_inside_the_compiled_update():
 def test_target_forward_pass_is_the_model_on_the_shadow_weights():
     agent = make_agent(seed=2, tau=0.5)
     perturb(agent.actor.variables + agent.critics[0].variables)
-    agent.update_targets()  # shadows now differ from both the old and the new weights
+    agent.learner.update_targets()  # shadows now differ from both the old and the new weights
     obs = np.random.default_rng(0).normal(size=(5, 3)).astype(np.float32)
     actions = np.random.default_rng(1).uniform(ACTIONS.low, ACTIONS.high, (5, 2)).astype("f4")
     bounds = ActionBounds(ACTIONS.low, ACTIONS.high)
@@ -122,11 +122,11 @@ def test_target_forward_pass_is_the_model_on_the_shadow_weights():
     actor.model.set_weights([s.numpy() for s in agent.actor_target_variables])
     critic = Critic(3, bounds, (8, 8), seed=9)
     critic.model.set_weights([s.numpy() for s in agent.critic_target_variables(0)])
-    target_action = agent.target_action(tf.constant(obs)).numpy()
+    target_action = agent.learner.target_action(tf.constant(obs)).numpy()
     np.testing.assert_allclose(target_action, actor.model(obs).numpy(), atol=1e-6)
     assert not np.allclose(target_action, agent.actor.model(obs).numpy(), atol=1e-4)
     np.testing.assert_allclose(
-        agent.target_q(tf.constant(obs), tf.constant(actions)).numpy(),
+        agent.learner.target_q(tf.constant(obs), tf.constant(actions)).numpy(),
         critic.model([obs, actions]).numpy(),
         atol=1e-6,
     )
@@ -140,7 +140,7 @@ def test_td3_delays_actor_and_target_updates():
     for seed, expected_actor_updates in ((1, 0), (2, 1)):  # steps 6 and 7: one block each
         fill(agent, 1, seed=seed)
         agent.update()
-        assert agent.num_actor_updates == expected_actor_updates
+        assert agent.learner.num_actor_updates == expected_actor_updates
         changed = any(
             not np.array_equal(a, v.numpy())
             for a, v in zip(actor0, agent.actor.variables, strict=True)
@@ -163,14 +163,14 @@ def test_td3_delays_actor_and_target_updates():
 def test_critic_gradient_reaches_neither_actor_nor_targets():
     agent = make_agent(td3=True)
     perturb(agent.critics[0].variables)
-    agent.update_targets()
+    agent.learner.update_targets()
     batch = make_batch()
     targets = agent.actor_target_variables + [
         v for k in range(2) for v in agent.critic_target_variables(k)
     ]
     with tf.GradientTape(persistent=True) as tape:
         tape.watch(targets)
-        loss = agent.critic_loss(batch)
+        loss = agent.learner.critic_loss(batch)
     assert all(g is None for g in tape.gradient(loss, agent.actor.variables))
     assert all(g is None for g in tape.gradient(loss, targets))
     critic_vars = agent.critic_pipeline.variables
@@ -197,7 +197,7 @@ def test_actor_step_changes_actor_not_critic():
     agent = make_agent()
     obs = make_batch().obs
     with tf.GradientTape() as tape:
-        loss = agent.actor_loss(obs)
+        loss = agent.learner.actor_loss(obs)
     grads = agent.actor_pipeline.gradients(tape, loss)
     assert len(grads) == len(agent.actor.variables) and all(g is not None for g in grads)
     critic0, actor0 = values(agent.critics[0].variables), values(agent.actor.variables)
@@ -214,9 +214,9 @@ def test_actor_gradient_ascends_q():
     agent = make_agent(seed=3, actor_optimizer="sgd", actor_learning_rate=1e-2)
     perturb(agent.critics[0].variables, scale=1.0)
     obs = make_batch(n=32).obs
-    before = -float(agent.actor_loss(obs))
+    before = -float(agent.learner.actor_loss(obs))
     agent.learner._actor_step(tf.constant(obs))
-    assert -float(agent.actor_loss(obs)) > before
+    assert -float(agent.learner.actor_loss(obs)) > before
 
 
 # -- targets by hand -----------------------------------------------------------------------
@@ -237,15 +237,15 @@ def test_bootstrap_target_formula_by_hand():
 def test_terminated_cuts_the_bootstrap_truncated_does_not():
     agent = make_agent(seed=4, gamma=0.9)
     perturb(agent.actor.variables + agent.critics[0].variables)
-    agent.update_targets()
+    agent.learner.update_targets()
     batch = make_batch(
         seed=5,
         terminated=np.array([1, 0, 0, 0, 0, 0], bool),
         truncated=np.array([0, 1, 0, 0, 0, 1], bool),
     )
     next_obs = tf.constant(batch.next_obs)
-    next_q = agent.target_q(next_obs, agent.target_action(next_obs)).numpy()
-    y = agent.td_targets(batch)
+    next_q = agent.learner.target_q(next_obs, agent.learner.target_action(next_obs)).numpy()
+    y = agent.learner.td_targets(batch)
     np.testing.assert_allclose(y[0], batch.rewards[0], rtol=1e-6)
     np.testing.assert_allclose(y[1:], batch.rewards[1:] + 0.9 * next_q[1:], rtol=1e-5)
 
@@ -254,36 +254,38 @@ def test_td3_target_is_the_smaller_twin_with_smoothed_action():
     agent = make_agent(seed=6, td3=True, gamma=0.95, tau=1.0)
     perturb(agent.critics[0].variables, seed=2, scale=1.0)
     perturb(agent.critics[1].variables, seed=3, scale=1.0)
-    agent.update_targets()  # tau = 1: the targets take the perturbed weights
+    agent.learner.update_targets()  # tau = 1: the targets take the perturbed weights
     batch = make_batch(seed=7, terminated=np.array([0, 0, 1, 0, 0, 0], bool))
     smoothing = np.full((6, 2), [0.5, -0.1], np.float32)
     next_obs = tf.constant(batch.next_obs)
-    action = np.clip(agent.target_action(next_obs).numpy() + smoothing, ACTIONS.low, ACTIONS.high)
-    q0 = agent.target_q(next_obs, tf.constant(action), 0).numpy()
-    q1 = agent.target_q(next_obs, tf.constant(action), 1).numpy()
+    action = agent.learner.target_action(next_obs).numpy() + smoothing
+    action = np.clip(action, ACTIONS.low, ACTIONS.high)
+    q0 = agent.learner.target_q(next_obs, tf.constant(action), 0).numpy()
+    q1 = agent.learner.target_q(next_obs, tf.constant(action), 1).numpy()
     assert (q0 < q1).any() and (q1 < q0).any()  # the minimum is taken per example
     expected = batch.rewards + 0.95 * (1 - batch.terminated) * np.minimum(q0, q1)
-    np.testing.assert_allclose(agent.td_targets(batch, smoothing), expected, rtol=1e-5)
+    np.testing.assert_allclose(agent.learner.td_targets(batch, smoothing), expected, rtol=1e-5)
 
 
 def test_td3_smoothing_noise_is_clipped_and_scaled_to_the_bounds():
     agent = make_agent(td3=True, target_noise=10.0, target_noise_clip=0.5)
     half = (ACTIONS.high - ACTIONS.low) / 2
-    noise = agent.terms.smoothing_noise(agent.rng, (50, 6, 2), half)
+    noise = agent.learner.terms.smoothing_noise(agent.rng, (50, 6, 2), half)
     assert noise.shape == (50, 6, 2) and noise.dtype == np.float32
     np.testing.assert_allclose(np.abs(noise).max(axis=(0, 1)), 0.5 * half)
     ddpg = make_agent()
     state = ddpg.rng.bit_generator.state
-    assert not ddpg.terms.smoothing_noise(ddpg.rng, (2, 6, 2), half).any()  # plain DDPG: none
+    # plain DDPG: no smoothing noise
+    assert not ddpg.learner.terms.smoothing_noise(ddpg.rng, (2, 6, 2), half).any()
     assert ddpg.rng.bit_generator.state == state  # ... and no draw
 
 
 def test_td3_is_ddpgs_learner_with_three_numbers():
     from rlkit.agents.td3_terms import LearnerTerms
 
-    assert make_agent().terms == LearnerTerms(critics=1, policy_delay=1, target_noise=0.0)
+    assert make_agent().learner.terms == LearnerTerms(critics=1, policy_delay=1, target_noise=0.0)
     td3 = make_agent(td3=True, policy_delay=3, target_noise=0.1, target_noise_clip=0.3)
-    assert td3.terms == LearnerTerms(critics=2, policy_delay=3, target_noise=0.1,
+    assert td3.learner.terms == LearnerTerms(critics=2, policy_delay=3, target_noise=0.1,
                                      target_noise_clip=0.3)  # fmt: skip
     assert len(td3.critics) == 2 and len(make_agent().critics) == 1
 
@@ -298,7 +300,7 @@ def test_td3_settings_without_td3_are_refused_not_ignored(key, value):
         plan("ddpg", "Pendulum-v1", overrides={key: value})
     with pytest.warns(RlkitWarning, match=f"{key} is TD3's"):  # in Python (an old run loads)
         agent = make_agent(**{key: value})
-    assert agent.terms.policy_delay == 1 and agent.terms.target_noise == 0
+    assert agent.learner.terms.policy_delay == 1 and agent.learner.terms.target_noise == 0
     assert plan("ddpg", "Pendulum-v1", overrides={key: value, "td3": "true"}).agent_config.td3
 
 
@@ -362,9 +364,9 @@ def test_ou_noise_follows_its_recursion_and_resets_at_episode_end():
     agent = make_agent(noise="ou", noise_scale=0.5)
     obs = np.zeros(3)
     agent.act(obs)
-    assert agent.noise.state.any()
+    assert agent.acting.noise.state.any()
     agent.observe(obs, agent.act(obs), 0.0, obs, False, True)  # truncated: episode over
-    assert not agent.noise.state.any()
+    assert not agent.acting.noise.state.any()
 
 
 def test_gaussian_noise_scale():

@@ -122,7 +122,7 @@ def test_ddpg_learns_on_a_dict_env_and_replay_keeps_each_part(slides, td3):
     before = weights([agent.actor, *agent.critics])
     targets = [v.numpy().copy() for v in agent.actor_target_variables]
     rlkit.train(agent, env, steps=300)
-    assert agent.num_updates == 32 and agent.num_actor_updates == (16 if td3 else 32)
+    assert agent.num_updates == 32 and agent.learner.num_actor_updates == (16 if td3 else 32)
     assert changed(before, weights([agent.actor, *agent.critics]))
     # the targets are EMA shadows of the user's variables: they moved, and lag the online ones
     moved = [v.numpy() for v in agent.actor_target_variables]
@@ -140,7 +140,8 @@ def test_ddpg_learns_on_a_dict_env_and_replay_keeps_each_part(slides, td3):
     np.testing.assert_allclose(policy(probe), agent.actor.model(probe).numpy(), rtol=1e-5)
     np.testing.assert_allclose(agent.act(probe, explore=False),
                                agent.actor.model(probe).numpy(), rtol=1e-5)  # fmt: skip
-    assert np.isfinite(agent.td_targets(batch)).all() and np.isfinite(agent.actor_loss(probe))
+    assert np.isfinite(agent.learner.td_targets(batch)).all()
+    assert np.isfinite(agent.learner.actor_loss(probe))
 
 
 class Seeing(keras.Model):

@@ -280,6 +280,6 @@ def test_ddpg_noise_starts_afresh_when_a_new_run_cuts_an_episode():
     small = {"buffer_size": 500, "actor_hidden_sizes": [8], "critic_hidden_sizes": [8]}
     agent = DDPG.from_env(gym.make("Pendulum-v1"), seed=0, noise="ou", learning_starts=0, **small)
     Trainer(agent, gym.make("Pendulum-v1"), seed=0).run(30)  # mid-episode (200 steps each)
-    assert np.abs(agent.noise.state).max() > 0
+    assert np.abs(agent.acting.noise.state).max() > 0
     agent.observe_first(gym.make("Pendulum-v1").reset(seed=1)[0])
-    np.testing.assert_array_equal(agent.noise.state, 0.0)
+    np.testing.assert_array_equal(agent.acting.noise.state, 0.0)

@@ -7,9 +7,10 @@ import dataclasses
 
 import pytest
 
+from rlkit.agents import ddpg_config, dqn_config
 from rlkit.agents.ddpg_config import DDPGConfig
 from rlkit.agents.dqn_config import DQNConfig
-from rlkit.config.schedules import describe_schedules, resolve_fractions
+from rlkit.config.schedules import resolve_fractions
 from rlkit.run.plan import plan
 
 #: preset -> (eps_anneal_steps, lr_anneal_steps) at its own budget, as its source line
@@ -53,14 +54,14 @@ def test_cartpole_preset_is_still_the_generic_defaults_at_50k():
 
 
 def test_the_resolved_schedule_is_described():
-    lines = describe_schedules(plan("dqn", "Acrobot-v1", steps=20_000).agent_config)
+    lines = dqn_config.describe_schedules(plan("dqn", "Acrobot-v1", steps=20_000).agent_config)
     assert lines == [
         "epsilon 1 -> 0.1 over 2,400 steps (12% of the run)",
         "learning rate 0.00063 -> 0 over 20,000 steps (100% of the run)",
     ]
     ddpg = DDPGConfig(lr_end_fraction=0.0, lr_anneal_steps=5_000)
-    assert describe_schedules(ddpg) == ["learning rate x1 -> x0 over 5,000 steps"]
-    assert describe_schedules(DDPGConfig()) == []  # constant rates: nothing to say
+    assert ddpg_config.describe_schedules(ddpg) == ["learning rate x1 -> x0 over 5,000 steps"]
+    assert ddpg_config.describe_schedules(DDPGConfig()) == []  # constant rates: nothing to say
 
 
 def test_rlkit_train_prints_what_the_schedule_came_to(capsys, tmp_path):
@@ -98,10 +99,12 @@ def test_with_an_episode_cap_a_fraction_is_of_the_step_budget_and_says_so():
     assert capped.agent_config.eps_anneal_steps == 12_000
     given = plan("dqn", "Acrobot-v1", steps=20_000, episodes=300).agent_config
     assert (given.eps_anneal_steps, given.lr_anneal_steps) == (2_400, 20_000)
-    lines = describe_schedules(capped.agent_config, capped.settings.steps, 300)
+    lines = dqn_config.describe_schedules(capped.agent_config, capped.settings.steps, 300)
     assert lines[0] == ("epsilon 1 -> 0.1 over 12,000 steps (12% of the 100,000-step budget; "
                         "the 300-episode cap may end the run sooner)")  # fmt: skip
-    assert describe_schedules(capped.agent_config, 100_000, 0)[0].endswith("(12% of the run)")
+    assert dqn_config.describe_schedules(capped.agent_config, 100_000, 0)[0].endswith(
+        "(12% of the run)"
+    )
 
 
 def test_a_fraction_of_a_run_capped_by_episodes_with_no_steps_given_is_refused():

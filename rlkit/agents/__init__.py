@@ -7,11 +7,10 @@ from typing import Any
 
 from rlkit.agents.registry import AGENTS
 
+#: class name -> module: the base class, and each registered agent's class
 _CLASSES = {
     "Agent": "rlkit.agents.base",
-    "DQN": "rlkit.agents.dqn",
-    "DDPG": "rlkit.agents.ddpg",
-    "Reinforce": "rlkit.agents.reinforce",
+    **{spec.class_name: spec.agent_path.partition(":")[0] for spec in AGENTS.values()},
 }
 
 __all__ = ["AGENTS", *_CLASSES]

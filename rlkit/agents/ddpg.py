@@ -38,15 +38,15 @@ from rlkit.agents.ddpg_config import DDPGConfig
 from rlkit.agents.ddpg_learner import DDPGLearner
 from rlkit.agents.exploration import NoisyActing
 from rlkit.agents.off_policy import OffPolicyAgent
-from rlkit.agents.td3_terms import LearnerTerms
+from rlkit.agents.parts import Parts
 from rlkit.core import seeding
 from rlkit.core.errors import RlkitWarning
 from rlkit.learn.gradients import UpdatePipeline
 from rlkit.learn.losses import bootstrap_target, squared_error
-from rlkit.learn.noise import GaussianNoise, OrnsteinUhlenbeckNoise, make_noise
+from rlkit.learn.noise import make_noise
 from rlkit.networks.actor_critic import ActionBounds, Actor, Critic
 from rlkit.networks.custom import GIVEN_IN_PYTHON, KerasActor, KerasCritic
-from rlkit.replay.memory import Batch, ReplayMemory
+from rlkit.replay.memory import ReplayMemory
 from rlkit.replay.structured import StructuredReplay
 
 __all__ = ["DDPG", "bootstrap_target", "squared_error"]
@@ -104,26 +104,22 @@ class DDPG(OffPolicyAgent):
 
     check_spaces = staticmethod(ddpg_config.check_spaces)
 
-    def build(self, seed: int) -> tuple[DDPGLearner, NoisyActing]:
-        """The learner (DDPG's or TD3's terms) and the noisy acting rule, both reading the
-        step count and drawing from the ``"explore"`` generator (acting: uniform warm-up
+    def build(self, seed: int) -> Parts:
+        """The learner (DDPG's or TD3's terms) and the noisy acting rule, both drawing from
+        the ``"explore"`` generator (acting: uniform warm-up
         actions; the learner: TD3's target smoothing)."""
         cfg = self.config
         self.action_shape = tuple(self.action_space.shape)
         self.bounds = ActionBounds(self.action_space.low, self.action_space.high)
-        self.action_spec = ((self.bounds.dim,), np.float32)
         spaces = (self.observation_space, self.action_space)
         learner = DDPGLearner(cfg, self.obs_format, spaces, self.bounds, self._networks, seed,
-                              self.rng, self._clock)  # fmt: skip
+                              self.rng)  # fmt: skip
         noise = make_noise(cfg.noise, (self.bounds.dim,), cfg.noise_scale,
                            seeding.generator(seed, "noise"), cfg.ou_theta, cfg.ou_dt)  # fmt: skip
         acting = NoisyActing(self.obs_format, self.bounds, self.action_shape,
                              self.action_space.dtype, noise, cfg.noise_scale,
-                             cfg.learning_starts, self.rng, self._clock)  # fmt: skip
-        return learner, acting
-
-    def _clock(self) -> int:
-        return self.num_steps
+                             cfg.learning_starts, self.rng)  # fmt: skip
+        return Parts(learner, acting, ((self.bounds.dim,), np.float32))
 
     def stored_action(self, action) -> np.ndarray:
         return np.asarray(action, np.float32).reshape(-1)
@@ -151,31 +147,6 @@ class DDPG(OffPolicyAgent):
         return self.learner.critic_pipeline
 
     @property
-    def terms(self) -> LearnerTerms:
-        """The learner's TD3 terms (``LearnerTerms()``: DDPG)."""
-        return self.learner.terms
-
-    @property
-    def ema(self) -> tf.train.ExponentialMovingAverage:
-        """The EMA whose shadow variables are the target actor and critics."""
-        return self.learner.ema
-
-    @property
-    def noise(self) -> GaussianNoise | OrnsteinUhlenbeckNoise:
-        """The acting rule's exploration noise."""
-        return self.acting.noise
-
-    @property
-    def num_actor_updates(self) -> int:
-        """Actor gradient steps (= EMA updates) so far."""
-        return self.learner.num_actor_updates
-
-    @property
-    def learning_rate_scale(self) -> float:
-        """What both learning rates are multiplied by now (1 without a schedule)."""
-        return self.learner.learning_rate_scale
-
-    @property
     def actor_target_variables(self) -> list[tf.Variable]:
         """The target actor: EMA shadows of the actor's variables, in the same order."""
         return self.learner.actor_target_variables
@@ -183,30 +154,3 @@ class DDPG(OffPolicyAgent):
     def critic_target_variables(self, k: int = 0) -> list[tf.Variable]:
         """The target of critic ``k``: EMA shadows of its variables, in the same order."""
         return self.learner.critic_target_variables(k)
-
-    def target_action(self, obs: tf.Tensor) -> tf.Tensor:
-        """``mu'(s)``: the actor run on its EMA shadow weights, ``[B, act_dim]``."""
-        return self.learner.target_action(obs)
-
-    def target_q(self, obs: tf.Tensor, actions: tf.Tensor, k: int = 0) -> tf.Tensor:
-        """``Q'_k(s, a)``: critic ``k`` run on its EMA shadow weights, ``[B]``."""
-        return self.learner.target_q(obs, actions, k)
-
-    def update_targets(self) -> None:
-        """One EMA step outside training: ``shadow <- decay * shadow + (1 - decay) * w``."""
-        self.learner.update_targets()
-
-    def td_targets(self, batch: Batch, smoothing: np.ndarray | None = None) -> np.ndarray:
-        """The critic targets ``y`` for ``batch`` (``[B]``), without updating anything.
-
-        ``smoothing``: TD3's target noise in action units (``[B, act_dim]``; default none).
-        """
-        return self.learner.td_targets(batch, smoothing)
-
-    def critic_loss(self, batch: Batch, smoothing: np.ndarray | None = None) -> tf.Tensor:
-        """The scalar critic loss for ``batch`` (``[B]``); call it under a GradientTape."""
-        return self.learner.critic_loss(batch, smoothing)
-
-    def actor_loss(self, obs: np.ndarray) -> tf.Tensor:
-        """The scalar actor loss ``-mean Q(s, mu(s))`` for ``obs`` ``[B, ...]``."""
-        return self.learner.actor_loss(obs)

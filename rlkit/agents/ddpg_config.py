@@ -14,6 +14,7 @@ from rlkit.config.options import (
     train_freq_unit_option,
     unit_interval,
 )
+from rlkit.config.schedules import learning_rate_phrase
 from rlkit.learn.optimizers import OPTIMIZERS
 
 NOISES = ("gaussian", "ou")
@@ -193,3 +194,10 @@ def check_spaces(observation_space, action_space, env_id: str = "the environment
             f"ddpg needs action bounds with low < high, but {env_id} has {action_space}"
         )
     observation_format(observation_space, "ddpg", structured=True)
+
+
+def describe_schedules(config: DDPGConfig, steps: int = 0, episodes: int = 0) -> list[str]:
+    """The learning rates' schedule, when there is one, as the run's first lines print it."""
+    if config.lr_anneal_steps > 0 and config.lr_end_fraction >= 0:
+        return [learning_rate_phrase(f"x1 -> x{config.lr_end_fraction:g}", config, steps, episodes)]
+    return []

@@ -30,7 +30,7 @@ import numpy as np
 import tensorflow as tf
 
 from rlkit.agents import ddpg_networks
-from rlkit.agents.parts import Clock, Learner
+from rlkit.agents.parts import Learner
 from rlkit.agents.td3_terms import LearnerTerms
 from rlkit.core.schedules import dqn3_linear
 from rlkit.core.spaces import ObservationFormat
@@ -38,6 +38,7 @@ from rlkit.learn.compiled import CompiledFunction, NestedCompiledFunction
 from rlkit.learn.gradients import UpdatePipeline, transforms_from_config
 from rlkit.learn.losses import bootstrap_target, smooth_target_action, squared_error
 from rlkit.learn.optimizers import make_optimizer
+from rlkit.learn.targets import EMAShadows
 from rlkit.networks.actor_critic import ActionBounds
 from rlkit.replay.memory import Batch
 
@@ -53,7 +54,6 @@ class DDPGLearner(Learner):
         given: ``{"actor": ..., "critic": ...}``: networks given as Python objects, or None.
         seed: seeds the networks' weights.
         rng: TD3's smoothing noise is drawn from it (the agent's ``"explore"`` generator).
-        clock: the agent's step count (the learning-rate schedule).
 
     Attributes:
         terms: the :class:`LearnerTerms` (DDPG's or TD3's).
@@ -75,10 +75,9 @@ class DDPGLearner(Learner):
         given: dict[str, Any],
         seed: int,
         rng: np.random.Generator,
-        clock: Clock,
     ) -> None:
         cfg = self.config = config
-        self.obs_format, self.bounds, self.rng, self.clock = obs_format, bounds, rng, clock
+        self.obs_format, self.bounds, self.rng = obs_format, bounds, rng
         self.terms = LearnerTerms.from_config(cfg)  # DDPG's or TD3's
         self.actor, self.critics = ddpg_networks.networks(
             cfg, obs_format, spaces, bounds, given, self.terms.critics, seed
@@ -96,27 +95,28 @@ class DDPGLearner(Learner):
         # The target networks: EMA shadows of the online variables. Keras 3 variables
         # wrap a tf.Variable (``.value``); the EMA tracks those. The first ``apply``
         # creates the shadows initialised to the online weights (and leaves them so).
-        self.ema = tf.train.ExponentialMovingAverage(decay=1.0 - cfg.tau)
         self._actor_sources = [v.value for v in self.actor.variables]
         self._critic_sources = [[v.value for v in c.variables] for c in self.critics]
-        self._ema_sources = self._actor_sources + [v for vs in self._critic_sources for v in vs]
-        self.ema.apply(self._ema_sources)
+        self.targets = EMAShadows(
+            self._actor_sources + [v for vs in self._critic_sources for v in vs], cfg.tau
+        )
+        self.ema = self.targets.ema
         self.num_updates = 0
         self.num_actor_updates = 0
         compiled = NestedCompiledFunction if obs_format.parts else CompiledFunction
         self._train_block = compiled(self._train_block_graph, cfg.jit_compile)
-        self._update_targets = tf.function(self._ema_step)
+        self._update_targets = tf.function(self.targets.update)
         self._actor_weights = None  # the actor's weights as the last block returned them
 
     # -- target networks -------------------------------------------------------------------
     @property
     def actor_target_variables(self) -> list[tf.Variable]:
         """The target actor: EMA shadows of the actor's variables, in the same order."""
-        return [self.ema.average(v) for v in self._actor_sources]
+        return self.targets.shadows(self._actor_sources)
 
     def critic_target_variables(self, k: int = 0) -> list[tf.Variable]:
         """The target of critic ``k``: EMA shadows of its variables, in the same order."""
-        return [self.ema.average(v) for v in self._critic_sources[k]]
+        return self.targets.shadows(self._critic_sources[k])
 
     def target_action(self, obs: tf.Tensor) -> tf.Tensor:
         """``mu'(s)``: the actor run on its EMA shadow weights, ``[B, act_dim]``."""
@@ -134,33 +134,30 @@ class DDPGLearner(Learner):
         """One EMA step outside training: ``shadow <- decay * shadow + (1 - decay) * w``."""
         self._update_targets()
 
-    @property
-    def learning_rate_scale(self) -> float:
-        """What both learning rates are multiplied by now: 1 falling linearly to
+    def learning_rate_scale(self, step: int) -> float:
+        """What both learning rates are multiplied by at step ``step``: 1 falling linearly to
         ``lr_end_fraction`` over ``lr_anneal_steps`` steps after ``learning_starts``
         (DQN3.0's formula, :func:`rlkit.core.schedules.dqn3_linear`); 1 when off."""
         cfg = self.config
         if cfg.lr_end_fraction < 0:
             return 1.0
-        return dqn3_linear(
-            self.clock(), 1.0, cfg.lr_end_fraction, cfg.lr_anneal_steps, cfg.learning_starts
-        )
+        return dqn3_linear(step, 1.0, cfg.lr_end_fraction, cfg.lr_anneal_steps, cfg.learning_starts)
 
-    def diagnostics(self) -> dict[str, float]:
-        """With a schedule, the learning rates' current scale."""
+    def diagnostics(self, step: int) -> dict[str, float]:
+        """With a schedule, the learning rates' scale at step ``step``."""
         if self.config.lr_end_fraction >= 0:
-            return {"learning_rate_scale": self.learning_rate_scale}
+            return {"learning_rate_scale": self.learning_rate_scale(step)}
         return {}
 
     # -- learning ----------------------------------------------------------------------------
-    def learn(self, batch: Batch) -> tuple[dict[str, float], tf.Tensor]:
+    def learn(self, batch: Batch, step: int) -> tuple[dict[str, float], tf.Tensor]:
         """One block of ``K`` critic updates on ``batch`` (``[K, B]``) and the actor's (every
         ``policy_delay``); ``{"critic_loss", "actor_loss", "q"}`` averaged over the block
         (``q``: mean ``Q(s, a)`` of the sampled actions), and the first critic's TD errors
         ``[K, B]`` (a tensor)."""
         cfg = self.config
         if cfg.lr_end_fraction >= 0:
-            scale = self.learning_rate_scale
+            scale = self.learning_rate_scale(step)
             self.actor_pipeline.optimizer.learning_rate.assign(cfg.actor_learning_rate * scale)
             self.critic_pipeline.optimizer.learning_rate.assign(cfg.critic_learning_rate * scale)
         shape = (*batch.rewards.shape, self.bounds.dim)
@@ -254,11 +251,8 @@ class DDPGLearner(Learner):
         with tf.GradientTape() as tape:
             loss = self._actor_loss(obs)
         self.actor_pipeline.apply(self.actor_pipeline.gradients(tape, loss))
-        self._ema_step()  # the target networks follow
+        self.targets.update()  # the target networks follow
         return loss
-
-    def _ema_step(self) -> None:
-        self.ema.apply(self._ema_sources)
 
     def _bootstrap(self, rewards, next_obs, pcont, smoothing):
         next_action = self.target_action(next_obs)

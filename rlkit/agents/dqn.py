@@ -21,6 +21,7 @@ from rlkit.agents.dqn_config import DQNConfig, anneal_start
 from rlkit.agents.dqn_learner import DQNLearner
 from rlkit.agents.epsilon_greedy import EpsilonGreedy
 from rlkit.agents.off_policy import OffPolicyAgent
+from rlkit.agents.parts import Parts
 from rlkit.core import seeding
 from rlkit.core.errors import UsageError
 from rlkit.core.schedules import dqn3_epsilon
@@ -84,8 +85,8 @@ class DQN(OffPolicyAgent):
             return StructuredReplay
         return FrameReplay if self.config.frame_stack else ReplayMemory
 
-    def build(self, seed: int) -> tuple[DQNLearner, EpsilonGreedy]:
-        """DQN3.0's learner and its epsilon-greedy acting, both on the agent's step count."""
+    def build(self, seed: int) -> Parts:
+        """DQN3.0's learner and its epsilon-greedy acting; actions stored as int64 from 0."""
         cfg = self.config
         if cfg.frame_stack and self.obs_format.kind != "image":
             raise UsageError(
@@ -93,17 +94,13 @@ class DQN(OffPolicyAgent):
             )
         self.num_actions = int(self.action_space.n)
         self._action_start = int(self.action_space.start)
-        self.action_spec = ((), np.int64)
         learner = DQNLearner(cfg, self.obs_format, self.observation_space, self.action_space,
-                             seed, self._clock, self._q_network, self._loss)  # fmt: skip
+                             seed, self._q_network, self._loss)  # fmt: skip
         self.eval_rng = seeding.generator(seed, "evaluate")  # eval_epsilon's draws
         epsilon = epsilon_schedule(cfg)
-        acting = EpsilonGreedy(self.obs_format, self.num_actions, epsilon, self._clock, self.rng,
+        acting = EpsilonGreedy(self.obs_format, self.num_actions, epsilon, self.rng,
                                cfg.eval_epsilon, self.eval_rng, self._action_start)  # fmt: skip
-        return learner, acting
-
-    def _clock(self) -> int:
-        return self.num_steps
+        return Parts(learner, acting, ((), np.int64))
 
     def stored_action(self, action) -> int:
         return int(action) - self._action_start
@@ -128,20 +125,14 @@ class DQN(OffPolicyAgent):
         return self.learner.pipeline
 
     @property
-    def r_max(self) -> float:
-        """What rewards are divided by with ``rescale_r`` (the running maximum with
-        ``r_max_running``)."""
-        return self.learner.r_max
-
-    @property
     def epsilon(self) -> float:
         """Exploration rate at the current step (DQN3.0's linear schedule)."""
-        return self.acting.epsilon
+        return self.acting.schedule(self.num_steps)
 
     @property
     def learning_rate(self) -> float:
         """Learning rate at the current step (DQN3.0's lr_start -> lr_end annealing)."""
-        return self.learner.learning_rate
+        return self.learner.learning_rate(self.num_steps)
 
     @property
     def evaluation_epsilon(self) -> float:

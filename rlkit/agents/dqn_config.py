@@ -14,6 +14,7 @@ from rlkit.config.options import (
     train_freq_unit_option,
     unit_interval,
 )
+from rlkit.config.schedules import epsilon_phrase, learning_rate_phrase
 from rlkit.learn.optimizers import OPTIMIZERS
 
 
@@ -192,3 +193,13 @@ def anneal_start(config: DQNConfig) -> int:
     """The step the linear schedules (epsilon, the learning rate) start from:
     ``learning_starts`` (DQN3.0) or step 0 with ``exploration_from_start`` (SB3)."""
     return 0 if config.exploration_from_start else config.learning_starts
+
+
+def describe_schedules(config: DQNConfig, steps: int = 0, episodes: int = 0) -> list[str]:
+    """One phrase per annealed schedule (epsilon; the learning rate unless constant), as
+    the run's first lines print them (:mod:`rlkit.config.schedules`)."""
+    lines = [epsilon_phrase(config, steps, episodes)]
+    if config.lr_anneal_steps > 0 and config.learning_rate_end >= 0:
+        rates = f"{config.learning_rate:g} -> {config.learning_rate_end:g}"
+        lines.append(learning_rate_phrase(rates, config, steps, episodes))
+    return lines

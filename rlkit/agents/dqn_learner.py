@@ -23,7 +23,7 @@ import numpy as np
 import tensorflow as tf
 
 from rlkit.agents.dqn_config import anneal_start
-from rlkit.agents.parts import Clock, Learner
+from rlkit.agents.parts import Learner
 from rlkit.core import seeding
 from rlkit.core.errors import UsageError
 from rlkit.core.schedules import crossed, dqn3_linear
@@ -32,6 +32,7 @@ from rlkit.core.structure import describe
 from rlkit.learn.compiled import CompiledFunction, NestedCompiledFunction
 from rlkit.learn.gradients import UpdatePipeline, transforms_from_config
 from rlkit.learn.optimizers import make_optimizer
+from rlkit.learn.targets import HardCopy, Polyak
 from rlkit.learn.value_losses import ValueLoss, loss_from_config
 from rlkit.networks.custom import (
     GIVEN_IN_PYTHON,
@@ -57,7 +58,6 @@ class DQNLearner(Learner):
         observation_space: the space a network of one's own is built for.
         action_space: ``Discrete(A)``; the network outputs ``[B, A]`` Q-values.
         seed: the agent's seed (weight initialisation).
-        clock: the agent's step count (the learning-rate schedule).
         q_network: a network of one's own given as a Python object (a Keras model or a
             builder); one named in ``config.q_network`` is found by itself.
         loss: a :class:`~rlkit.learn.value_losses.ValueLoss` of one's own (``config.loss``
@@ -75,13 +75,12 @@ class DQNLearner(Learner):
 
     def __init__(
         self, config: DQNConfig, obs_format: ObservationFormat, observation_space, action_space,
-        seed: int, clock: Clock, q_network: Any = None, loss: ValueLoss | None = None,
+        seed: int, q_network: Any = None, loss: ValueLoss | None = None,
     ) -> None:  # fmt: skip
         cfg = self.config = config
         self.loss = given_loss(cfg.loss, loss) or loss_from_config(cfg.loss, cfg.clip_delta)
         self.obs_format = obs_format
         self.num_actions = int(action_space.n)
-        self.clock = clock
         self.num_updates = 0
         if obs_format.parts and not cfg.q_network:
             refuse_builtin_network(obs_format)
@@ -105,18 +104,20 @@ class DQNLearner(Learner):
         self.r_max_variable = tf.Variable(self.r_max, trainable=False, name="r_max")
         compiled = NestedCompiledFunction if obs_format.parts else CompiledFunction
         self.train_block = compiled(self._train_block_graph, cfg.jit_compile)
-        self._sync_target_graph = tf.function(self._copy_online_to_target)
-        self._copy_online_to_target()
+        self.hard_copy = HardCopy(self.q.variables, self.q_target.variables)
+        self.polyak = Polyak(self.q.variables, self.q_target.variables, cfg.target_tau)
+        self._sync_target_graph = tf.function(self.hard_copy.update)
+        self.hard_copy.update()
 
     # -- schedules and what acting reads -----------------------------------------------------
-    @property
-    def learning_rate(self) -> float:
-        """Learning rate at the current step (DQN3.0's lr_start -> lr_end annealing)."""
+    def learning_rate(self, step: int) -> float:
+        """Learning rate at environment step ``step`` (DQN3.0's lr_start -> lr_end
+        annealing)."""
         cfg = self.config
         if cfg.learning_rate_end < 0:
             return cfg.learning_rate
         return dqn3_linear(
-            self.clock(),
+            step,
             cfg.learning_rate,
             cfg.learning_rate_end,
             cfg.lr_anneal_steps,
@@ -128,8 +129,8 @@ class DQNLearner(Learner):
         numpy copy of an MLP (taken now), else one compiled call reading the live weights."""
         return self.q.policy()
 
-    def diagnostics(self) -> dict[str, float]:
-        return {"learning_rate": self.learning_rate}
+    def diagnostics(self, step: int) -> dict[str, float]:
+        return {"learning_rate": self.learning_rate(step)}
 
     def rewards_stored(self, rewards) -> None:
         """DQN3.0's ``r_max = max(r_max, reward)`` for each (clipped) reward stored."""
@@ -145,12 +146,13 @@ class DQNLearner(Learner):
         return self.r_max_variable if cfg.r_max_running else cfg.r_max
 
     # -- learning ----------------------------------------------------------------------------
-    def learn(self, batch: Batch) -> tuple[dict[str, float], tf.Tensor]:
-        """One block of ``gradient_steps`` updates on ``batch`` (``[K, B]``): ``{"loss",
+    def learn(self, batch: Batch, step: int) -> tuple[dict[str, float], tf.Tensor]:
+        """One block of ``gradient_steps`` updates on ``batch`` (``[K, B]``) at environment
+        step ``step`` (the learning-rate schedule): ``{"loss",
         "q", "abs_delta"}`` averaged over the block, and each example's TD error ``[K, B]``
         (a tensor, read only by a sampler that wants it)."""
         if self.config.learning_rate_end >= 0:
-            self.pipeline.optimizer.learning_rate.assign(self.learning_rate)
+            self.pipeline.optimizer.learning_rate.assign(self.learning_rate(step))
         if self.config.r_max_running:
             self.r_max_variable.assign(self.r_max)
         loss, q, abs_delta, td_errors = self.train_block(*self.tensors(batch))
@@ -169,10 +171,6 @@ class DQNLearner(Learner):
         """Hard-copy the online weights into the target network."""
         self._sync_target_graph()
         self._target_stale = False
-
-    def _copy_online_to_target(self) -> None:
-        for target, online in zip(self.q_target.variables, self.q.variables, strict=True):
-            target.assign(online)
 
     def tensors(self, batch: Batch) -> tuple:
         """``batch`` as :attr:`train_block` takes it: ``(obs, actions, rewards, next_obs,
@@ -224,10 +222,8 @@ class DQNLearner(Learner):
             obs, actions, rewards, next_obs, pcont, weights, next_q_target
         )
         self.pipeline.apply(grads)
-        tau = self.config.target_tau
-        if tau > 0:
-            for target, online in zip(self.q_target.variables, self.q.variables, strict=True):
-                target.assign(target + tau * (online - target))
+        if self.config.target_tau > 0:
+            self.polyak.update()
         return metrics, td_error
 
     def _gradients(self, obs, actions, rewards, next_obs, pcont, weights, next_q_target=None):

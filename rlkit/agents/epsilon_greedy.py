@@ -3,7 +3,7 @@
 One rule for every observation format (vectors, images, one-hot, ``Dict`` and ``Tuple``):
 ``obs_format.batch_rows`` tells one observation (one action back) from a batch ``[N, ...]``
 (``N`` actions, a vector env's). Exploring, it takes a random action with the probability
-the schedule gives at the agent's step; evaluating, it is greedy, or epsilon-greedy with a
+the schedule gives at the step the agent passes; evaluating, it is greedy, or epsilon-greedy with a
 fixed ``eval_epsilon`` drawing from a generator of its own, so that evaluating never
 changes what training draws. Actions are ``action_start + [0, num_actions)``.
 """
@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from rlkit.agents.parts import Acting, Clock
+from rlkit.agents.parts import Acting
 from rlkit.core.spaces import ObservationFormat
 
 
@@ -26,7 +26,6 @@ class EpsilonGreedy(Acting):
         obs_format: how observations are encoded and told from batches.
         num_actions: ``A``; the policy maps ``[*shape] -> [A]`` and ``[N, *shape] -> [N, A]``.
         epsilon: the exploration rate at a step (e.g. DQN3.0's linear schedule).
-        clock: the agent's step count, read by :attr:`epsilon`.
         rng: the ``"explore"`` generator (the epsilon draws and random actions).
         eval_epsilon: the share of random actions when evaluating (0: greedy).
         eval_rng: the generator evaluation draws from (needed when ``eval_epsilon > 0``).
@@ -35,38 +34,33 @@ class EpsilonGreedy(Acting):
 
     def __init__(
         self, obs_format: ObservationFormat, num_actions: int, epsilon: Callable[[int], float],
-        clock: Clock, rng: np.random.Generator, eval_epsilon: float = 0.0,
+        rng: np.random.Generator, eval_epsilon: float = 0.0,
         eval_rng: np.random.Generator | None = None, action_start: int = 0,
     ) -> None:  # fmt: skip
         self.encode = obs_format.encode
         self.batch_rows = obs_format.batch_rows
         self.num_actions = num_actions
         self.schedule = epsilon
-        self.clock = clock
         self.rng = rng
         self.eval_epsilon = eval_epsilon
         self.eval_rng = eval_rng
         self.action_start = action_start
 
-    @property
-    def epsilon(self) -> float:
-        """The exploration rate at the current step."""
-        return self.schedule(self.clock())
-
-    def diagnostics(self) -> dict[str, float]:
-        return {"epsilon": self.epsilon}
+    def diagnostics(self, step: int) -> dict[str, float]:
+        return {"epsilon": self.schedule(step)}
 
     def state(self) -> dict[str, dict[str, Any]]:
         """The evaluation generator (``rngs["evaluate"]``); ``rng`` is the agent's own."""
         return {} if self.eval_rng is None else {"rngs": {"evaluate": self.eval_rng}}
 
-    def act(self, obs, explore: bool = True) -> int | np.ndarray:
+    def act(self, obs, explore: bool = True, step: int = 0) -> int | np.ndarray:
         """An action for one observation (an int) or ``[N]`` ints for a batch ``[N, ...]``;
-        with ``explore`` False greedy, or ``eval_epsilon``-greedy from ``eval_rng``."""
+        exploring, epsilon-greedy with the schedule's epsilon at ``step``; with ``explore``
+        False greedy, or ``eval_epsilon``-greedy from ``eval_rng``."""
         x = self.encode(obs)
         rows = self.batch_rows(x)
         if explore:
-            return self.epsilon_greedy(x, rows, self.epsilon, self.rng)
+            return self.epsilon_greedy(x, rows, self.schedule(step), self.rng)
         if self.eval_epsilon > 0:
             return self.epsilon_greedy(x, rows, self.eval_epsilon, self.eval_rng)
         q = self.policy(x)

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from rlkit.agents.parts import Acting, Clock
+from rlkit.agents.parts import Acting
 from rlkit.core.spaces import ObservationFormat
 from rlkit.learn.noise import GaussianNoise, OrnsteinUhlenbeckNoise
 from rlkit.networks.actor_critic import ActionBounds
@@ -33,7 +33,6 @@ class NoisyActing(Acting):
         noise_scale: the noise's std as a fraction of the half-range (0: no noise drawn).
         learning_starts: steps of uniform actions while exploring.
         rng: the generator of the uniform actions (the agent's ``"explore"`` stream).
-        clock: the agent's step count.
     """
 
     def __init__(
@@ -46,7 +45,6 @@ class NoisyActing(Acting):
         noise_scale: float,
         learning_starts: int,
         rng: np.random.Generator,
-        clock: Clock,
     ) -> None:
         self.obs_format = obs_format
         self.bounds = bounds
@@ -56,10 +54,10 @@ class NoisyActing(Acting):
         self.noise_scale = float(noise_scale)
         self.learning_starts = int(learning_starts)
         self.rng = rng
-        self.clock = clock
 
-    def act(self, obs, explore: bool = True) -> np.ndarray:
-        """An action in the bounds: ``mu(s)`` (+ noise, clipped, when ``explore``).
+    def act(self, obs, explore: bool = True, step: int = 0) -> np.ndarray:
+        """An action in the bounds: ``mu(s)`` (+ noise, clipped, when ``explore``); uniform
+        while exploring before step ``learning_starts``.
 
         ``obs`` is one observation (returns an action of the space's shape) or a batch
         ``[N, ...]`` (returns ``[N, *action_shape]``); a Dict or Tuple one: its structure,
@@ -67,7 +65,7 @@ class NoisyActing(Acting):
         """
         x = self.obs_format.encode(obs)
         batch = self.obs_format.batch_rows(x)
-        if explore and self.clock() < self.learning_starts:
+        if explore and step < self.learning_starts:
             shape = (self.bounds.dim,) if batch is None else (batch, self.bounds.dim)
             action = self.rng.uniform(self.bounds.low, self.bounds.high, size=shape)
         else:
@@ -84,9 +82,9 @@ class NoisyActing(Acting):
         else:
             self.noise.reset(indices)
 
-    def diagnostics(self) -> dict[str, float]:
+    def diagnostics(self, step: int) -> dict[str, float]:
         """The exploration noise scale (fraction of the half-range; 0 before learning)."""
-        exploring = self.clock() >= self.learning_starts
+        exploring = step >= self.learning_starts
         return {"noise_scale": self.noise_scale if exploring else 0.0}
 
     # -- persistence -------------------------------------------------------------------------

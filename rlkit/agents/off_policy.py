@@ -6,8 +6,8 @@ and, as the step count passes multiples of ``train_freq`` (from ``learning_start
 on), hands blocks of ``gradient_steps`` minibatches sampled from it to its learner, then
 gives its acting rule the learner's new policy. A subclass supplies:
 
-- ``build(seed)``: its learner and acting rule (``(learner, acting)``), and
-  :attr:`action_spec`, how the replay stores an action;
+- ``build(seed)``: its parts, handed over as a :class:`~rlkit.agents.parts.Parts`
+  (learner, acting rule, and how the replay stores an action);
 - optionally ``replay_class()`` and ``stored_action(action)`` / ``stored_actions(actions)``.
 
 Everything else (the replay from the observation format, what the experience protocol
@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from rlkit.agents.base import Agent
-from rlkit.agents.parts import Acting, Learner
+from rlkit.agents.parts import Parts
 from rlkit.core import seeding
 from rlkit.core.schedules import blocks_due
 from rlkit.core.spaces import observation_format
@@ -44,7 +44,7 @@ class OffPolicyAgent(Agent):
         acting: the :class:`~rlkit.agents.parts.Acting` rule (reads ``learner.policy()``).
     """
 
-    #: the action as the replay stores it: (shape, dtype); set by build()
+    #: the action as the replay stores it: (shape, dtype), as build() handed it over
     action_spec: tuple[tuple[int, ...], Any]
     #: whether image observations are accepted (an agent with a convolutional torso)
     accepts_images: ClassVar[bool] = False
@@ -63,7 +63,7 @@ class OffPolicyAgent(Agent):
         self._episodes_pending = 0  # episodes ended since the last block (episode unit)
         self._rollout_start = 0  # num_steps at the last block (episode unit)
         self.rng = seeding.generator(self.seed, "explore")
-        self.learner, self.acting = self.build(self.seed)
+        self.learner, self.acting, self.action_spec = self.build(self.seed)
         self.replay = self.replay_class()(
             cfg.buffer_size,
             self.obs_format.shape,
@@ -76,8 +76,8 @@ class OffPolicyAgent(Agent):
         self.refresh_policy()
 
     # -- what a subclass supplies ------------------------------------------------------------
-    def build(self, seed: int) -> tuple[Learner, Acting]:
-        """The learner and the acting rule; set :attr:`action_spec`."""
+    def build(self, seed: int) -> Parts:
+        """The learner, the acting rule and the action's storage spec."""
         raise NotImplementedError
 
     def replay_class(self) -> type[ReplayMemory]:
@@ -95,7 +95,7 @@ class OffPolicyAgent(Agent):
     # -- the parts, joined -------------------------------------------------------------------
     def act(self, obs, explore: bool = True):
         """The acting rule's action for one observation, or ``N`` for a batch."""
-        return self.acting.act(obs, explore)
+        return self.acting.act(obs, explore, self.num_steps)
 
     def learn(self, batch: Batch) -> dict[str, float]:
         """One block of ``K`` updates on ``batch`` (leading shape ``[K, B]``); its metrics.
@@ -104,7 +104,7 @@ class OffPolicyAgent(Agent):
         (``batch.indices``) after the whole block: a fused block draws its ``K`` minibatches
         before any update, so the priorities of a block are refreshed when it ends (as
         Acme with Reverb accepts), never within it."""
-        metrics, td_errors = self.learner.learn(batch)
+        metrics, td_errors = self.learner.learn(batch, self.num_steps)
         if batch.indices is not None:
             self.replay.update_priorities(batch.indices, td_errors)
         return metrics
@@ -125,7 +125,8 @@ class OffPolicyAgent(Agent):
         return self.learner.variables()
 
     def diagnostics(self) -> dict[str, float]:
-        return {**self.acting.diagnostics(), **self.learner.diagnostics()}
+        step = self.num_steps
+        return {**self.acting.diagnostics(step), **self.learner.diagnostics(step)}
 
     # -- experience --------------------------------------------------------------------------
     def _clip(self, rewards):

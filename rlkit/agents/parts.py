@@ -12,30 +12,31 @@ The agent (:class:`~rlkit.agents.dqn.DQN`, :class:`~rlkit.agents.ddpg.DDPG`,
 :class:`~rlkit.agents.reinforce.Reinforce`) joins the two with its memory and its config:
 ``observe`` writes the memory, ``update()`` samples it for the learner when updates are
 due and gives acting the new policy (Acme's actor/learner split, without its builder).
-Both parts read the agent's step count through ``clock()`` (schedules, warm-up).
+The agent passes its step count to both (``act(obs, explore, step)``, ``learn(batch,
+step)``, ``diagnostics(step)``): schedules and warm-ups read it there, with no call back
+into the agent.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from rlkit.replay.memory import Batch
 
-#: the agent's environment step count (``agent.num_steps``), read when a schedule needs it
-Clock = Callable[[], int]
-
 
 class Acting:
-    """An acting rule: ``act(obs, explore)`` from the policy last given to :meth:`follow`.
+    """An acting rule: ``act(obs, explore, step)`` from the policy last given to
+    :meth:`follow`.
 
     ``obs`` is one observation (one action back) or a batch ``[N, ...]`` (``N`` actions).
     With ``explore`` False it acts as evaluation does (greedy, or an evaluation epsilon).
+    ``step`` is the agent's environment step count (exploration schedules, warm-up).
     """
 
-    def act(self, obs, explore: bool = True) -> Any:
+    def act(self, obs, explore: bool = True, step: int = 0) -> Any:
         raise NotImplementedError
 
     def follow(self, policy: Callable[[Any], np.ndarray]) -> None:
@@ -46,8 +47,8 @@ class Acting:
         """Streams ``indices`` (None: the one environment) ended an episode (e.g. DDPG's
         noise restarts)."""
 
-    def diagnostics(self) -> dict[str, float]:
-        """Scalars worth logging now (e.g. ``{"epsilon": 0.1}``)."""
+    def diagnostics(self, step: int) -> dict[str, float]:
+        """Scalars worth logging at step ``step`` (e.g. ``{"epsilon": 0.1}``)."""
         return {}
 
     def state(self) -> dict[str, dict[str, Any]]:
@@ -68,10 +69,11 @@ class Learner:
 
     num_updates: int = 0
 
-    def learn(self, batch: Batch) -> tuple[dict[str, float], Any]:
+    def learn(self, batch: Batch, step: int) -> tuple[dict[str, float], Any]:
         """One block of updates on ``batch`` (leading shape ``[K, B]``: ``K`` updates of
-        ``B`` transitions): the block's metrics, and each example's TD error ``[K, B]`` (a
-        tensor, for the replay's sampler; None for a learner without one)."""
+        ``B`` transitions) at environment step ``step`` (schedules): the block's metrics,
+        and each example's TD error ``[K, B]`` (a tensor, for the replay's sampler; None
+        for a learner without one)."""
         raise NotImplementedError
 
     def policy(self) -> Callable[[Any], np.ndarray]:
@@ -104,6 +106,18 @@ class Learner:
     def load_scalars(self, counters: dict[str, int], extra: dict[str, Any]) -> None:
         """Take back the counters and extra values :meth:`state` gave."""
 
-    def diagnostics(self) -> dict[str, float]:
-        """Scalars worth logging now (e.g. ``{"learning_rate": 1e-4}``)."""
+    def diagnostics(self, step: int) -> dict[str, float]:
+        """Scalars worth logging at step ``step`` (e.g. ``{"learning_rate": 1e-4}``)."""
         return {}
+
+
+class Parts(NamedTuple):
+    """What an off-policy agent's ``build`` hands over (Acme's builder, as a value).
+
+    learner: the :class:`Learner`; acting: the :class:`Acting` rule;
+    action_spec: ``(shape, dtype)``, how the replay stores one action.
+    """
+
+    learner: Learner
+    acting: Acting
+    action_spec: tuple[tuple[int, ...], Any]

@@ -1,21 +1,48 @@
-"""Agents by name, importable without TensorFlow (for the CLI)."""
+"""Agents by name, importable without TensorFlow: the one place an agent is registered.
+
+An :class:`AgentSpec` says everything the rest of rlkit asks of an agent by its name:
+where its class lives (imported only when real work starts), its config class and space
+check (modules that import no TensorFlow), the CLI's defaults, the variants its config
+switches on (``td3``), its default search space for ``rlkit tune`` and how its annealed
+schedules are described. ``rlkit.agents``, the run's plan, sweeps and tunes and the CLI
+read it from here; nothing else lists agents.
+"""
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
+from rlkit.agents import ddpg_config, dqn_config, reinforce_config
 from rlkit.core.errors import UsageError
+
+#: rl-zoo's discount choices (``hyperparams_opt.py``)
+GAMMAS = "choice(0.9,0.95,0.98,0.99,0.995,0.999,0.9999)"
+
+
+def no_schedules(config: Any, steps: int = 0, episodes: int = 0) -> list[str]:
+    """An agent without annealed schedules: nothing to describe."""
+    return []
 
 
 @dataclass(frozen=True)
 class AgentSpec:
-    """Where an agent and its config live, and the CLI defaults for it."""
+    """An agent: where it and its config live, and what the CLI, plans and tunes need.
+
+    variants: ``((config key, variant name), ...)``: the first key that is true names a
+        run (``rlkit train td3`` is ``ddpg`` with ``td3 = true``), else ``name``.
+    search_space: key -> dimension (``"loguniform(1e-5,1e-2)"``): ``rlkit tune``'s default.
+    ties: follower -> leader: the follower takes the leader's value unless searched or set.
+    describe_schedules: ``(config, steps, episodes) -> [phrase]`` for the run's first lines.
+    """
 
     name: str
     summary: str
     agent_path: str  # "module:Class"
-    config_path: str  # "module:Class", a module that does not import TensorFlow
+    config_class: type  # its module imports no TensorFlow
+    check_spaces: Callable[..., None]  # (observation_space, action_space, env_id); no TF
     default_env: str
     default_steps: int
     default_eval_every: int = 0  # CLI default of --eval-every (0: evaluate only at the end)
@@ -23,55 +50,100 @@ class AgentSpec:
     default_episodes: int = 0  # CLI default of --episodes (0: no limit)
     # per environment id: CLI defaults of "steps" / "episodes" that differ from the above
     env_defaults: dict[str, dict[str, int]] = field(default_factory=dict)
+    variants: tuple[tuple[str, str], ...] = ()
+    search_space: Mapping[str, str] = field(default_factory=dict)
+    ties: Mapping[str, str] = field(default_factory=dict)
+    describe_schedules: Callable[..., list[str]] = no_schedules
 
-    def _resolve(self, path: str):
-        module, _, attr = path.partition(":")
-        return getattr(importlib.import_module(module), attr)
+    @property
+    def class_name(self) -> str:
+        """The agent class's name (``rlkit.agents.<class_name>``)."""
+        return self.agent_path.partition(":")[2]
 
     def load_class(self):
         """The agent class (imports TensorFlow)."""
-        return self._resolve(self.agent_path)
-
-    @property
-    def config_class(self) -> type:
-        """The agent's config dataclass (as ``Agent.config_class``; no TensorFlow)."""
-        return self._resolve(self.config_path)
-
-    def check_spaces(self, observation_space, action_space, env_id: str) -> None:
-        """The agent's own space check, without importing TensorFlow."""
-        module = importlib.import_module(self.config_path.partition(":")[0])
-        module.check_spaces(observation_space, action_space, env_id)
+        module, _, attr = self.agent_path.partition(":")
+        return getattr(importlib.import_module(module), attr)
 
 
+#: rl-zoo's samplers (``hyperparams_opt.py``: ``sample_dqn_params``, ``sample_ddpg_params``),
+#: key by key in rlkit's names. Changes: learning rates stop at 1e-2 (the zoo's upper end,
+#: 1, diverges with Adam; 16 trials are too few to spend on it); gradient_steps -1 is the
+#: zoo's ``gradient_steps = train_freq``; DDPG's two learning rates and two networks are
+#: the zoo's one learning rate and one net_arch (``ties``).
 AGENTS: dict[str, AgentSpec] = {
     "dqn": AgentSpec(
         name="dqn",
         summary="DQN as DeepMind's DQN3.0 does it (discrete actions)",
         agent_path="rlkit.agents.dqn:DQN",
-        config_path="rlkit.agents.dqn_config:DQNConfig",
+        config_class=dqn_config.DQNConfig,
+        check_spaces=dqn_config.check_spaces,
         default_env="CartPole-v1",
         default_steps=50_000,
         default_eval_every=2_500,
+        search_space={
+            "gamma": GAMMAS,
+            "learning_rate": "loguniform(1e-5,1e-2)",
+            "batch_size": "choice(16,32,64,100,128,256,512)",
+            "buffer_size": "choice(10000,50000,100000,1000000)",
+            "eps_end": "uniform(0,0.2)",
+            "eps_anneal_fraction": "uniform(0.01,0.5)",
+            "target_update": "choice(1,1000,5000,10000,15000,20000)",
+            "learning_starts": "choice(0,1000,5000,10000,20000)",
+            "train_freq": "choice(1,4,8,16,128,256,1000)",
+            "gradient_steps": "choice(-1)",
+            "hidden_sizes": "choice([64],[64,64],[256,256])",
+            "learning_rate_end": "choice(-1)",
+        },
+        describe_schedules=dqn_config.describe_schedules,
     ),
     "ddpg": AgentSpec(
         name="ddpg",
         summary="DDPG with ExponentialMovingAverage target networks (continuous actions)",
         agent_path="rlkit.agents.ddpg:DDPG",
-        config_path="rlkit.agents.ddpg_config:DDPGConfig",
+        config_class=ddpg_config.DDPGConfig,
+        check_spaces=ddpg_config.check_spaces,
         default_env="Pendulum-v1",
         default_steps=20_000,
         default_eval_every=5_000,
+        variants=(("td3", "td3"),),
+        search_space={
+            "gamma": GAMMAS,
+            "actor_learning_rate": "loguniform(1e-5,1e-2)",
+            "batch_size": "choice(16,32,64,100,128,256,512,1024,2048)",
+            "buffer_size": "choice(10000,100000,1000000)",
+            "train_freq": "choice(1,4,8,16,32,64,128,256,512)",
+            "gradient_steps": "choice(-1)",
+            "noise": "choice(gaussian,ou)",
+            "noise_scale": "uniform(0,1)",
+            "tau": "choice(0.001,0.005,0.01,0.02,0.05,0.08)",
+            "actor_hidden_sizes": "choice([64,64],[256,256],[400,300])",
+        },
+        ties={
+            "critic_learning_rate": "actor_learning_rate",
+            "critic_hidden_sizes": "actor_hidden_sizes",
+        },
+        describe_schedules=ddpg_config.describe_schedules,
     ),
     "reinforce": AgentSpec(
         name="reinforce",
         summary="REINFORCE policy gradient, log-probability times return",
         agent_path="rlkit.agents.reinforce:Reinforce",
-        config_path="rlkit.agents.reinforce_config:ReinforceConfig",
+        config_class=reinforce_config.ReinforceConfig,
+        check_spaces=reinforce_config.check_spaces,
         default_env="CartPole-v1",
         default_steps=1_000_000,
         default_episodes=1_000,
         env_defaults={"rlkit/MultiArmedBandit-v0": {"episodes": 10_000}},
         vector_envs=False,
+        search_space={
+            "gamma": GAMMAS,
+            "learning_rate": "loguniform(1e-5,1e-1)",
+            "hidden_sizes": "choice([32],[64,64],[256,256])",
+            "episodes_per_update": "choice(1,2,4,8)",
+            "normalize_returns": "choice(true,false)",
+            "entropy_coef": "choice(0,0.001,0.01)",
+        },
     ),
 }
 

@@ -186,7 +186,7 @@ class Reinforce(Agent):
         observation (an int or one action is returned) or a batch (``[N]`` / ``[N, D]``; a
         ``Dict`` or ``Tuple`` observation: its structure, ``[N, *part_shape]`` per part).
         """
-        return self.acting.act(obs, explore)
+        return self.acting.act(obs, explore, self.num_steps)
 
     # -- learning ----------------------------------------------------------------------------
     def experience_memory(self) -> ReplayMemory:
@@ -223,14 +223,15 @@ class Reinforce(Agent):
         full = len(self.memory) >= self.memory.capacity
         if self.episodes_in_memory < self.config.episodes_per_update and not full:
             return None
-        metrics, _ = self.learner.learn(self.memory.ordered())
+        metrics, _ = self.learner.learn(self.memory.ordered(), self.num_steps)
         self.memory.clear()
         self.episodes_in_memory = 0
         self.acting.follow(self.learner.policy())
         return metrics
 
     def diagnostics(self) -> dict[str, float]:
-        return {**self.acting.diagnostics(), **self.learner.diagnostics()}
+        step = self.num_steps
+        return {**self.acting.diagnostics(step), **self.learner.diagnostics(step)}
 
     # -- reporting ---------------------------------------------------------------------------
     def report(self, env) -> str | None:

@@ -225,7 +225,7 @@ class ReinforceLearner(Learner):
         segments = int(ends.sum()) + int(not ends[-1])
         return returns_to_go(batch.rewards, self.config.gamma, ends, bootstrap), segments
 
-    def learn(self, batch: Batch) -> tuple[dict[str, float], None]:
+    def learn(self, batch: Batch, step: int = 0) -> tuple[dict[str, float], None]:
         """One update on ``batch``: ``T`` transitions of whole or cut episodes, oldest first
         (``ReplayMemory.ordered()``). Returns ``{"loss", "entropy"}`` (plus ``"value_loss"``
         with the baseline) and no TD errors; :meth:`policy` is the updated snapshot

@@ -71,7 +71,7 @@ class Sampling(Acting):
         """``pi(.|s)``: ``[A]`` for one observation, ``[N, A]`` for a batch (Discrete only)."""
         return softmax(self._forward(self.encode(obs)))
 
-    def act(self, obs, explore: bool = True) -> int | np.ndarray:
+    def act(self, obs, explore: bool = True, step: int = 0) -> int | np.ndarray:
         """Sample ``a ~ pi(.|s)`` (``explore=True``) or take the most likely action.
 
         Discrete: the greedy action is ``argmax pi``; Box: the Gaussian mean. ``obs`` is one

@@ -87,30 +87,24 @@ def resolved_table(table: Mapping[str, Any], written: Collection[str], steps: in
     return resolved
 
 
-def describe_schedules(config: Any, steps: int = 0, episodes: int = 0) -> list[str]:
-    """One phrase per annealed schedule, as the run's first lines print it:
-    ``"epsilon 1 -> 0.1 over 12,000 steps (12% of the run)"``; with ``episodes`` (a cap
-    that may end the run before its ``steps``) a fraction says what it is of:
-    ``"(12% of the 100,000-step budget; the 300-episode cap may end the run sooner)"``."""
-    names = {f.name for f in dataclasses.fields(config)}
-    lines = []
-    if {"eps_start", "eps_end", "eps_anneal_steps"} <= names:
-        lines.append(
-            f"epsilon {config.eps_start:g} -> {config.eps_end:g} over {config.eps_anneal_steps:,} "
-            f"steps{_share(config, 'eps_anneal_fraction', steps, episodes)}"
-        )
-    if getattr(config, "lr_anneal_steps", 0) > 0:
-        if "learning_rate_end" in names and config.learning_rate_end >= 0:  # DQN
-            rates = f"{config.learning_rate:g} -> {config.learning_rate_end:g}"
-        elif "lr_end_fraction" in names and config.lr_end_fraction >= 0:  # DDPG
-            rates = f"x1 -> x{config.lr_end_fraction:g}"
-        else:
-            return lines  # a constant rate
-        lines.append(
-            f"learning rate {rates} over {config.lr_anneal_steps:,} steps"
-            f"{_share(config, 'lr_anneal_fraction', steps, episodes)}"
-        )
-    return lines
+def epsilon_phrase(config: Any, steps: int = 0, episodes: int = 0) -> str:
+    """``"epsilon 1 -> 0.1 over 12,000 steps (12% of the run)"``: a linear epsilon schedule
+    (``eps_start``, ``eps_end``, ``eps_anneal_steps``, ``eps_anneal_fraction``), as the
+    run's first lines print it; with ``episodes`` (a cap that may end the run before its
+    ``steps``) the fraction says what it is of."""
+    return (
+        f"epsilon {config.eps_start:g} -> {config.eps_end:g} over {config.eps_anneal_steps:,} "
+        f"steps{_share(config, 'eps_anneal_fraction', steps, episodes)}"
+    )
+
+
+def learning_rate_phrase(rates: str, config: Any, steps: int = 0, episodes: int = 0) -> str:
+    """``"learning rate 0.001 -> 0.0001 over 5,000 steps"``: the learning rate going
+    ``rates`` over ``lr_anneal_steps`` (``lr_anneal_fraction`` said as for epsilon)."""
+    return (
+        f"learning rate {rates} over {config.lr_anneal_steps:,} steps"
+        f"{_share(config, 'lr_anneal_fraction', steps, episodes)}"
+    )
 
 
 def _share(config: Any, key: str, steps: int, episodes: int) -> str:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rlkit.agents.registry import AgentSpec, agent_spec
+from rlkit.agents.registry import AGENTS, AgentSpec, agent_spec
 from rlkit.config.presets import Preset
 from rlkit.config.run import RunConfig
 from rlkit.core.errors import UsageError
@@ -43,11 +43,6 @@ class RunPlan:
         return variant_name(self.settings.agent, self.agent_config)
 
 
-#: the variants an agent's config switches on: agent -> ((config key, variant name), ...);
-#: the first key that is true names the run (else the agent's own name)
-VARIANTS: dict[str, tuple[tuple[str, str], ...]] = {"ddpg": (("td3", "td3"),)}
-
-
 def variant_name(agent: str, config: Any = None) -> str:
     """What a run of ``agent`` with agent ``config`` is called in its run folder's name,
     its summary and its plots: ``"td3"`` for DDPG with ``td3 = true``, else ``agent``.
@@ -56,7 +51,8 @@ def variant_name(agent: str, config: Any = None) -> str:
     (a mapping), or None (the defaults). The agent family (``[run] agent``) stays what
     rebuilds the agent: this is a name only.
     """
-    for key, name in VARIANTS.get(agent, ()):
+    spec = AGENTS.get(agent)
+    for key, name in spec.variants if spec is not None else ():
         value = config.get(key) if isinstance(config, Mapping) else getattr(config, key, None)
         if value is True:
             return name

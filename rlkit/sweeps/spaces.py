@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from rlkit.agents.registry import agent_spec
 from rlkit.core.errors import UsageError
 from rlkit.sweeps.grid import split_values
 
@@ -101,62 +102,13 @@ def parse_spaces(pairs: Iterable[str]) -> dict[str, Dimension]:
     return spaces
 
 
-GAMMAS = "choice(0.9,0.95,0.98,0.99,0.995,0.999,0.9999)"
-#: rl-zoo's samplers (``hyperparams_opt.py``: ``sample_dqn_params``, ``sample_ddpg_params``),
-#: key by key in rlkit's names. Changes: learning rates stop at 1e-2 (the zoo's upper end,
-#: 1, diverges with Adam; 16 trials are too few to spend on it); gradient_steps -1 is the
-#: zoo's ``gradient_steps = train_freq``; DDPG's two learning rates and two networks are
-#: the zoo's one learning rate and one net_arch (see :data:`TIES`).
-DEFAULT_SPACES: dict[str, dict[str, str]] = {
-    "dqn": {
-        "gamma": GAMMAS,
-        "learning_rate": "loguniform(1e-5,1e-2)",
-        "batch_size": "choice(16,32,64,100,128,256,512)",
-        "buffer_size": "choice(10000,50000,100000,1000000)",
-        "eps_end": "uniform(0,0.2)",
-        "eps_anneal_fraction": "uniform(0.01,0.5)",
-        "target_update": "choice(1,1000,5000,10000,15000,20000)",
-        "learning_starts": "choice(0,1000,5000,10000,20000)",
-        "train_freq": "choice(1,4,8,16,128,256,1000)",
-        "gradient_steps": "choice(-1)",
-        "hidden_sizes": "choice([64],[64,64],[256,256])",
-        "learning_rate_end": "choice(-1)",
-    },
-    "ddpg": {
-        "gamma": GAMMAS,
-        "actor_learning_rate": "loguniform(1e-5,1e-2)",
-        "batch_size": "choice(16,32,64,100,128,256,512,1024,2048)",
-        "buffer_size": "choice(10000,100000,1000000)",
-        "train_freq": "choice(1,4,8,16,32,64,128,256,512)",
-        "gradient_steps": "choice(-1)",
-        "noise": "choice(gaussian,ou)",
-        "noise_scale": "uniform(0,1)",
-        "tau": "choice(0.001,0.005,0.01,0.02,0.05,0.08)",
-        "actor_hidden_sizes": "choice([64,64],[256,256],[400,300])",
-    },
-    "reinforce": {
-        "gamma": GAMMAS,
-        "learning_rate": "loguniform(1e-5,1e-1)",
-        "hidden_sizes": "choice([32],[64,64],[256,256])",
-        "episodes_per_update": "choice(1,2,4,8)",
-        "normalize_returns": "choice(true,false)",
-        "entropy_coef": "choice(0,0.001,0.01)",
-    },
-}
-#: follower -> leader: the follower takes the leader's value unless it is searched or set
-TIES: dict[str, dict[str, str]] = {
-    "ddpg": {
-        "critic_learning_rate": "actor_learning_rate",
-        "critic_hidden_sizes": "actor_hidden_sizes",
-    },  # fmt: skip
-}
 #: keys that choose code rather than a learning setting: never searched
 NOT_TUNABLE = {"q_network", "actor", "critic", "policy", "baseline", "jit_compile", "preset"}
 
 
 def default_space(agent: str) -> dict[str, Dimension]:
-    """The agent's default space (empty for an agent without one)."""
-    return {k: parse_dimension(v, k) for k, v in DEFAULT_SPACES.get(agent, {}).items()}
+    """The agent's default space (its registration's ``search_space``; rl-zoo's samplers)."""
+    return {k: parse_dimension(v, k) for k, v in agent_spec(agent).search_space.items()}
 
 
 def resolve_space(
@@ -228,7 +180,7 @@ def ties(agent: str, space: Mapping[str, Dimension], fixed: Mapping[str, str]) -
     """The ties a trial applies (follower -> leader): those whose leader is searched and whose
     follower is neither searched nor fixed (:func:`trial_overrides`). A leader fixed with
     ``--set``, or left out of the space, ties nothing: its follower keeps the run's value."""
-    return {follower: leader for follower, leader in TIES.get(agent, {}).items()
+    return {follower: leader for follower, leader in agent_spec(agent).ties.items()
             if leader in space and follower not in space and follower not in fixed}  # fmt: skip
 
 
@@ -244,7 +196,7 @@ def describe(agent: str, space: Mapping[str, Dimension], fixed: Mapping[str, str
     if tied:
         lines += ["tied (each trial):", *(f"  {f} = {leader}" for f, leader in tied.items())]
     untied = []
-    for follower, leader in TIES.get(agent, {}).items():
+    for follower, leader in agent_spec(agent).ties.items():
         if follower in tied or follower in space or follower in fixed:
             continue
         value = f" = {format_value(run[follower])}" if run and follower in run else ""
