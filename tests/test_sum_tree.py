@@ -62,8 +62,18 @@ def test_find_agrees_with_searchsorted_on_random_trees():
 def test_rounding_never_lands_on_an_empty_leaf():
     # a target just below the total, where left + right rounds: the search must stay on the
     # positive leaves and never walk into the zero padding past the capacity
+    # (values found by a random search where a plain descent ends on the padding leaf 3)
     tree = SumTree(3)
-    tree.set(np.arange(3), np.array([0.1, 0.2, 0.3]))
+    tree.set(
+        np.arange(3), np.array([1.3379941534926155e-12, 0.10123807765045613, 0.33083815785421977])
+    )
+    found = tree.find(np.array([np.nextafter(tree.total, 0.0)]))
+    assert found[0] == 2
+    tree = SumTree(4)
+    tree.set(
+        np.arange(3),
+        np.array([7.903466506752425e-05, 3.7457996500309367e-10, 0.00013467805488849447]),
+    )
     found = tree.find(np.array([np.nextafter(tree.total, 0.0)]))
     assert found[0] == 2
 
