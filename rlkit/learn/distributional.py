@@ -249,7 +249,7 @@ def iqn_cosine_embedding(
     ``networks.py`` ``ImplicitQuantileNetwork`` and TF ``legacy_networks.py``) uses
     ``i = 1 .. n`` (``jnp.arange(1, dim + 1)``): ``first_index=1`` reproduces it; it trades the
     constant for one more frequency. The following ReLU Dense layer is the network's
-    (:class:`rlkit.networks.noisy.QuantileEmbedding`).
+    (:class:`rlkit.networks.quantile.QuantileEmbedding`).
     """
     if int(embedding_dim) < 1:
         raise ValueError(f"embedding_dim must be >= 1, got {embedding_dim}")
