@@ -286,3 +286,26 @@ def test_ops_run_inside_xla():
 
     c51, iqn, emb = both(tf.zeros([4, 3, 51]), tf.zeros([4, 3, 8]), tf.fill([4, 8], 0.5))
     assert c51.shape == iqn.shape == (4,) and emb.shape == (4, 8, 64)
+
+
+def test_dopamine_transcriptions_agree():
+    # labs/dopamine_family_ops.py: Dopamine's project_distribution, C51 loss, QR-DQN and IQN
+    # losses and cosine features transcribed to numpy; docs/dqn-family.md has the numbers
+    from labs import dopamine_family_ops as lab
+
+    rng = np.random.default_rng(0)
+    projection, c51 = lab.compare_c51(rng)
+    assert projection < 1e-6 and c51 < 1e-5
+    found = lab.compare_quantile(rng)
+    assert found["QR-DQN kappa=1.0: max |ours - dopamine|"] < 1e-4
+    assert found["QR-DQN kappa=2.0: max |ours - dopamine|"] > 1.0  # Dopamine's has no 1/kappa
+    assert found["QR-DQN kappa=2.0: max |kappa * ours - dopamine|"] < 1e-4
+    assert found["IQN kappa=2.0: max |ours - dopamine|"] < 1e-4
+    assert found["cosine features, first_index=1: max |ours - dopamine|"] < 1e-5
+    # and the replay side: Dopamine's JAX sum tree and Rainbow's weights (numpy already)
+    tree = lab.compare_sum_tree(rng)
+    assert tree["leaves: max |ours - dopamine|"] < 1e-12  # Dopamine adds deltas: it drifts
+    assert tree["find: share of 100k targets on the same leaf"] > 0.999
+    assert tree["slot 1 set to 3 then 5 in one call: ours"] == 5.0
+    assert tree["slot 1 set to 3 then 5 in one call: dopamine"] == 3.0
+    assert lab.compare_weights(rng) < 1e-6
