@@ -166,3 +166,15 @@ def test_state_round_trip_gives_the_same_draws():
     np.testing.assert_array_equal(a[1], b[1])
     restored.written(np.array([0]))  # max recorded travelled with the state: 4
     assert restored.tree.get(np.array([0]))[0] == 4.0
+
+
+def test_a_k_by_b_draw_feeds_back_in_its_own_shape():
+    # K = 2 minibatches of 3: the learner hands back a [2, 3] block of errors
+    sampler = PrioritizedSampler(6, priority_exponent=1.0, epsilon=0.5)
+    sampler.written(np.arange(6))
+    indices, _ = sampler.sample(FixedUniforms(0.5), size=6, shape=(2, 3))
+    # strata of 2, targets 1, 3, 5; cumulative priorities 1, 2, ..., 6 -> slots 1, 3, 5
+    np.testing.assert_array_equal(indices, [[1, 3, 5], [1, 3, 5]])
+    # slots 1, 3, 5 twice each: the last (second minibatch) errors win: 1.5, 2.5, 3.5 + 0.5
+    sampler.update_priorities(indices, np.array([[9.0, 9.0, 9.0], [1.5, 2.5, 3.5]]))
+    np.testing.assert_array_equal(sampler.tree.values(), [1.0, 2.0, 1.0, 3.0, 1.0, 4.0])

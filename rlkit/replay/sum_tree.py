@@ -71,9 +71,9 @@ class SumTree:
         Raises:
             ValueError: an index outside ``[0, capacity)``, or a value negative or not finite.
         """
-        indices = self._checked_indices(indices).reshape(-1)
+        indices = self._checked_indices(indices)
         values = np.broadcast_to(np.asarray(values, dtype=np.float64), indices.shape)
-        values = values.reshape(-1)
+        indices, values = indices.reshape(-1), values.reshape(-1)
         if indices.size == 0:
             return
         if not np.all(np.isfinite(values)) or np.any(values < 0.0):
@@ -84,10 +84,12 @@ class SumTree:
         nodes = self._first_leaf + reversed_unique
         self._nodes[nodes] = values[last]
         self._max_recorded = max(self._max_recorded, float(values.max()))
+        # children of node k are rows k of nodes[1:] as pairs: (2k + 1, 2k + 2). A parent
+        # reached twice is assigned the same sum twice: no need to drop repeats
+        pairs = self._nodes[1:].reshape(-1, 2)
         for _ in range(self._depth):
-            nodes = (nodes - 1) // 2  # still sorted: drop the repeats next to each other
-            nodes = nodes[np.concatenate(([True], nodes[1:] != nodes[:-1]))]
-            self._nodes[nodes] = self._nodes[2 * nodes + 1] + self._nodes[2 * nodes + 2]
+            nodes = (nodes - 1) >> 1
+            self._nodes[nodes] = pairs[nodes].sum(axis=1)
 
     def find(self, targets: np.ndarray) -> np.ndarray:
         """The leaf index of each target's prefix sum, int64, the shape of ``targets``.
@@ -105,13 +107,25 @@ class SumTree:
             raise ValueError("cannot search an empty sum tree (total 0)")
         if targets.size and not (np.all(targets >= 0.0) and np.all(targets < total)):
             raise ValueError(f"targets must lie in [0, {total!r})")
+        leaves = self._descend(targets, guarded=False)
+        empty = self._nodes[self._first_leaf + leaves] <= 0.0
+        if np.any(empty):  # rare: rounding stepped into an empty subtree; redo those, guarded
+            leaves[empty] = self._descend(targets[empty], guarded=True)
+        return leaves
+
+    def _descend(self, targets: np.ndarray, guarded: bool) -> np.ndarray:
+        """The prefix-sum descent, one numpy pass per level. ``guarded``: never step into a
+        right subtree of sum 0 (so the leaf reached is positive, whatever the rounding)."""
         nodes = np.zeros(targets.shape, dtype=np.int64)
+        pairs = self._nodes[1:].reshape(-1, 2)
         for _ in range(self._depth):
-            left = 2 * nodes + 1
-            left_sum = self._nodes[left]
-            go_left = (targets < left_sum) | (self._nodes[left + 1] <= 0.0)
-            targets = np.where(go_left, targets, targets - left_sum)
-            nodes = np.where(go_left, left, left + 1)
+            children = pairs[nodes]  # [..., 2]: left and right sums
+            left_sum = children[..., 0]
+            go_right = targets >= left_sum
+            if guarded:
+                go_right &= children[..., 1] > 0.0
+            targets = np.where(go_right, targets - left_sum, targets)
+            nodes = 2 * nodes + 1 + go_right
         return nodes - self._first_leaf
 
     def state_dict(self) -> dict[str, np.ndarray]:
