@@ -65,3 +65,13 @@ def test_no_gradient_and_bad_arguments():
         munchausen_target(q, [0], [1.0], [0.9], q, tau=0.0)
     with pytest.raises(ValueError, match="alpha"):
         munchausen_target(q, [0], [1.0], [0.9], q, alpha=1.5)
+
+
+def test_temperature_enters_both_terms():
+    # tau 0.5, q(s) = q(s') = 0, ln 3: q / tau = 0, 2 ln 3 -> pi = 1/10, 9/10
+    # bonus at a=1: 0.9 * 0.5 ln 0.9 = -0.047412; soft value 0.5 ln(1 + 9) = 1.151293
+    # r 0, pcont 1: y = 1.103881
+    q = tf.constant([[0.0, LN3]])
+    y = munchausen_target(q, [1], [0.0], [1.0], q, tau=0.5, alpha=0.9).numpy()
+    np.testing.assert_allclose(y, [0.9 * 0.5 * np.log(0.9) + 0.5 * np.log(10.0)], rtol=1e-6)
+    np.testing.assert_allclose(y, [1.103881], atol=1e-6)
