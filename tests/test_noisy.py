@@ -52,6 +52,8 @@ def test_initial_ranges():
     np.testing.assert_allclose(layer.bias_sigma.numpy(), 0.025)
     bias = layer.bias_mu.numpy()
     assert bias.min() >= -0.05 and bias.max() <= 0.05 and bias.std() > 0.02
+    # the bias is drawn apart from the kernel (one seed for both would repeat its first row)
+    assert np.abs(bias - mu[0]).max() > 0.01
     # sigma0 is an argument: Dopamine's 0.1 gives 0.1 / 20
     np.testing.assert_allclose(built(400, 3, sigma0=0.1).kernel_sigma.numpy(), 0.005)
 
@@ -60,8 +62,10 @@ def test_output_is_the_factorised_formula():
     # a twin built with the same seed draws, by hand, the noise the layer uses on its next call
     layer, twin = built(5, 3, seed=4), built(5, 3, seed=4)
     f_in, f_out = (t.numpy() for t in twin.sample_noise())
-    # the factors are f of one normal draw of p + q values at the stateless seed [4, 0]
-    z = standard_normal(tf.constant([4, 0]), 8).numpy()
+    # the factors are f of one normal draw of p + q values at the stateless seed [s, 0], s the
+    # noise seed spawned from 4
+    s = int(np.random.SeedSequence(4).generate_state(3)[2]) >> 1
+    z = standard_normal(tf.constant([s, 0]), 8).numpy()
     np.testing.assert_allclose(f_in, np.sign(z[:5]) * np.sqrt(np.abs(z[:5])), rtol=1e-6)
     np.testing.assert_allclose(f_out, np.sign(z[5:]) * np.sqrt(np.abs(z[5:])), rtol=1e-6)
     eps_w = np.outer(f_in, f_out)  # eps_w = f(eps_in) f(eps_out)^T: rank one

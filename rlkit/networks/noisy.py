@@ -18,7 +18,9 @@ Keras convention: **acting during training must pass ``training=True``** explici
 state ``[seed, k]`` is a variable of the layer (in ``layer.variables`` and
 ``non_trainable_variables``, not in ``weights``), so it travels with checkpoints, and two
 layers built with the same seed draw the same noise sequence: the k-th draw is
-:func:`standard_normal` at the stateless seed ``[seed, k]``. The normals are made from Philox
+:func:`standard_normal` at the stateless seed ``[s, k]``, ``s`` the third of three seeds the
+layer's seed spawns (``numpy.random.SeedSequence(seed).generate_state(3) >> 1``: kernel, bias,
+noise). The normals are made from Philox
 bits by Box-Muller (:func:`standard_normal`) rather than by ``tf.random.stateless_normal``,
 whose values differ between an XLA-compiled and a plain call for the same seed (measured here
 with TF 2.21, for ``auto_select`` and ``philox`` alike); the bits agree, so the noise is the
@@ -39,6 +41,7 @@ import math
 from typing import Any
 
 import keras
+import numpy as np
 import tensorflow as tf
 
 
@@ -96,20 +99,29 @@ class NoisyDense(keras.layers.Layer):
         self.sigma0 = float(sigma0)
         self.activation = keras.activations.get(activation)
         self.seed = seed
-        self.noise = keras.random.SeedGenerator(seed)
+        # three independent seeds from one: the same seed for the kernel, the bias and the
+        # noise would make bias_mu equal kernel_mu's first row (counter-based generators)
+        if seed is None:
+            self._seeds: list[int | None] = [None, None, None]
+        else:
+            self._seeds = [int(s) >> 1 for s in np.random.SeedSequence(seed).generate_state(3)]
+        self.noise = keras.random.SeedGenerator(self._seeds[2])
 
     def build(self, input_shape: tuple[int | None, ...]) -> None:
         p = input_shape[-1]
         if p is None:
             raise ValueError(f"NoisyDense needs a known input width, got shape {input_shape}")
         bound = 1.0 / math.sqrt(p)
-        mu = keras.initializers.RandomUniform(-bound, bound, seed=self.seed)
+        kernel_mu = keras.initializers.RandomUniform(-bound, bound, seed=self._seeds[0])
+        bias_mu = keras.initializers.RandomUniform(-bound, bound, seed=self._seeds[1])
         sigma = keras.initializers.Constant(self.sigma0 / math.sqrt(p))
-        self.kernel_mu = self.add_weight(shape=(p, self.units), initializer=mu, name="kernel_mu")
+        self.kernel_mu = self.add_weight(
+            shape=(p, self.units), initializer=kernel_mu, name="kernel_mu"
+        )
         self.kernel_sigma = self.add_weight(
             shape=(p, self.units), initializer=sigma, name="kernel_sigma"
         )
-        self.bias_mu = self.add_weight(shape=(self.units,), initializer=mu, name="bias_mu")
+        self.bias_mu = self.add_weight(shape=(self.units,), initializer=bias_mu, name="bias_mu")
         self.bias_sigma = self.add_weight(shape=(self.units,), initializer=sigma, name="bias_sigma")
 
     def sample_noise(self) -> tuple[tf.Tensor, tf.Tensor]:
