@@ -14,6 +14,14 @@ from rlkit.config.options import (
     train_freq_unit_option,
     unit_interval,
 )
+from rlkit.config.replay_options import (
+    importance_anneal_steps_option,
+    importance_exponent_option,
+    n_step_option,
+    prioritized_option,
+    priority_epsilon_option,
+    priority_exponent_option,
+)
 from rlkit.config.schedules import learning_rate_phrase
 from rlkit.learn.optimizers import OPTIMIZERS
 
@@ -97,12 +105,12 @@ class DDPGConfig:
         0.0, "clip the critic gradients by global norm (0 disables)", non_negative
     )
     gamma: float = option(0.98, "discount factor", unit_interval)
-    n_step: int = option(
-        1,
-        "n-step returns: rewards summed over up to n steps of the episode, then the "
-        "bootstrap discounted by gamma^n (1: DDPG's one-step target)",
-        positive,
-    )
+    n_step: int = n_step_option()
+    prioritized: bool = prioritized_option()
+    priority_exponent: float = priority_exponent_option()
+    importance_exponent: float = importance_exponent_option()
+    importance_anneal_steps: int = importance_anneal_steps_option()
+    priority_epsilon: float = priority_epsilon_option()
     tau: float = option(
         0.005,
         "target networks are ExponentialMovingAverage(decay=1-tau) of the online ones",

@@ -14,6 +14,14 @@ from rlkit.config.options import (
     train_freq_unit_option,
     unit_interval,
 )
+from rlkit.config.replay_options import (
+    importance_anneal_steps_option,
+    importance_exponent_option,
+    n_step_option,
+    prioritized_option,
+    priority_epsilon_option,
+    priority_exponent_option,
+)
 from rlkit.config.schedules import epsilon_phrase, learning_rate_phrase
 from rlkit.learn.optimizers import OPTIMIZERS
 
@@ -77,12 +85,12 @@ class DQNConfig:
         one_of(*OPTIMIZERS),
     )
     gamma: float = option(0.99, "discount factor", unit_interval)
-    n_step: int = option(
-        1,
-        "n-step returns: rewards summed over up to n steps of the episode, then the "
-        "bootstrap discounted by gamma^n (Dopamine's update_horizon; 1: DQN3.0)",
-        positive,
-    )
+    n_step: int = n_step_option()
+    prioritized: bool = prioritized_option()
+    priority_exponent: float = priority_exponent_option()
+    importance_exponent: float = importance_exponent_option()
+    importance_anneal_steps: int = importance_anneal_steps_option()
+    priority_epsilon: float = priority_epsilon_option()
     batch_size: int = option(64, "transitions per minibatch", positive)
     buffer_size: int = option(100_000, "replay memory capacity (transitions)", positive)
     frame_stack: bool = option(

@@ -27,18 +27,22 @@ from rlkit.core import seeding
 from rlkit.core.schedules import blocks_due
 from rlkit.core.spaces import observation_format
 from rlkit.replay.memory import Batch, ReplayMemory
+from rlkit.replay.prioritized import PrioritizedSampler
 
 
 class OffPolicyAgent(Agent):
     """Base of agents that learn from a replay memory (DQN, DDPG).
 
     The config must have ``buffer_size``, ``batch_size``, ``learning_starts``,
-    ``train_freq``, ``gradient_steps``, ``reward_clip``, ``gamma`` and ``n_step``.
+    ``train_freq``, ``gradient_steps``, ``reward_clip``, ``gamma``, ``n_step`` and the
+    prioritized replay's keys (:mod:`rlkit.config.replay_options`).
 
     Attributes:
         obs_format: how observations are stored and fed to the networks.
         encode: ``obs_format.encode``.
         replay: the :class:`~rlkit.replay.memory.ReplayMemory` (sampling stream ``"replay"``).
+        prioritized: its :class:`~rlkit.replay.prioritized.PrioritizedSampler` with
+            ``prioritized = true`` (None: uniform sampling).
         rng: the ``"explore"`` generator (exploration, random actions, TD3's smoothing).
         learner: the :class:`~rlkit.agents.parts.Learner` (networks, update, targets).
         acting: the :class:`~rlkit.agents.parts.Acting` rule (reads ``learner.policy()``).
@@ -64,6 +68,12 @@ class OffPolicyAgent(Agent):
         self._rollout_start = 0  # num_steps at the last block (episode unit)
         self.rng = seeding.generator(self.seed, "explore")
         self.learner, self.acting, self.action_spec = self.build(self.seed)
+        self.prioritized = None  # the prioritized sampler, with prioritized replay
+        if cfg.prioritized:
+            self.prioritized = PrioritizedSampler(
+                cfg.buffer_size, cfg.priority_exponent, cfg.importance_exponent,
+                cfg.priority_epsilon,
+            )  # fmt: skip
         self.replay = self.replay_class()(
             cfg.buffer_size,
             self.obs_format.shape,
@@ -72,6 +82,7 @@ class OffPolicyAgent(Agent):
             seeding.stream_seed(self.seed, "replay"),
             n_step=cfg.n_step,
             gamma=cfg.gamma,
+            sampler=self.prioritized,
         )
         self.refresh_policy()
 
@@ -176,6 +187,8 @@ class OffPolicyAgent(Agent):
         before, now = self._last_update_step, self.num_steps
         self._last_update_step = now
         sizes = self._blocks_due(before, now)
+        if sizes and self.prioritized is not None:
+            self.prioritized.importance_exponent = self.importance_exponent(now)
         metrics = None
         for size in sizes:
             metrics = self.learn(self.replay.sample(cfg.batch_size, size))
@@ -183,6 +196,15 @@ class OffPolicyAgent(Agent):
             self.refresh_policy()
         self.learner.after_blocks(before, now)
         return metrics
+
+    def importance_exponent(self, step: int) -> float:
+        """Prioritized replay's beta at ``step``: ``importance_exponent`` rising linearly to 1
+        over ``importance_anneal_steps`` after ``learning_starts`` (Schaul et al.), or fixed."""
+        cfg = self.config
+        if cfg.importance_anneal_steps == 0:
+            return cfg.importance_exponent
+        progress = max(0, step - cfg.learning_starts) / cfg.importance_anneal_steps
+        return cfg.importance_exponent + (1.0 - cfg.importance_exponent) * min(1.0, progress)
 
     def _blocks_due(self, before: int, now: int) -> list[int]:
         """The sizes (updates) of the blocks due between step counts ``before`` and ``now``."""

@@ -200,12 +200,14 @@ class FrameReplay(ReplayMemory):
             return super().sample(batch_size, num_batches)  # its clear errors
         shape = (batch_size,) if num_batches is None else (num_batches, batch_size)
         idx, weights = self.sampler.sample(self.rng, self._size, shape)
-        for _ in range(MAX_REDRAWS):
+        for attempt in range(MAX_REDRAWS):
             frames, valid = self._frames(idx)
             if valid.all():
+                if attempt:  # the weights of a draw with some redrawn, as one draw's
+                    weights = self.sampler.weights(idx, self._size)
                 return self._batch(idx, frames, weights)  # (the frames are not gathered twice)
-            redrawn = self.sampler.sample(self.rng, self._size, (int((~valid).sum()),))
-            idx[~valid], weights[~valid] = redrawn
+            redrawn, _ = self.sampler.sample(self.rng, self._size, (int((~valid).sum()),))
+            idx[~valid] = redrawn
         if not self._frames(np.arange(self._size))[1].any():
             raise ValueError(
                 f"none of the {self._size} transitions held has its whole stack of "

@@ -129,10 +129,15 @@ class PrioritizedSampler:
             raise ValueError(
                 f"slot {int(indices.max())} has a priority but only {size} slots are written"
             )
-        probabilities = self.tree.get(indices) / total
+        return indices, self.weights(indices, size)
+
+    def weights(self, slots: np.ndarray, size: int) -> np.ndarray:
+        """``(N P(i)) ** -beta`` over its largest along the last axis (each minibatch's),
+        float32 in the slots' shape; ``N = size``."""
+        probabilities = self.tree.get(slots) / self.tree.total
         weights = (size * probabilities) ** -self._importance_exponent
         weights /= weights.max(axis=-1, keepdims=True)
-        return indices, weights.astype(np.float32)
+        return weights.astype(np.float32)
 
     def state_dict(self) -> dict[str, np.ndarray]:
         """The sum tree's arrays (the exponents are configuration, not state)."""

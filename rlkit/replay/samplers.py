@@ -29,6 +29,11 @@ class Sampler(Protocol):
         float32 importance weights (ones for uniform sampling)."""
         ...
 
+    def weights(self, slots: np.ndarray, size: int) -> np.ndarray:
+        """The importance weights of ``slots`` as :meth:`sample` gives them (float32, the
+        slots' shape; e.g. again after some of a draw were redrawn)."""
+        ...
+
     def written(self, slots: np.ndarray) -> None:
         """New transitions were just written to ``slots`` (int ``[N]``)."""
         ...
@@ -56,6 +61,9 @@ class UniformSampler:
         self, rng: np.random.Generator, size: int, shape: tuple[int, ...]
     ) -> tuple[np.ndarray, np.ndarray]:
         return rng.integers(0, size, size=shape), np.ones(shape, np.float32)
+
+    def weights(self, slots: np.ndarray, size: int) -> np.ndarray:
+        return np.ones(np.shape(slots), np.float32)
 
     def written(self, slots: np.ndarray) -> None:
         pass
