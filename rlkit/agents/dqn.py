@@ -22,6 +22,7 @@ from rlkit.agents.dqn_learner import DQNLearner
 from rlkit.agents.epsilon_greedy import EpsilonGreedy
 from rlkit.agents.off_policy import OffPolicyAgent
 from rlkit.agents.parts import Parts
+from rlkit.agents.value_heads import ScalarHead, ValueHead
 from rlkit.core import seeding
 from rlkit.core.errors import UsageError
 from rlkit.core.schedules import dqn3_epsilon
@@ -95,12 +96,17 @@ class DQN(OffPolicyAgent):
         self.num_actions = int(self.action_space.n)
         self._action_start = int(self.action_space.start)
         learner = DQNLearner(cfg, self.obs_format, self.observation_space, self.action_space,
-                             seed, self._q_network, self._loss)  # fmt: skip
+                             seed, self._q_network, self._loss, self.value_head())  # fmt: skip
         self.eval_rng = seeding.generator(seed, "evaluate")  # eval_epsilon's draws
         epsilon = epsilon_schedule(cfg)
         acting = EpsilonGreedy(self.obs_format, self.num_actions, epsilon, self.rng,
                                cfg.eval_epsilon, self.eval_rng, self._action_start)  # fmt: skip
         return Parts(learner, acting, ((), np.int64))
+
+    def value_head(self) -> ValueHead:
+        """What the network outputs per action: one Q-value (a distribution for C51 and
+        QR-DQN, :mod:`rlkit.agents.distributional`)."""
+        return ScalarHead()
 
     def stored_action(self, action) -> int:
         return int(action) - self._action_start

@@ -24,6 +24,7 @@ import tensorflow as tf
 
 from rlkit.agents.dqn_config import anneal_start
 from rlkit.agents.parts import Learner
+from rlkit.agents.value_heads import ScalarHead, ValueHead
 from rlkit.core import seeding
 from rlkit.core.errors import UsageError
 from rlkit.core.schedules import crossed, dqn3_linear
@@ -33,9 +34,8 @@ from rlkit.learn.compiled import CompiledFunction, NestedCompiledFunction
 from rlkit.learn.gradients import UpdatePipeline, transforms_from_config
 from rlkit.learn.optimizers import make_optimizer
 from rlkit.learn.targets import HardCopy, Polyak
-from rlkit.learn.value_losses import ValueLoss, loss_from_config
+from rlkit.learn.value_losses import ValueLoss
 from rlkit.networks.custom import (
-    GIVEN_IN_PYTHON,
     KerasQNetwork,
     build_model,
     check_output,
@@ -76,21 +76,24 @@ class DQNLearner(Learner):
     def __init__(
         self, config: DQNConfig, obs_format: ObservationFormat, observation_space, action_space,
         seed: int, q_network: Any = None, loss: ValueLoss | None = None,
+        head: ValueHead | None = None,
     ) -> None:  # fmt: skip
         cfg = self.config = config
-        self.loss = given_loss(cfg.loss, loss) or loss_from_config(cfg.loss, cfg.clip_delta)
+        self.head = ScalarHead() if head is None else head
+        self.loss = self.head.value_loss(cfg.loss, cfg.clip_delta, loss)
         self.obs_format = obs_format
         self.num_actions = int(action_space.n)
+        self.num_outputs = self.num_actions * self.head.per_action
         self.num_updates = 0
         if obs_format.parts and not cfg.q_network:
             refuse_builtin_network(obs_format)
         if cfg.q_network:
             spaces = observation_space, action_space
             self.q, self.q_target = custom_networks(cfg.q_network, q_network, spaces, obs_format,
-                                                    seed)  # fmt: skip
+                                                    seed, self.num_outputs)  # fmt: skip
         else:
             self.q, self.q_target = (
-                QNetwork(obs_format, self.num_actions, cfg.hidden_sizes, cfg.dueling, seed,
+                QNetwork(obs_format, self.num_outputs, cfg.hidden_sizes, cfg.dueling, seed,
                          name, cfg.init, cfg.torso, cfg.conv_padding)
                 for name in ("q", "q_target")
             )  # fmt: skip
@@ -127,7 +130,7 @@ class DQNLearner(Learner):
     def policy(self) -> Callable[[Any], np.ndarray]:
         """``obs [*shape] -> Q [A]`` or ``[N, *shape] -> [N, A]`` of the online network: a
         numpy copy of an MLP (taken now), else one compiled call reading the live weights."""
-        return self.q.policy()
+        return self.head.acting(self.q.policy())
 
     def diagnostics(self, step: int) -> dict[str, float]:
         return {"learning_rate": self.learning_rate(step)}
@@ -200,7 +203,7 @@ class DQNLearner(Learner):
             else:
                 flat = tf.reshape(next_obs, [-1, *self.obs_format.shape])
             all_next_q_target = tf.reshape(
-                self.q_target.model(flat), [num_updates_in_block, -1, self.num_actions]
+                self.q_target.model(flat), [num_updates_in_block, -1, self.num_outputs]
             )
         for k in tf.range(num_updates_in_block):
             step_metrics, td_error = self._update_step(
@@ -289,29 +292,23 @@ class DQNLearner(Learner):
 
 
 def custom_networks(
-    named: str, given: Any, spaces: tuple, obs_format: ObservationFormat, seed: int
+    named: str,
+    given: Any,
+    spaces: tuple,
+    obs_format: ObservationFormat,
+    seed: int,
+    num_outputs: int,
 ) -> tuple[KerasQNetwork, KerasQNetwork]:
-    """The user's Q-network (``[B, ...] -> [B, A]``) and its target twin (same
-    architecture, copied weights); ``spaces``: (observation space, action space)."""
-    num_actions = int(spaces[1].n)
+    """The user's Q-network (``[B, ...] -> [B, num_outputs]``: ``A`` Q-values, or ``A * N``
+    for a distributional head) and its target twin (same architecture, copied weights);
+    ``spaces``: (observation space, action space)."""
     source = network_source("q_network", named, given)
     model = build_model(source, *spaces, "q_network", seeding.network_seed(seed, "q"))
-    sample = check_output(model, obs_format, (num_actions,), "q_network")
+    sample = check_output(model, obs_format, (num_outputs,), "q_network")
     target = twin(model, source, *spaces, "q_network")
-    check_output(target, obs_format, (num_actions,), "q_network")
+    check_output(target, obs_format, (num_outputs,), "q_network")
     parts = obs_format.parts
     return KerasQNetwork(model, sample, parts), KerasQNetwork(target, sample, parts)
-
-
-def given_loss(named: str, given: ValueLoss | None) -> ValueLoss | None:
-    """The loss given in Python, where ``config.loss`` says one was (UsageError when it
-    was not given again, e.g. to ``rlkit.load``)."""
-    if given is None and named == GIVEN_IN_PYTHON:
-        raise UsageError(
-            "this agent's loss was given in Python: pass it again (e.g. rlkit.load(path, "
-            "loss=my_loss))"
-        )
-    return given
 
 
 def refuse_builtin_network(obs_format: ObservationFormat) -> None:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rlkit.agents import ddpg_config, dqn_config, reinforce_config
+from rlkit.agents import ddpg_config, distributional_config, dqn_config, reinforce_config
 from rlkit.core.errors import UsageError
 
 #: rl-zoo's discount choices (``hyperparams_opt.py``)
@@ -71,6 +71,21 @@ class AgentSpec:
 #: 1, diverges with Adam; 16 trials are too few to spend on it); gradient_steps -1 is the
 #: zoo's ``gradient_steps = train_freq``; DDPG's two learning rates and two networks are
 #: the zoo's one learning rate and one net_arch (``ties``).
+DQN_SPACE = {
+    "gamma": GAMMAS,
+    "learning_rate": "loguniform(1e-5,1e-2)",
+    "batch_size": "choice(16,32,64,100,128,256,512)",
+    "buffer_size": "choice(10000,50000,100000,1000000)",
+    "eps_end": "uniform(0,0.2)",
+    "eps_anneal_fraction": "uniform(0.01,0.5)",
+    "target_update": "choice(1,1000,5000,10000,15000,20000)",
+    "learning_starts": "choice(0,1000,5000,10000,20000)",
+    "train_freq": "choice(1,4,8,16,128,256,1000)",
+    "gradient_steps": "choice(-1)",
+    "hidden_sizes": "choice([64],[64,64],[256,256])",
+    "learning_rate_end": "choice(-1)",
+}
+
 AGENTS: dict[str, AgentSpec] = {
     "dqn": AgentSpec(
         name="dqn",
@@ -81,20 +96,7 @@ AGENTS: dict[str, AgentSpec] = {
         default_env="CartPole-v1",
         default_steps=50_000,
         default_eval_every=2_500,
-        search_space={
-            "gamma": GAMMAS,
-            "learning_rate": "loguniform(1e-5,1e-2)",
-            "batch_size": "choice(16,32,64,100,128,256,512)",
-            "buffer_size": "choice(10000,50000,100000,1000000)",
-            "eps_end": "uniform(0,0.2)",
-            "eps_anneal_fraction": "uniform(0.01,0.5)",
-            "target_update": "choice(1,1000,5000,10000,15000,20000)",
-            "learning_starts": "choice(0,1000,5000,10000,20000)",
-            "train_freq": "choice(1,4,8,16,128,256,1000)",
-            "gradient_steps": "choice(-1)",
-            "hidden_sizes": "choice([64],[64,64],[256,256])",
-            "learning_rate_end": "choice(-1)",
-        },
+        search_space=DQN_SPACE,
         describe_schedules=dqn_config.describe_schedules,
     ),
     "ddpg": AgentSpec(
@@ -124,6 +126,30 @@ AGENTS: dict[str, AgentSpec] = {
             "critic_hidden_sizes": "actor_hidden_sizes",
         },
         describe_schedules=ddpg_config.describe_schedules,
+    ),
+    "c51": AgentSpec(
+        name="c51",
+        summary="C51, DQN learning a categorical distribution of the return (discrete actions)",
+        agent_path="rlkit.agents.distributional:C51",
+        config_class=distributional_config.C51Config,
+        check_spaces=distributional_config.check_spaces,
+        default_env="CartPole-v1",
+        default_steps=50_000,
+        default_eval_every=2_500,
+        search_space=DQN_SPACE,
+        describe_schedules=distributional_config.describe_schedules,
+    ),
+    "qrdqn": AgentSpec(
+        name="qrdqn",
+        summary="QR-DQN, DQN learning quantiles of the return (discrete actions)",
+        agent_path="rlkit.agents.distributional:QRDQN",
+        config_class=distributional_config.QRDQNConfig,
+        check_spaces=distributional_config.check_spaces,
+        default_env="CartPole-v1",
+        default_steps=50_000,
+        default_eval_every=2_500,
+        search_space={**DQN_SPACE, "num_quantiles": "int(5,200)"},  # rl-zoo's sample_qrdqn
+        describe_schedules=distributional_config.describe_schedules,
     ),
     "reinforce": AgentSpec(
         name="reinforce",

@@ -15,7 +15,9 @@ back-propagates it from the output (``tape.gradient(q_values, variables,
 output_gradients=...)``) and reports ``loss`` without differentiating it.
 
 Any callable with the signature of :class:`ValueLoss` plugs in, e.g. from Python
-``DQN.from_env(env, loss=my_loss)`` (docs/api.md has a worked example).
+``DQN.from_env(env, loss=my_loss)`` (docs/api.md has a worked example). The distributional
+learners are such losses on a wider output (``N`` values per action): :class:`CategoricalLoss`
+(C51), :class:`QuantileLoss` (QR-DQN).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from typing import Protocol
 
 import tensorflow as tf
 
-from rlkit.learn import losses
+from rlkit.learn import distributional, losses
 
 
 @dataclass(frozen=True)
@@ -127,3 +129,51 @@ def loss_from_config(name: str, clip_delta: float) -> ValueLoss:
     if name in ("huber", "mse"):
         return SquaredLoss()
     raise ValueError(f"unknown loss {name!r}: dqn3, huber or mse, or a ValueLoss of your own")
+
+
+# -- distributional losses: the network gives N values per action, ``q`` is ``[B, A * N]`` ---
+@dataclass(frozen=True)
+class CategoricalLoss:
+    """C51 (Bellemare et al. 2017) on the seam: ``q`` holds each action's logits over the
+    ``atoms`` (``[B, A * N]``, action-major); the loss is the cross-entropy to the projected
+    target distribution at the bootstrap action (the target net's greedy one, or the online
+    net's with Double DQN), per example; ``td_error`` is that cross-entropy (the priority
+    Dopamine's Rainbow uses); ``value`` the taken action's expected value."""
+
+    atoms: tuple[float, ...]
+
+    def __call__(self, q, actions, rewards, pcont, next_q_target, next_q_online) -> LossOutput:
+        atoms, n = tf.constant(self.atoms, q.dtype), len(self.atoms)
+        logits, target_logits = per_action(q, n), per_action(next_q_target, n)
+        selector = target_logits if next_q_online is None else per_action(next_q_online, n)
+        next_actions = distributional.categorical_greedy_actions(selector, atoms)
+        out = distributional.categorical_q_learning(logits, actions, rewards, pcont,
+                                                    target_logits, atoms, next_actions)  # fmt: skip
+        means = tf.reduce_sum(tf.nn.softmax(logits, axis=-1) * atoms, axis=-1)
+        return LossOutput(out.loss, out.td_error, tf.gather(means, actions, axis=1, batch_dims=1))
+
+
+@dataclass(frozen=True)
+class QuantileLoss:
+    """QR-DQN (Dabney et al. 2018a) on the seam: ``q`` holds each action's ``num_quantiles``
+    values at the midpoints ``(2i + 1) / 2N`` (``[B, A * N]``, action-major); the quantile
+    Huber loss with threshold ``kappa`` against the bootstrap action's target quantiles;
+    ``td_error`` is that loss; ``value`` the taken action's mean over quantiles."""
+
+    num_quantiles: int
+    kappa: float = 1.0
+
+    def __call__(self, q, actions, rewards, pcont, next_q_target, next_q_online) -> LossOutput:
+        n = self.num_quantiles
+        quantiles, target = per_action(q, n), per_action(next_q_target, n)
+        selector = target if next_q_online is None else per_action(next_q_online, n)
+        next_actions = distributional.quantile_greedy_actions(selector)
+        out = distributional.quantile_q_learning(quantiles, actions, rewards, pcont, target,
+                                                 next_actions, self.kappa)  # fmt: skip
+        means = tf.reduce_mean(quantiles, axis=-1)
+        return LossOutput(out.loss, out.td_error, tf.gather(means, actions, axis=1, batch_dims=1))
+
+
+def per_action(outputs: tf.Tensor, n: int) -> tf.Tensor:
+    """``[B, A * n] -> [B, A, n]`` (action-major: action ``a``'s values are ``a*n .. a*n+n-1``)."""
+    return tf.reshape(outputs, [tf.shape(outputs)[0], -1, n])

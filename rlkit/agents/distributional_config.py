@@ -1,0 +1,75 @@
+"""C51's and QR-DQN's hyper-parameters: DQN's, plus their distribution (no TensorFlow).
+
+Option names as the papers and Dopamine spell them (``num_atoms``, ``v_min``, ``v_max``,
+``num_quantiles``, ``kappa``). Every other key is DQN's (:class:`~rlkit.agents.dqn_config.
+DQNConfig`), with the batch-mean reduction the papers and Dopamine use.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rlkit.agents.dqn_config import DQNConfig, check_spaces, describe_schedules
+from rlkit.config.options import non_negative, one_of, option
+
+__all__ = ["C51Config", "QRDQNConfig", "check_spaces", "describe_schedules"]
+
+
+def at_least_two(value: int) -> str | None:
+    return None if value >= 2 else "must be at least 2"
+
+
+def _refuse_other_losses(name: str, own: str, loss: str, dueling: bool) -> str | None:
+    if loss != own:
+        return (
+            f"{name} learns a distribution with its own loss ({own}); loss={loss} does not "
+            f"combine with it (DQN3.0's injected delta, Huber and MSE are for one value per "
+            f"action: use rlkit train dqn)"
+        )
+    if dueling:
+        return f"dueling is not available with {name}'s distributional head yet: drop dueling"
+    return None
+
+
+@dataclass(frozen=True)
+class C51Config(DQNConfig):
+    """C51 (Bellemare et al. 2017): a categorical distribution over ``num_atoms`` atoms on
+    ``[v_min, v_max]`` per action, learnt by the cross-entropy to the projected target."""
+
+    num_atoms: int = option(51, "atoms of each action's distribution (C51: 51)", at_least_two)
+    v_min: float = option(-10.0, "the smallest atom (C51: -10)")
+    v_max: float = option(10.0, "the largest atom (C51: 10)")
+    loss: str = option(
+        "categorical",
+        "categorical: the cross-entropy to the projected target (the only loss of c51)",
+        one_of("categorical", "dqn3", "huber", "mse"),
+    )
+    reduction: str = option("mean", "sum or mean of the per-example losses over the minibatch",
+                            one_of("sum", "mean"))  # fmt: skip
+
+    def cross_check(self) -> str | None:
+        if not self.v_min < self.v_max:
+            return f"v_min ({self.v_min:g}) must be below v_max ({self.v_max:g})"
+        return _refuse_other_losses("c51", "categorical", self.loss, self.dueling)
+
+
+@dataclass(frozen=True)
+class QRDQNConfig(DQNConfig):
+    """QR-DQN (Dabney et al. 2018a): ``num_quantiles`` values per action at the fractions
+    ``(2i + 1) / 2N``, learnt by the quantile Huber loss with threshold ``kappa``."""
+
+    num_quantiles: int = option(
+        200, "quantiles per action (QR-DQN: 200; rl-zoo and Dopamine's MinAtar 200)", at_least_two
+    )
+    kappa: float = option(1.0, "the quantile Huber loss's threshold (0: the quantile loss)",
+                          non_negative)  # fmt: skip
+    loss: str = option(
+        "quantile",
+        "quantile: the quantile Huber loss (the only loss of qrdqn)",
+        one_of("quantile", "dqn3", "huber", "mse"),
+    )
+    reduction: str = option("mean", "sum or mean of the per-example losses over the minibatch",
+                            one_of("sum", "mean"))  # fmt: skip
+
+    def cross_check(self) -> str | None:
+        return _refuse_other_losses("qrdqn", "quantile", self.loss, self.dueling)

@@ -1,0 +1,123 @@
+"""C51 and QR-DQN on the value-learning seam (issue 36, item 3): their losses by hand through
+the protocol (action-major outputs, the bootstrap action, Double DQN), acting on expected
+values, the agents end to end from Python and the CLI, and bad settings in one line."""
+
+from __future__ import annotations
+
+import math
+
+import gymnasium as gym
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import rlkit
+from rlkit.agents import C51, QRDQN
+from rlkit.agents.value_heads import CategoricalHead, QuantileHead
+from rlkit.cli.main import main
+from rlkit.core.errors import UsageError
+from rlkit.learn.value_losses import CategoricalLoss, QuantileLoss
+
+SMALL = dict(hidden_sizes=(16,), jit_compile=False, batch_size=16, learning_starts=0,
+             buffer_size=1000, train_freq=50, gradient_steps=4)  # fmt: skip
+
+
+def test_categorical_loss_by_hand():
+    loss = CategoricalLoss((-1.0, 0.0, 1.0))
+    # online logits, action-major [B=1, A*N=6]: action 0 has probabilities 1/4, 1/2, 1/4
+    q = tf.constant([[0.0, math.log(2.0), 0.0, 0.0, 0.0, 0.0]])
+    # the target net puts action 1's mass on atom +1 (greedy: expected value 1 > 0)
+    next_target = tf.constant([[0.0, 0.0, 0.0, 0.0, 0.0, 50.0]])
+    out = loss(q, tf.constant([0]), tf.constant([0.0]), tf.constant([0.5]), next_target, None)
+    # r + 0.5 * 1 = 0.5: half on atom 0, half on atom 1 -> m = [0, .5, .5]
+    # cross-entropy -(.5 ln 1/2 + .5 ln 1/4) = 1.5 ln 2
+    np.testing.assert_allclose(out.loss.numpy(), [1.5 * math.log(2.0)], rtol=1e-5)
+    np.testing.assert_allclose(out.td_error.numpy(), out.loss.numpy())
+    np.testing.assert_allclose(out.value.numpy(), [0.0], atol=1e-6)  # -1/4 + 1/4
+    # Double DQN: the online net picks action 0 at s2, where the target net is uniform:
+    # [1/3 each] shifted to -0.5, 0, 0.5 -> m = [1/6, 2/3, 1/6]
+    online_next = tf.constant([[0.0, 0.0, 9.0, 9.0, 0.0, 0.0]])
+    double = loss(q, tf.constant([0]), tf.constant([0.0]), tf.constant([0.5]), next_target,
+                  online_next)  # fmt: skip
+    m = np.array([1 / 6, 2 / 3, 1 / 6])
+    expected = -(m * np.log([0.25, 0.5, 0.25])).sum()
+    np.testing.assert_allclose(double.loss.numpy(), [expected], rtol=1e-5)
+
+
+def test_quantile_loss_by_hand():
+    loss = QuantileLoss(num_quantiles=2, kappa=1.0)  # fractions 1/4, 3/4
+    q = tf.constant([[0.0, 0.0, 7.0, 7.0]])  # action 0: quantiles 0, 0 (mean 0)
+    next_target = tf.constant([[1.0, 1.0, 5.0, 5.0]])  # greedy: action 1
+    out = loss(q, tf.constant([0]), tf.constant([0.0]), tf.constant([0.5]), next_target, None)
+    # targets 2.5, 2.5; u = 2.5 > kappa: Huber 1 * (2.5 - 0.5) = 2, / kappa; weights tau:
+    # sum_i mean_j tau_i * 2 = (1/4 + 3/4) * 2
+    np.testing.assert_allclose(out.loss.numpy(), [2.0], rtol=1e-6)
+    np.testing.assert_allclose(out.value.numpy(), [0.0])
+    online_next = tf.constant([[3.0, 3.0, 0.0, 0.0]])  # Double DQN picks action 0: targets .5
+    double = loss(q, tf.constant([0]), tf.constant([0.0]), tf.constant([0.5]), next_target,
+                  online_next)  # fmt: skip
+    np.testing.assert_allclose(double.loss.numpy(), [0.125], rtol=1e-6)  # 0.5 * 0.5^2
+
+
+def test_heads_give_acting_expected_values():
+    head = CategoricalHead(3, -1.0, 1.0)
+    outputs = np.array([[0.0, math.log(3.0), 0.0, 0.0, 0.0, 0.0]], np.float32)
+    # action 0: 1/5, 3/5, 1/5 -> 0; action 1: uniform -> 0; batch and single rows alike
+    np.testing.assert_allclose(head.q_values(outputs), [[0.0, 0.0]], atol=1e-6)
+    skew = np.array([0.0, 0.0, math.log(2.0), 0.0, 0.0, 0.0], np.float32)
+    np.testing.assert_allclose(head.q_values(skew), [0.25, 0.0], atol=1e-6)  # (-1+0+2)/4
+    quantiles = QuantileHead(2, 1.0)
+    np.testing.assert_allclose(quantiles.q_values(np.array([1.0, 3.0, -2.0, 0.0])), [2.0, -1.0])
+
+
+@pytest.mark.parametrize("agent_class", [C51, QRDQN])
+def test_the_agents_learn_save_and_load(agent_class, tmp_path):
+    env = gym.make("CartPole-v1")
+    agent = agent_class.from_env(env, seed=0, prioritized=True, n_step=3, **SMALL)
+    width = agent.learner.q.model.output_shape[-1]
+    per_action = agent.config.num_atoms if agent_class is C51 else agent.config.num_quantiles
+    assert width == 2 * per_action
+    rlkit.train(agent, env, steps=300)
+    assert agent.num_updates > 0
+    assert agent.q_values(np.zeros(4, np.float32)).shape == (2,)
+    agent.save(tmp_path / "a")
+    loaded = rlkit.load(tmp_path / "a")
+    assert type(loaded) is agent_class and loaded.config == agent.config
+    probe = np.random.default_rng(0).normal(size=(5, 4)).astype(np.float32)
+    np.testing.assert_allclose(loaded.q_values(probe), agent.q_values(probe), rtol=1e-5)
+
+
+def test_a_users_network_must_give_n_values_per_action():
+    def build(observation_space, action_space):
+        inputs = keras.Input(observation_space.shape)
+        return keras.Model(inputs, keras.layers.Dense(int(action_space.n))(inputs))
+
+    with pytest.raises(UsageError, match="102"):  # 2 actions x 51 atoms
+        C51.from_env(gym.make("CartPole-v1"), q_network=build, **SMALL)
+
+
+@pytest.mark.parametrize(
+    "agent, setting, words",
+    [("c51", "v_min=20", "v_min"), ("c51", "num_atoms=1", "num_atoms"),
+     ("c51", "loss=dqn3", "does not combine"), ("qrdqn", "num_quantiles=1", "num_quantiles"),
+     ("qrdqn", "kappa=-1", "kappa"), ("qrdqn", "loss=huber", "does not combine"),
+     ("c51", "dueling=true", "dueling")],
+)  # fmt: skip
+def test_bad_settings_are_one_line(agent, setting, words, tmp_path, capsys):
+    code = main(["train", agent, "--steps", "10", "--set", setting, "--out", str(tmp_path)])
+    assert code == 2 and not any(tmp_path.iterdir())
+    assert words in capsys.readouterr().err.strip().splitlines()[-1]
+    agent_class = {"c51": C51, "qrdqn": QRDQN}[agent]
+    key, _, value = setting.partition("=")
+    with pytest.raises(UsageError, match=words):
+        agent_class.from_env(gym.make("CartPole-v1"), **{key: value})
+
+
+def test_listed_where_users_look(capsys):
+    assert main(["train", "--help"]) == 0
+    listed = capsys.readouterr().out
+    assert "c51" in listed and "qrdqn" in listed
+    assert main(["config", "c51"]) == 0
+    shown = capsys.readouterr().out
+    assert "num_atoms" in shown and "v_max" in shown
