@@ -166,7 +166,16 @@ def export(
         else:
             write_saved_model(agent, tmp, meta)
         (tmp / METADATA_FILE).write_text(json.dumps(meta, indent=2, sort_keys=True))
-        lines = run_check(agent, ExportedPolicy(tmp), batches, quantize is not None)
+        try:
+            lines = run_check(agent, ExportedPolicy(tmp), batches, quantize is not None)
+        except (RuntimeError, ValueError) as exc:  # a flatbuffer its interpreter cannot run
+            if format != "tflite" or isinstance(exc, ExportCheckFailed):
+                raise
+            detail = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            raise UsageError(
+                f"the TFLite model of this network does not run ({detail}); "
+                "export a SavedModel instead (--format saved_model)"
+            ) from None
         if out.exists():
             out.rmdir()  # (empty: check_request said so)
         tmp.rename(out)
