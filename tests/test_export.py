@@ -341,3 +341,43 @@ def test_cli_bad_input_is_one_line_exit_2_and_nothing_written(run_dir, tmp_path,
     assert "neither an rlkit run folder" in _refused(
         ["export", str(tmp_path / "full"), "--out", out], capsys)  # fmt: skip
     assert no_leftovers(tmp_path, "out")
+
+
+def build_tuple(observation_space, action_space):
+    pair = keras.Input(observation_space[0].shape)
+    cell = keras.Input((), dtype="int64")
+    x = keras.layers.Concatenate()([pair, keras.ops.one_hot(cell, int(observation_space[1].n))])
+    x = keras.layers.Dense(16, activation="relu")(x)
+    return keras.Model([pair, cell], keras.layers.Dense(int(action_space.n))(x))
+
+
+def test_tuple_observations_are_numbered_inputs_in_both_formats(tmp_path):
+    space = gym.spaces.Tuple((gym.spaces.Box(0.0, 1.0, (2,), np.float32), gym.spaces.Discrete(6)))
+    agent = DQN(space, gym.spaces.Discrete(2), seed=0, q_network=build_tuple, jit_compile=False)
+    perturbed(agent, [agent.q.model], scale=1.0)
+    space.seed(2)
+    samples = [space.sample() for _ in range(64)]
+    obs = (np.stack([s[0] for s in samples]), np.array([s[1] for s in samples]))
+    want = agent.act(obs, explore=False)
+    for format in ("saved_model", "tflite"):
+        agent.export(tmp_path / format, format=format, check_observations=FEW)
+        policy = ExportedPolicy(tmp_path / format)
+        assert list(policy.inputs) == ["part_0", "part_1"]
+        np.testing.assert_array_equal(policy.act(obs), want)
+
+
+def test_minatar_bool_images_and_the_atari_preprocessing_in_the_metadata(tmp_path):
+    from rlkit.agents.export import preprocessing
+    from rlkit.envs.make import make_env
+
+    env = make_env("MinAtar/Breakout-v0", training=False)
+    agent = DQN.from_env(env, seed=0, hidden_sizes=(16,), jit_compile=False)
+    result = agent.export(tmp_path / "minatar", env=env, check_observations=FEW)
+    assert "300 from the environment" in result.lines[0] and "(100.00%)" in result.lines[0]
+    policy = ExportedPolicy(tmp_path / "minatar")
+    assert policy.inputs["observation"]["dtype"] == "bool"
+    assert policy.metadata["env_id"] == "MinAtar/Breakout-v0"
+    atari = DQN(IMAGES, gym.spaces.Discrete(4), seed=0, hidden_sizes=(16,), jit_compile=False)
+    wrappers = preprocessing(atari, "ALE/Pong-v5")["wrappers"]
+    assert wrappers["AtariPreprocessing"]["screen_size"] == 84
+    assert wrappers["FrameStackObservation"]["stack_size"] == 4
