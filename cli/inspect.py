@@ -100,6 +100,8 @@ def evaluate(path, episodes, seed, best, env_id, video, render,
     from rlkit.agents.exported import is_export
 
     if is_export(path):
+        if best:
+            raise UsageError(f"{path} is an export of one model: --best applies to a run folder")
         return _evaluate_export(path, env_id, episodes, seed, extra_env_kwargs, video)
     model_dir, env_id, env_kwargs, run_episodes = _model_and_env(path, env_id, best)
     episodes = episodes or run_episodes

@@ -381,3 +381,55 @@ def test_minatar_bool_images_and_the_atari_preprocessing_in_the_metadata(tmp_pat
     wrappers = preprocessing(atari, "ALE/Pong-v5")["wrappers"]
     assert wrappers["AtariPreprocessing"]["screen_size"] == 84
     assert wrappers["FrameStackObservation"]["stack_size"] == 4
+
+
+ODD_KEYS = gym.spaces.Dict({"pos x": gym.spaces.Box(-1.0, 1.0, (2,), np.float32),
+                            "9cell": gym.spaces.Discrete(4)})  # fmt: skip
+
+
+def _odd_inputs(space):
+    return {k: keras.Input(s.shape, dtype=s.dtype, name=k.replace(" ", "_"))
+            for k, s in space.spaces.items()}  # fmt: skip
+
+
+def odd_actor(observation_space, action_space):
+    inputs = _odd_inputs(observation_space)
+    x = keras.layers.Concatenate()([inputs["pos x"], keras.ops.one_hot(inputs["9cell"], 4)])
+    return keras.Model(inputs, keras.layers.Dense(action_space.shape[0])(x) * 3.0)
+
+
+def odd_critic(observation_space, action_space):
+    inputs, action = _odd_inputs(observation_space), keras.Input(action_space.shape)
+    x = keras.layers.Concatenate()([inputs["pos x"], keras.ops.one_hot(inputs["9cell"], 4),
+                                    action])  # fmt: skip
+    return keras.Model([inputs, action], keras.layers.Dense(1)(x))
+
+
+def test_ddpg_dict_observations_with_keys_no_signature_takes_as_they_are(tmp_path):
+    actions = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
+    agent = DDPG(ODD_KEYS, actions, seed=0, actor=odd_actor, critic=odd_critic,
+                 jit_compile=False)  # fmt: skip
+    agent.export(tmp_path / "ddpg", check_observations=FEW)
+    policy = ExportedPolicy(tmp_path / "ddpg")
+    assert {n: i["key"] for n, i in policy.inputs.items()} == {"pos_x": "pos x",
+                                                                "part_9cell": "9cell"}  # fmt: skip
+    obs = observations(ODD_KEYS, 128)
+    got = policy.act(obs)
+    np.testing.assert_allclose(got, agent.act(obs, explore=False), atol=1e-5)
+    assert np.abs(got).max() == 1.0  # the linear actor's actions beyond the bounds: clipped
+    value = policy.run("value", obs)["value"]
+    np.testing.assert_allclose(value, agent.critics[0].model([obs, got]).numpy(), atol=1e-5)
+
+
+def test_rlkit_export_from_python_and_a_replay_too_large_to_load(run_dir, tmp_path, monkeypatch,
+                                                                 capsys):  # fmt: skip
+    import rlkit
+    from rlkit.run import export as run_export
+
+    monkeypatch.setattr(run_export, "REPLAY_LOAD_LIMIT", 0)
+    result = rlkit.export(run_dir, tmp_path / "py", model="final", check_observations=FEW)
+    assert result.lines[0].startswith("the run's replay was not used: its checkpoints hold")
+    assert "(300 from the environment)" in result.lines[1] and "(100.00%)" in result.lines[1]
+    assert result.metadata["model"] == "final" and result.size_bytes > 10_000
+    assert "--best applies to a run folder" in _refused(
+        ["evaluate", str(tmp_path / "py"), "--best"], capsys)  # fmt: skip

@@ -18,6 +18,8 @@ from rlkit.core.errors import UsageError
 from rlkit.run.folder import RunFolder
 
 MODELS = ("best", "final")
+#: checkpoints larger than this (bytes, all together) are not loaded for their replay
+REPLAY_LOAD_LIMIT = 2 * 10**9
 
 
 def export(
@@ -101,6 +103,11 @@ def _replay(folder: RunFolder, notes: list[str]):
     from rlkit.run.checkpoint import latest_checkpoint, load_checkpoint
 
     if not folder.has_checkpoints():
+        return None
+    stored = sum(f.stat().st_size for f in folder.checkpoints_dir.rglob("*") if f.is_file())
+    if stored > REPLAY_LOAD_LIMIT:  # (an Atari replay: gigabytes to read for a sample)
+        notes.append(f"the run's replay was not used: its checkpoints hold {stored / 1e9:.1f} GB "
+                     "(the check used the environment's observations)")  # fmt: skip
         return None
     try:
         agent, _, _ = load_checkpoint(latest_checkpoint(folder))
