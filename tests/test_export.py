@@ -52,6 +52,7 @@ def test_dqn_vector_export_equals_act_with_the_action_spaces_numbering(tmp_path)
     agent = DQN(VECTOR, gym.spaces.Discrete(3, start=-1), seed=0, hidden_sizes=(32, 32))
     result = agent.export(tmp_path / "dqn", check_observations=FEW)
     assert "equal the agent's greedy act on 300 of 300 (100.00%)" in result.lines[0]
+    assert float(result.lines[0].rsplit("largest Q-value difference ", 1)[1]) < 1e-5
     policy = ExportedPolicy(tmp_path / "dqn")
     obs = observations(VECTOR, 256)
     got = policy.act(obs)
@@ -227,7 +228,7 @@ def test_tflite_float32_agrees_and_quantised_ones_report(tmp_path, dueling):
     for quantize in ("float16", "dynamic"):
         out = tmp_path / quantize
         result = agent.export(out, format="tflite", quantize=quantize, check_observations=FEW)
-        assert "of 300" in result.lines[0]
+        assert "of 300" in result.lines[0] and "largest Q-value difference" in result.lines[0]
         sizes[quantize] = (out / "policy.tflite").stat().st_size
     full = (tmp_path / "f32" / "policy.tflite").stat().st_size
     assert sizes["dynamic"] < sizes["float16"] < full  # the weights shrink: 4, 2, 1 bytes

@@ -40,7 +40,9 @@ class CheckResult:
     sources: list[str] = field(default_factory=list)
     equal: int = 0  # actions equal bit for bit
     ties: int = 0  # discrete actions that differ on a tie
-    largest_difference: float = 0.0  # of Box actions, or of the values behind discrete ones
+    largest_difference: float = 0.0  # of Box actions, or the value gap where discrete differ
+    value_difference: float | None = None  # the largest of the values behind discrete actions
+    value_kind: str = ""  # "Q-value" or "probability"
     passed: bool = True
     lines: list[str] = field(default_factory=list)
 
@@ -130,6 +132,18 @@ def value_signature(exported) -> str | None:
     return next((s for s in ("q_values", "logits") if s in exported.signatures), None)
 
 
+def softmax(logits: np.ndarray) -> np.ndarray:
+    z = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    return z / z.sum(axis=-1, keepdims=True)
+
+
+def agent_values(agent, batch, signature: str) -> tuple[str, np.ndarray]:
+    """``(kind, values)`` the agent acts on: DQN's Q-values, REINFORCE's probabilities."""
+    if signature == "q_values":
+        return "Q-value", agent.q_values(batch)
+    return "probability", agent.action_probabilities(batch)
+
+
 def compare(agent, exported, batch, quantized: bool = False) -> CheckResult:
     """The exported policy's actions on ``batch`` against the agent's greedy ones."""
     result = CheckResult(observations=rows(batch))
@@ -141,6 +155,10 @@ def compare(agent, exported, batch, quantized: bool = False) -> CheckResult:
         result.equal = int(same.sum())
         name = value_signature(exported)
         values = exported.run(name, batch)[name] if name else None
+        if values is not None:
+            result.value_kind, mine = agent_values(agent, batch, name)
+            theirs = values if name == "q_values" else softmax(values)
+            result.value_difference = float(np.abs(theirs - mine).max())
         if values is not None and not same.all():
             index = np.flatnonzero(~same)
             gap = np.abs(values[index, got[index] - agent.action_space.start]
@@ -167,8 +185,10 @@ def describe(result: CheckResult, exported, discrete: bool) -> str:
     if discrete:
         ties = f", {result.ties} differ on ties" if result.ties else ""
         line = f"{head} equal the agent's greedy act on {result.equal} of {n} ({share}){ties}"
+        if result.value_difference is not None:
+            line += f"; largest {result.value_kind} difference {result.value_difference:.3g}"
         if result.largest_difference:
-            line += f"; largest value gap where they differ {result.largest_difference:.3g}"
+            line += f" (gap where the actions differ up to {result.largest_difference:.3g})"
         return line
     return (f"{head} equal the agent's greedy act bit for bit on {result.equal} of {n} "
             f"({share}), largest difference {result.largest_difference:.3g}")  # fmt: skip
