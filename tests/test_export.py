@@ -4,6 +4,7 @@ exit 2, nothing written; rlkit evaluate plays an export as it plays the run's mo
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
@@ -288,6 +289,8 @@ def test_cli_exports_a_run_checked_on_env_and_replay_and_evaluates_the_same(
     assert "exported dqn (saved_model" in captured.out and (out / "saved_model.pb").is_file()
     meta = ExportedPolicy(out).metadata
     assert meta["env_id"] == "CartPole-v1" and meta["model"] == "best"
+    strict = json.loads((out / "rlkit_export.json").read_text(), parse_constant=_not_json)
+    assert strict["observation_space"]["high"][1] == "inf"  # any JSON parser reads it
     assert meta["training_step"] > 0 and meta["evaluation"] == {"episodes": 3}
     assert main(["export", str(run_dir), "--out", str(tmp_path / "lite"), "--format", "tflite",
                  "--model", "final"]) == 0  # fmt: skip
@@ -304,6 +307,10 @@ def test_cli_exports_a_run_checked_on_env_and_replay_and_evaluates_the_same(
     final_line = capsys.readouterr().out
     assert main(["evaluate", str(tmp_path / "lite")]) == 0
     assert capsys.readouterr().out.split("(")[0] == final_line.split("(")[0]
+
+
+def _not_json(constant: str):
+    raise ValueError(f"{constant} is not JSON")
 
 
 def _refused(argv, capsys) -> str:

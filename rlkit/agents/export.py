@@ -11,6 +11,7 @@ metadata, also served by the SavedModel's ``metadata`` signature.
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 from dataclasses import dataclass, field
@@ -85,6 +86,19 @@ def preprocessing(agent, env_id: str | None) -> dict[str, Any]:
     return found
 
 
+def strict_json(value: Any) -> Any:
+    """``value`` with non-finite floats as the strings ``"inf"``, ``"-inf"``, ``"nan"``, so
+    that any JSON parser reads the metadata (an unbounded ``Box``'s bounds are infinite;
+    numpy reads those strings back as floats)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: strict_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [strict_json(v) for v in value]
+    return value
+
+
 def metadata(agent, env_id: str | None, variant: str | None, format: str,
              quantize: str | None) -> dict[str, Any]:  # fmt: skip
     """The export's metadata: agent, variant, env, spaces, inputs, step, versions."""
@@ -95,20 +109,22 @@ def metadata(agent, env_id: str | None, variant: str | None, format: str,
     from rlkit.core.spaces import space_to_dict
 
     td3 = agent.name == "ddpg" and bool(getattr(agent.config, "td3", False))
-    return {
-        "format": format,
-        "quantize": quantize,
-        "agent": agent.name,
-        "variant": variant or ("td3" if td3 else agent.name),
-        "env_id": env_id,
-        "observation_space": space_to_dict(agent.observation_space),
-        "action_space": space_to_dict(agent.action_space),
-        "inputs": describe_inputs(agent.observation_space),
-        "training_step": int(agent.num_steps),
-        "rlkit_version": rlkit.__version__,
-        "tensorflow_version": tf.__version__,
-        "preprocessing": preprocessing(agent, env_id),
-    }
+    return strict_json(
+        {
+            "format": format,
+            "quantize": quantize,
+            "agent": agent.name,
+            "variant": variant or ("td3" if td3 else agent.name),
+            "env_id": env_id,
+            "observation_space": space_to_dict(agent.observation_space),
+            "action_space": space_to_dict(agent.action_space),
+            "inputs": describe_inputs(agent.observation_space),
+            "training_step": int(agent.num_steps),
+            "rlkit_version": rlkit.__version__,
+            "tensorflow_version": tf.__version__,
+            "preprocessing": preprocessing(agent, env_id),
+        }
+    )
 
 
 def write_saved_model(agent, path: Path, meta: dict[str, Any], frozen: bool = False) -> list[str]:
@@ -149,7 +165,7 @@ def export(
     out = check_request(out, format, quantize)
     env, env_id = _environment(env, env_id, env_kwargs or {})
     _same_spaces(agent, env, env_id)
-    meta = {**metadata(agent, env_id, variant, format, quantize), **(extra or {})}
+    meta = strict_json({**metadata(agent, env_id, variant, format, quantize), **(extra or {})})
     batches = _check_batches(agent, env, observations or [], check_observations)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = make_temp_folder(f".{out.name}.", out.parent)
@@ -165,7 +181,8 @@ def export(
             shutil.rmtree(saved)
         else:
             write_saved_model(agent, tmp, meta)
-        (tmp / METADATA_FILE).write_text(json.dumps(meta, indent=2, sort_keys=True))
+        text = json.dumps(meta, indent=2, sort_keys=True, allow_nan=False)
+        (tmp / METADATA_FILE).write_text(text)
         try:
             lines = run_check(agent, ExportedPolicy(tmp), batches, quantize is not None)
         except (RuntimeError, ValueError) as exc:  # a flatbuffer its interpreter cannot run

@@ -256,7 +256,7 @@ def policy_module(agent, metadata: dict[str, Any], frozen: bool = False) -> Poli
     specs = input_specs(agent.observation_space)
     encode = encoder(agent.observation_space, agent.obs_format)
     module = BUILDERS[agent.name](agent, specs, encode, frozen)
-    text = json.dumps(metadata, sort_keys=True)
+    text = json.dumps(metadata, sort_keys=True, allow_nan=False)
     module.add("metadata", lambda inputs: {"json": tf.constant(text)}, {})
     return module
 

@@ -123,6 +123,7 @@ def evaluate_export(
     """Play an export's greedy policy as ``rlkit evaluate`` plays a run's model: ``(returns,
     policy, env id, episodes)``. Defaults: the export's env, its run's evaluation episodes
     and environment arguments."""
+    from rlkit.agents.export import strict_json
     from rlkit.agents.exported import ExportedPolicy, read_metadata
     from rlkit.core.spaces import space_to_dict
     from rlkit.envs.make import make_env
@@ -138,7 +139,7 @@ def evaluate_export(
     env = make_env(env_id, training=False, **env_kwargs)
     policy = ExportedPolicy(path)
     for kind in ("observation_space", "action_space"):
-        if space_to_dict(getattr(env, kind)) != meta[kind]:
+        if strict_json(space_to_dict(getattr(env, kind))) != meta[kind]:
             what = kind.replace("_", " ")
             raise UsageError(f"the policy in {path} was exported for another {what} than "
                              f"{env_id}'s {getattr(env, kind)}")  # fmt: skip
