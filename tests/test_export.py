@@ -305,8 +305,10 @@ def test_cli_exports_a_run_checked_on_env_and_replay_and_evaluates_the_same(
             assert line.split("(")[0] == run_line.split("(")[0]
     assert main(["evaluate", str(run_dir)]) == 0
     final_line = capsys.readouterr().out
-    assert main(["evaluate", str(tmp_path / "lite")]) == 0
+    assert main(["evaluate", str(tmp_path / "lite"), "--env", "CartPole-v1"]) == 0
     assert capsys.readouterr().out.split("(")[0] == final_line.split("(")[0]
+    assert "exported for another observation space than Pendulum-v1" in _refused(
+        ["evaluate", str(out), "--env", "Pendulum-v1"], capsys)  # fmt: skip
 
 
 def _not_json(constant: str):
