@@ -212,6 +212,9 @@ def test_an_export_that_acts_otherwise_is_refused_and_nothing_is_written(tmp_pat
     with pytest.raises(ExportCheckFailed, match="does not act as the agent"):
         agent.export(tmp_path / "wrong", check_observations=100)
     assert no_leftovers(tmp_path, "wrong")
+    with pytest.raises(ExportCheckFailed):  # the folders made for it go too
+        agent.export(tmp_path / "new" / "deeper" / "1", check_observations=100)
+    assert no_leftovers(tmp_path, "new")
 
 
 # -- TFLite --------------------------------------------------------------------------------------

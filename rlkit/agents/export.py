@@ -167,7 +167,8 @@ def export(
     _same_spaces(agent, env, env_id)
     meta = strict_json({**metadata(agent, env_id, variant, format, quantize), **(extra or {})})
     batches = _check_batches(agent, env, observations or [], check_observations)
-    out.parent.mkdir(parents=True, exist_ok=True)
+    made = next((p for p in reversed(out.absolute().parents) if not p.exists()), None)
+    out.parent.mkdir(parents=True, exist_ok=True)  # (removed again if the export fails)
     tmp = make_temp_folder(f".{out.name}.", out.parent)
     try:
         if format == "tflite":
@@ -198,6 +199,8 @@ def export(
         tmp.rename(out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
+        if made is not None:
+            shutil.rmtree(made, ignore_errors=True)
         raise
     size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
     return ExportResult(out, format, size, meta, lines)
