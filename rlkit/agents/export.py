@@ -155,9 +155,10 @@ def export(
     """Export ``agent``'s greedy policy into the new (or empty) folder ``out``, checked.
 
     ``env``: an environment (or an id) whose observations the check uses (else draws from
-    the observation space); ``env_id``: the id recorded in the metadata (``env``'s by
-    default); ``env_kwargs``: the arguments an ``env`` id is made with; ``observations``:
-    more ``(source, batch)`` to check on (the run's replay); the agent's own replay memory
+    the observation space; an environment object is reset with seed 0 and stepped);
+    ``env_id``: the id recorded in the metadata (``env``'s by default); ``env_kwargs``: the
+    arguments an ``env`` id is made with; ``observations``: more ``(source, batch)`` to
+    check on (the run's replay); the agent's own replay memory
     is used too. ``extra``: more metadata (the run's evaluation protocol). Raises
     UsageError for bad input and :class:`ExportCheckFailed` when the export does not act
     as the agent; either way nothing is left at ``out``.
