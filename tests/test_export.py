@@ -342,3 +342,23 @@ def test_ddpg_dict_observations_with_keys_no_signature_takes_as_they_are(tmp_pat
     assert np.abs(got).max() == 1.0  # the linear actor's actions beyond the bounds: clipped
     value = policy.run("value", obs)["value"]
     np.testing.assert_allclose(value, agent.critics[0].model([obs, got]).numpy(), atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "space",
+    [gym.spaces.Box(-1.0, 1.0, (2, 3), np.float64), gym.spaces.Discrete(7, start=3)],
+    ids=["float64 2x3 box", "discrete start 3"],
+)
+def test_observations_are_encoded_inside_the_graph(tmp_path, space):
+    """A float64 [2, 3] Box goes in as it is (cast and flattened inside); a Discrete one as
+    its integer (one-hot inside, start counted), as acting encodes them in numpy."""
+    agent = DQN(space, gym.spaces.Discrete(4), seed=0, hidden_sizes=(16,))
+    perturbed(agent, [agent.q.model], scale=1.0)
+    agent.export(tmp_path / "enc", check_observations=FEW)
+    policy = ExportedPolicy(tmp_path / "enc")
+    expected = "int64" if isinstance(space, gym.spaces.Discrete) else "float64"
+    assert policy.inputs["observation"]["dtype"] == expected
+    obs = observations(space, 64)
+    got = policy.act(obs)
+    np.testing.assert_array_equal(got, agent.act(obs, explore=False))
+    assert len(np.unique(got)) > 1
