@@ -186,7 +186,8 @@ def export(
         text = json.dumps(meta, indent=2, sort_keys=True, allow_nan=False)
         (tmp / METADATA_FILE).write_text(text)
         try:
-            lines = run_check(agent, ExportedPolicy(tmp), batches, quantize is not None)
+            with _quiet(format):  # (TFLite's native "Created XNNPACK delegate" line)
+                lines = run_check(agent, ExportedPolicy(tmp), batches, quantize is not None)
         except (RuntimeError, ValueError) as exc:  # a flatbuffer its interpreter cannot run
             if format != "tflite" or isinstance(exc, ExportCheckFailed):
                 raise
@@ -205,6 +206,17 @@ def export(
         raise
     size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
     return ExportResult(out, format, size, meta, lines)
+
+
+def _quiet(format: str):
+    """Native stderr silenced while a TFLite model first runs, unless TF's logs are wanted."""
+    import contextlib
+
+    from rlkit.core.quiet import silenced_stderr
+
+    if format != "tflite" or os.environ.get("RLKIT_TF_LOGS") == "1":
+        return contextlib.nullcontext()
+    return silenced_stderr()
 
 
 def _environment(env: Any, env_id: str | None, kwargs: dict) -> tuple[Any, str | None]:

@@ -9,6 +9,7 @@ users avoid). ``quantize``: ``"float16"`` (weights stored as float16) or ``"dyna
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -33,9 +34,10 @@ def convert(saved_model: Path, signatures: list[str], quantize: str | None = Non
         converter.target_spec.supported_types = [tf.float16]
     import contextlib
 
-    from rlkit.core.quiet import silenced_stderr, user_wants_tf_logs
+    from rlkit.core.quiet import silenced_stderr
 
-    quiet = contextlib.nullcontext() if user_wants_tf_logs() else silenced_stderr()
+    wanted = os.environ.get("RLKIT_TF_LOGS") == "1"  # (rlkit itself sets TF_CPP_MIN_LOG_LEVEL)
+    quiet = contextlib.nullcontext() if wanted else silenced_stderr()
     try:
         with quiet:  # (the converter's MLIR diagnostics: the error below says what matters)
             return converter.convert()
