@@ -62,6 +62,7 @@ def test_dqn_vector_export_equals_act_with_the_action_spaces_numbering(tmp_path)
     assert policy.act(obs[0]) == agent.act(obs[0], explore=False)  # one observation: an int
     meta = policy.metadata
     assert meta["agent"] == "dqn" and meta["action_space"]["start"] == -1
+    assert policy.signatures == sorted(meta["signatures"]) == ["action", "metadata", "q_values"]
     assert meta["inputs"]["observation"]["shape"] == [None, 4]
 
 
@@ -138,6 +139,8 @@ def test_reinforce_discrete_greedy_logits_and_seeded_sample(tmp_path):
     perturbed(agent, [agent.policy.model])
     agent.export(tmp_path / "pg", check_observations=FEW)
     policy = ExportedPolicy(tmp_path / "pg")
+    assert policy.signatures == sorted(policy.metadata["signatures"])
+    assert policy.signatures == ["action", "logits", "metadata", "sample"]
     obs = observations(VECTOR, 512)
     np.testing.assert_array_equal(policy.act(obs), agent.act(obs, explore=False))
     logits = policy.run("logits", obs)["logits"]
@@ -287,6 +290,7 @@ def test_tuple_observations_are_numbered_inputs_in_both_formats(tmp_path):
         agent.export(tmp_path / format, format=format, check_observations=FEW)
         policy = ExportedPolicy(tmp_path / format)
         assert list(policy.inputs) == ["part_0", "part_1"]
+        assert policy.signatures == sorted(policy.metadata["signatures"])
         np.testing.assert_array_equal(policy.act(obs), want)
 
 

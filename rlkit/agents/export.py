@@ -105,7 +105,7 @@ def metadata(agent, env_id: str | None, variant: str | None, format: str,
     import tensorflow as tf
 
     import rlkit
-    from rlkit.agents.export_graph import describe_inputs
+    from rlkit.agents.export_graph import describe_inputs, signature_names
     from rlkit.core.spaces import space_to_dict
 
     td3 = agent.name == "ddpg" and bool(getattr(agent.config, "td3", False))
@@ -119,6 +119,7 @@ def metadata(agent, env_id: str | None, variant: str | None, format: str,
             "observation_space": space_to_dict(agent.observation_space),
             "action_space": space_to_dict(agent.action_space),
             "inputs": describe_inputs(agent.observation_space),
+            "signatures": signature_names(agent, format),
             "training_step": int(agent.num_steps),
             "rlkit_version": rlkit.__version__,
             "tensorflow_version": tf.__version__,

@@ -247,6 +247,19 @@ def reinforce_module(agent, specs, encode, frozen: bool = False) -> PolicyModule
 BUILDERS = {"dqn": dqn_module, "ddpg": ddpg_module, "reinforce": reinforce_module}
 
 
+def signature_names(agent, format: str = "saved_model") -> list[str]:
+    """The signatures an export of ``agent`` serves (TFLite: those it takes)."""
+    if agent.name == "dqn":
+        names = ["action", "q_values"]
+    elif agent.name == "ddpg":
+        names = ["action", "value"]
+    else:
+        discrete = isinstance(agent.action_space, spaces.Discrete)
+        names = ["action", "logits" if discrete else "distribution", "sample"]
+    names.append("metadata")
+    return names if format != "tflite" else [n for n in names if n in TFLITE_SIGNATURES]
+
+
 def policy_module(agent, metadata: dict[str, Any], frozen: bool = False) -> PolicyModule:
     """The :class:`PolicyModule` of ``agent`` (DQN, DDPG/TD3 or REINFORCE) with its
     signatures and ``metadata`` (a JSON-able dict) as the ``metadata`` signature;
