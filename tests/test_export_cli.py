@@ -117,3 +117,20 @@ def test_rlkit_export_from_python_and_a_replay_too_large_to_load(run_dir, tmp_pa
     assert result.metadata["model"] == "final" and result.size_bytes > 10_000
     assert "--best applies to a run folder" in _refused(
         ["evaluate", str(tmp_path / "py"), "--best"], capsys)  # fmt: skip
+
+
+@pytest.mark.slow
+def test_td3_run_and_its_exports_evaluate_to_the_same_returns(tmp_path, capsys):
+    from rlkit.run import experiment
+
+    plan = experiment.plan("ddpg", "Pendulum-v1", steps=1200, eval_every=600, eval_episodes=2,
+                           checkpoint_every=600, overrides={"td3": True})  # fmt: skip
+    run_dir = experiment.run(plan, tmp_path, handle_signals=False).run_dir
+    assert main(["evaluate", str(run_dir), "--best"]) == 0
+    want = capsys.readouterr().out.split("(")[0]
+    for format in ("saved_model", "tflite"):
+        out = tmp_path / format
+        assert main(["export", str(run_dir), "--out", str(out), "--format", format]) == 0
+        assert "bit for bit" in capsys.readouterr().err
+        assert main(["evaluate", str(out)]) == 0
+        assert capsys.readouterr().out.split("(")[0] == want
