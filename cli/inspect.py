@@ -83,8 +83,9 @@ def evaluate(path, episodes, seed, best, env_id, video, render,
              extra_env_kwargs) -> None:  # fmt: skip
     """Play the trained agent of RUN_DIR greedily and print its mean ± std return.
 
-    RUN_DIR is a run folder (its final model, else its latest checkpoint) or a
-    saved model folder (then give --env). It plays as many episodes as the run's own
+    RUN_DIR is a run folder (its final model, else its latest checkpoint), a
+    saved model folder (then give --env) or a policy 'rlkit export' wrote (played
+    on its run's environment). It plays as many episodes as the run's own
     evaluations (eval_episodes in its config.toml, what its preset asks for) unless
     --episodes says otherwise.
     """
@@ -96,6 +97,12 @@ def evaluate(path, episodes, seed, best, env_id, video, render,
         raise UsageError(
             f"--video {video}: the folder {video.parent} does not exist; make it first"
         )
+    from rlkit.agents.exported import is_export
+
+    if is_export(path):
+        if best:
+            raise UsageError(f"{path} is an export of one model: --best applies to a run folder")
+        return _evaluate_export(path, env_id, episodes, seed, extra_env_kwargs, video)
     model_dir, env_id, env_kwargs, run_episodes = _model_and_env(path, env_id, best)
     episodes = episodes or run_episodes
     if extra_env_kwargs:
@@ -137,6 +144,26 @@ def evaluate(path, episodes, seed, best, env_id, video, render,
     click.echo(
         f"{agent.name} {env_id}: return {np.mean(returns):.1f} ± {np.std(returns):.1f} "
         f"over {episodes_phrase(episodes, agent.evaluation_epsilon)} ({model_dir})"
+    )
+
+
+def _evaluate_export(path: Path, env_id, episodes, seed, extra_env_kwargs, video) -> None:
+    """``rlkit evaluate EXPORT_DIR``: the exported policy played with a run's protocol."""
+    if video is not None:
+        raise UsageError("--video records a run's agent, not an export: give the run folder")
+    from rlkit.config.run import parse_env_kwargs
+
+    import_tensorflow_quietly()
+    import numpy as np
+
+    from rlkit.run.evaluation import episodes_phrase
+    from rlkit.run.export import evaluate_export
+
+    env_kwargs = parse_env_kwargs(extra_env_kwargs) if extra_env_kwargs else {}
+    returns, policy, env_id, episodes = evaluate_export(path, env_id, episodes, seed, env_kwargs)
+    click.echo(
+        f"{policy.name} {env_id}: return {np.mean(returns):.1f} ± {np.std(returns):.1f} "
+        f"over {episodes_phrase(episodes)} ({policy.format} {path})"
     )
 
 

@@ -13,6 +13,7 @@ import click
 
 from rlkit.core.errors import RlkitWarning, UsageError
 
+from . import export as export_commands
 from . import inspect as inspect_commands
 from . import sweep as sweep_commands
 from . import train as train_commands
@@ -33,6 +34,7 @@ def cli(ctx: click.Context) -> None:
       rlkit train dqn --env CartPole-v1
       rlkit resume runs/dqn-CartPole-v1-0-20261122-101500 --steps 80000
       rlkit evaluate runs/dqn-CartPole-v1-0-20261122-101500 --episodes 20
+      rlkit export runs/dqn-CartPole-v1-0-20261122-101500 --out policy/1
       rlkit plot runs/dqn-CartPole-v1-* -o curves.png
     """
     if ctx.invoked_subcommand is None:  # bare `rlkit`: the help, as --help shows it
@@ -42,6 +44,7 @@ def cli(ctx: click.Context) -> None:
 cli.add_command(train_commands.train)
 cli.add_command(train_commands.resume)
 cli.add_command(inspect_commands.evaluate)
+cli.add_command(export_commands.export)
 cli.add_command(inspect_commands.plot)
 cli.add_command(inspect_commands.show_config)
 cli.add_command(inspect_commands.list_presets)

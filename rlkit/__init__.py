@@ -29,6 +29,7 @@ _LAZY = {
     "TrainHistory": "rlkit.run.state:TrainHistory",
     "load": "rlkit.agents.base:load",
     "experiment": "rlkit.run.experiment:",
+    "export": "rlkit.run.export:export",
     "make_env": "rlkit.envs.make:make_env",
     "UsageError": "rlkit.core.errors:UsageError",
 }

@@ -315,6 +315,14 @@ class Agent:
     def after_restore(self) -> None:
         """Hook run after weights are loaded (e.g. refresh a numpy acting copy)."""
 
+    def export(self, path: str | os.PathLike, format: str = "saved_model", **options) -> Any:
+        """The greedy policy as a SavedModel (or ``format="tflite"``) in the new folder
+        ``path``, checked to act as this agent: see :func:`rlkit.agents.export.export`
+        (``env=``: an environment or id to check on; ``quantize=``...)."""
+        from rlkit.agents.export import export
+
+        return export(self, path, format, **options)
+
 
 def _agent_class(name: str) -> type[Agent]:
     from rlkit.agents.registry import agent_spec

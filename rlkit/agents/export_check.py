@@ -1,0 +1,201 @@
+"""The export's proof: the exported policy acts as the agent does, checked before success.
+
+Observations come from the environment (seeded episodes, each step the agent's greedy
+action or, one step in four, a random one, so that the states are those the policy
+visits and some beyond), from the agent's replay memory where there is one, or, with
+neither, drawn from the observation space. On all of them:
+
+- Discrete actions (DQN, REINFORCE): the export's action equals the agent's greedy ``act``
+  exactly. A different action is tolerated only where the two actions' values (Q-values or
+  logits, as the export computes them) are equal to float32 rounding, a tie that either
+  side may break (counted and reported; none in practice).
+- Box actions (DDPG/TD3, REINFORCE): numpy (acting's copy of the network) and TensorFlow
+  sum the matrix products in different orders, so the last bit can differ: the check
+  counts bit-identical actions and requires the largest difference within ``1e-5`` of the
+  action range (it is ~1e-7 in practice).
+
+A TFLite model is checked on the same observations; float32 must pass the same test with
+a tolerance of 1e-4, a quantised one reports its agreement and its largest value
+difference only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from gymnasium import spaces
+
+from rlkit.core.structure import take_rows
+
+#: (SavedModel, float32 TFLite) tolerances, relative to the values' scale
+TOLERANCE = {"saved_model": 1e-5, "tflite": 1e-4}
+
+
+@dataclass
+class CheckResult:
+    """What the check compared and found."""
+
+    observations: int = 0
+    sources: list[str] = field(default_factory=list)
+    equal: int = 0  # actions equal bit for bit
+    ties: int = 0  # discrete actions that differ on a tie
+    largest_difference: float = 0.0  # of Box actions, or the value gap where discrete differ
+    value_difference: float | None = None  # the largest of the values behind discrete actions
+    value_kind: str = ""  # "Q-value" or "probability"
+    passed: bool = True
+    lines: list[str] = field(default_factory=list)
+
+
+def greedy_actions(agent, batch) -> np.ndarray:
+    """The agent's greedy actions for a batch of raw observations, without drawing from any
+    of its generators (a DQN with ``eval_epsilon``: the argmax acting would take)."""
+    if agent.name == "dqn" and agent.evaluation_epsilon > 0:
+        q = agent.q_values(batch)
+        return np.argmax(q, axis=-1) + int(agent.action_space.start)
+    return np.asarray(agent.act(batch, explore=False))
+
+
+def from_env(agent, env, count: int, seed: int = 0) -> object:
+    """``count`` observations of ``env``'s seeded episodes (one step in four random)."""
+    rng = np.random.default_rng(seed)
+    env.action_space.seed(seed)
+    obs, _ = env.reset(seed=seed)
+    seen = []
+    for _ in range(count):
+        seen.append(obs)
+        action = env.action_space.sample() if rng.random() < 0.25 else greedy_actions(
+            agent, stack([obs], agent.observation_space))[0]  # fmt: skip
+        obs, _, terminated, truncated, _ = env.step(action)
+        if terminated or truncated:
+            obs, _ = env.reset()
+    return stack(seen, agent.observation_space)
+
+
+def stack(observations: list, space: spaces.Space):
+    """A list of raw observations as one batch (a dict or tuple of batches for structures)."""
+    if isinstance(space, spaces.Dict):
+        return {k: np.stack([o[k] for o in observations]) for k in space.spaces}
+    if isinstance(space, spaces.Tuple):
+        return tuple(np.stack([o[i] for o in observations]) for i in range(len(space.spaces)))
+    return np.stack([np.asarray(o, space.dtype) for o in observations])
+
+
+def from_replay(agent, count: int):
+    """Up to ``count`` observations of the agent's replay memory in the environment's own
+    terms, or None when it has none; the memory's generator is put back as it was."""
+    memory = agent.replay_memory() if hasattr(agent, "replay_memory") else None
+    if memory is None or len(memory) == 0:
+        return None
+    rng = getattr(memory, "rng", None)
+    saved = None if rng is None else rng.bit_generator.state
+    try:
+        obs = memory.sample(min(count, len(memory))).obs
+    finally:
+        if saved is not None:
+            rng.bit_generator.state = saved
+    return raw_observations(obs, agent.observation_space)
+
+
+def raw_observations(encoded, space: spaces.Space):
+    """Encoded observations (as replay stores them) back in the environment's terms."""
+    if isinstance(space, (spaces.Dict, spaces.Tuple)):
+        return encoded  # each part is kept as it is
+    if isinstance(space, spaces.Discrete):
+        return np.argmax(encoded, axis=-1).astype(np.int64) + int(space.start)
+    return np.asarray(encoded).reshape(-1, *space.shape).astype(space.dtype)
+
+
+def from_space(space: spaces.Space, count: int, seed: int = 0):
+    """``count`` observations drawn from ``space`` (seeded)."""
+    space.seed(seed)
+    return stack([space.sample() for _ in range(count)], space)
+
+
+def rows(batch) -> int:
+    if isinstance(batch, dict):
+        return len(next(iter(batch.values())))
+    if isinstance(batch, tuple):
+        return len(batch[0])
+    return len(batch)
+
+
+def concatenate(batches: list, space: spaces.Space):
+    if isinstance(space, spaces.Dict):
+        return {k: np.concatenate([b[k] for b in batches]) for k in space.spaces}
+    if isinstance(space, spaces.Tuple):
+        return tuple(np.concatenate([b[i] for b in batches]) for i in range(len(space.spaces)))
+    return np.concatenate(batches)
+
+
+def value_signature(exported) -> str | None:
+    return next((s for s in ("q_values", "logits") if s in exported.signatures), None)
+
+
+def softmax(logits: np.ndarray) -> np.ndarray:
+    z = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    return z / z.sum(axis=-1, keepdims=True)
+
+
+def agent_values(agent, batch, signature: str) -> tuple[str, np.ndarray]:
+    """``(kind, values)`` the agent acts on: DQN's Q-values, REINFORCE's probabilities."""
+    if signature == "q_values":
+        return "Q-value", agent.q_values(batch)
+    return "probability", agent.action_probabilities(batch)
+
+
+def compare(agent, exported, batch, quantized: bool = False) -> CheckResult:
+    """The exported policy's actions on ``batch`` against the agent's greedy ones."""
+    result = CheckResult(observations=rows(batch))
+    want = greedy_actions(agent, batch)
+    got = np.asarray(exported.act(batch))
+    tolerance = TOLERANCE[exported.format]
+    if isinstance(agent.action_space, spaces.Discrete):
+        same = got == want
+        result.equal = int(same.sum())
+        name = value_signature(exported)
+        values = exported.run(name, batch)[name] if name else None
+        if values is not None:
+            result.value_kind, mine = agent_values(agent, batch, name)
+            theirs = values if name == "q_values" else softmax(values)
+            result.value_difference = float(np.abs(theirs - mine).max())
+        if values is not None and not same.all():
+            index = np.flatnonzero(~same)
+            gap = np.abs(values[index, got[index] - agent.action_space.start]
+                         - values[index, want[index] - agent.action_space.start])  # fmt: skip
+            scale = np.maximum(1.0, np.abs(values[index]).max(axis=-1))
+            result.ties = int((gap <= tolerance * scale).sum())
+            result.largest_difference = float(gap.max())
+        result.passed = quantized or result.equal + result.ties == result.observations
+        return result
+    got, want = got.astype(np.float64), want.astype(np.float64)
+    result.equal = int(np.all(got == want, axis=tuple(range(1, got.ndim))).sum())
+    result.largest_difference = float(np.abs(got - want).max()) if got.size else 0.0
+    span = np.asarray(agent.action_space.high, np.float64) - agent.action_space.low
+    result.passed = quantized or result.largest_difference <= tolerance * max(1.0, span.max())
+    return result
+
+
+def describe(result: CheckResult, exported, discrete: bool) -> str:
+    """One line: what was checked and what was found."""
+    what = "TFLite model's" if exported.format == "tflite" else "SavedModel's"
+    n, sources = result.observations, " and ".join(result.sources)
+    head = f"checked {n} observations ({sources}): the {what} actions"
+    share = f"{result.equal / max(n, 1):.2%}"
+    if discrete:
+        ties = f", {result.ties} differ on ties" if result.ties else ""
+        line = f"{head} equal the agent's greedy act on {result.equal} of {n} ({share}){ties}"
+        if result.value_difference is not None:
+            line += f"; largest {result.value_kind} difference {result.value_difference:.3g}"
+        if result.largest_difference:
+            line += f" (gap where the actions differ up to {result.largest_difference:.3g})"
+        return line
+    return (f"{head} equal the agent's greedy act bit for bit on {result.equal} of {n} "
+            f"({share}), largest difference {result.largest_difference:.3g}")  # fmt: skip
+
+
+def take(batch, count: int):
+    """The first ``count`` rows of a batch."""
+    if isinstance(batch, (dict, tuple)):
+        return take_rows(batch, list(range(min(count, rows(batch)))))
+    return batch[:count]

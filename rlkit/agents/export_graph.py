@@ -1,0 +1,290 @@
+"""An agent's greedy policy as a ``tf.Module`` with serving signatures (the SavedModel's).
+
+Every signature takes a batch of observations in the environment's own terms, one named
+input per part:
+
+- a ``Box``: ``observation`` ``[B, *shape]`` in the space's dtype (cast to float32 and
+  flattened inside; an image ``[B, H, W, C]`` uint8 goes in as it is and the network divides
+  it by 255);
+- a ``Discrete``: ``observation`` ``[B]`` int64 (one-hot inside, ``start`` counted);
+- a ``Dict``: one input per key (the key, with anything but letters, digits and ``_`` made
+  ``_``); a ``Tuple``: ``part_0``, ``part_1``...
+
+Signatures (outputs are dicts of tensors):
+
+- ``action``: the greedy action in the environment's terms (``[B]`` int64 for ``Discrete``,
+  ``start`` added; ``[B, *shape]`` in the action space's dtype for a ``Box``, rescaled to the
+  bounds and clipped inside the graph);
+- DQN ``q_values`` ``[B, A]``; DDPG/TD3 ``value``: the (first) critic's ``Q(s, action)``
+  ``[B]``; REINFORCE ``logits`` ``[B, A]`` (Discrete) or ``distribution`` (``mean`` and
+  ``std`` ``[B, *shape]`` in action units, Box), and ``sample`` (the inputs plus a ``seed``
+  int64 scalar: the same seed and observations give the same actions);
+- ``metadata``: no inputs, ``json``: the export's metadata as one JSON string.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import numpy as np
+import tensorflow as tf
+from gymnasium import spaces
+
+from rlkit.core.spaces import space_to_dict
+
+#: signatures that TFLite takes (random ops and strings stay in the SavedModel)
+TFLITE_SIGNATURES = ("action", "q_values", "value", "logits", "distribution")
+
+
+def input_names(space: spaces.Space) -> list[tuple[Any, str]]:
+    """``[(key, signature input name)]``: ``[(None, "observation")]`` for a ``Box`` or a
+    ``Discrete``; one per key of a ``Dict`` or part of a ``Tuple``."""
+    if isinstance(space, spaces.Dict):
+        names, taken = [], set()
+        for key in space.spaces:
+            name = re.sub(r"[^A-Za-z0-9_]", "_", str(key))
+            name = name if name[:1].isalpha() else f"part_{name}"
+            while name in taken:
+                name += "_"
+            taken.add(name)
+            names.append((key, name))
+        return names
+    if isinstance(space, spaces.Tuple):
+        return [(i, f"part_{i}") for i in range(len(space.spaces))]
+    return [(None, "observation")]
+
+
+def _spec(space: spaces.Space, name: str) -> tf.TensorSpec:
+    if isinstance(space, spaces.Discrete):
+        return tf.TensorSpec([None], tf.int64, name=name)
+    return tf.TensorSpec([None, *space.shape], tf.as_dtype(space.dtype), name=name)
+
+
+def input_specs(space: spaces.Space) -> dict[str, tf.TensorSpec]:
+    """``{input name: TensorSpec}`` of a batch of raw observations of ``space``."""
+    subs = space.spaces if isinstance(space, (spaces.Dict, spaces.Tuple)) else None
+    return {
+        name: _spec(space if subs is None else subs[key], name) for key, name in input_names(space)
+    }
+
+
+def encoder(space: spaces.Space, obs_format) -> Any:
+    """``{input name: tensor} -> what the agent's networks take``, as ``obs_format.encode``
+    does in numpy: float32 ``[B, D]`` vectors, one-hot ``[B, n]``, images as they are, or
+    the ``Dict``'s or ``Tuple``'s structure with each part in its own dtype."""
+    names = input_names(space)
+    if isinstance(space, (spaces.Dict, spaces.Tuple)):
+
+        def structured(inputs):
+            parts = [inputs[name] for _, name in names]
+            if isinstance(space, spaces.Dict):
+                return {key: part for (key, _), part in zip(names, parts, strict=True)}
+            return tuple(parts)
+
+        return structured
+    if isinstance(space, spaces.Discrete):
+        n, start = int(space.n), int(space.start)
+        return lambda inputs: tf.one_hot(inputs["observation"] - start, n, dtype=tf.float32)
+    if obs_format.kind == "image":
+        return lambda inputs: inputs["observation"]
+    size = obs_format.size
+    return lambda inputs: tf.reshape(tf.cast(inputs["observation"], tf.float32), [-1, size])
+
+
+class PolicyModule(tf.Module):
+    """The networks an exported policy reads (tracked, so that their weights are saved) and
+    its signature functions (:attr:`serving`: name -> concrete function)."""
+
+    def __init__(self, networks: dict[str, Any]) -> None:
+        super().__init__(name="rlkit_policy")
+        self.networks = networks
+        self.serving: dict[str, Any] = {}
+
+    def add(self, name: str, function, specs: dict[str, tf.TensorSpec], extra=None) -> None:
+        """Trace ``function(inputs: dict) -> dict`` as signature ``name`` on ``specs``
+        (``extra``: more named inputs, e.g. ``{"seed": spec}``)."""
+        specs = {**specs, **(extra or {})}
+        traced = tf.function(function, input_signature=[specs])
+        self.serving[name] = traced.get_concrete_function()
+        setattr(self, f"_{name}", traced)
+
+
+def _action_box(space: spaces.Box) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(low, high)`` float32 ``[act_dim]`` and, from float64 bounds as REINFORCE's acting
+    computes them, ``(centre, half-range)`` float64."""
+    low64 = np.asarray(space.low, np.float64).reshape(-1)
+    high64 = np.asarray(space.high, np.float64).reshape(-1)
+    low, high = low64.astype(np.float32), high64.astype(np.float32)
+    return low, high, (high64 + low64) / 2, (high64 - low64) / 2
+
+
+def _to_space(action, space: spaces.Box):
+    """``[B, act_dim]`` -> ``[B, *shape]`` in the space's dtype."""
+    return tf.reshape(tf.cast(action, tf.as_dtype(space.dtype)), [-1, *space.shape])
+
+
+def network(model, frozen: bool):
+    """``inputs -> model(inputs)``: reading the model's variables (a SavedModel keeps them),
+    or, ``frozen``, its current weights as constants (``stateless_call``; what TFLite's
+    converter needs: it leaves Keras 3's variables unread)."""
+    if not frozen:
+        return model
+    trainable = [tf.constant(v.numpy()) for v in model.trainable_variables]
+    fixed = [tf.constant(v.numpy()) for v in model.non_trainable_variables]
+    return lambda inputs: model.stateless_call(trainable, fixed, inputs)[0]
+
+
+def dqn_module(agent, specs, encode, frozen: bool = False) -> PolicyModule:
+    """DQN: ``action`` (argmax + start) and ``q_values``."""
+    q, start = agent.learner.q.model, int(agent.action_space.start)
+    module = PolicyModule({"q": q})
+    model = network(q, frozen)
+
+    def q_values(inputs):
+        return {"q_values": model(encode(inputs))}
+
+    def action(inputs):
+        q = model(encode(inputs))
+        return {"action": tf.argmax(q, axis=-1, output_type=tf.int64) + start}
+
+    module.add("action", action, specs)
+    module.add("q_values", q_values, specs)
+    return module
+
+
+def ddpg_module(agent, specs, encode, frozen: bool = False) -> PolicyModule:
+    """DDPG/TD3: ``action`` (the actor's, clipped to the bounds) and ``value`` (critic 0)."""
+    models = {"actor": agent.learner.actor.model, "critic": agent.learner.critics[0].model}
+    module = PolicyModule(models)
+    actor, critic = (network(models[k], frozen) for k in ("actor", "critic"))
+    space = agent.action_space
+    low, high, _, _ = _action_box(space)
+
+    def flat_action(x):
+        out = tf.reshape(tf.cast(actor(x), tf.float32), [-1, low.shape[0]])
+        return tf.clip_by_value(out, low, high)
+
+    def action(inputs):
+        return {"action": _to_space(flat_action(encode(inputs)), space)}
+
+    def value(inputs):
+        x = encode(inputs)
+        return {"value": tf.reshape(critic([x, flat_action(x)]), [-1])}
+
+    module.add("action", action, specs)
+    module.add("value", value, specs)
+    return module
+
+
+def reinforce_module(agent, specs, encode, frozen: bool = False) -> PolicyModule:
+    """REINFORCE: ``action`` (argmax of the logits, or the Gaussian's mean clipped),
+    ``logits`` or ``distribution``, and ``sample`` (seeded)."""
+    policy, space = agent.learner.policy_network.model, agent.action_space
+    log_std = agent.learner.log_std
+    module = PolicyModule({"policy": policy} if log_std is None else
+                          {"policy": policy, "log_std": log_std})  # fmt: skip
+    model = network(policy, frozen)
+    if frozen and log_std is not None:
+        log_std = tf.constant(log_std.numpy())
+    seed_spec = {"seed": tf.TensorSpec([], tf.int64, name="seed")}
+    if isinstance(space, spaces.Discrete):
+        start = int(space.start)
+
+        def logits(inputs):
+            return {"logits": model(encode(inputs))}
+
+        def action(inputs):
+            out = model(encode(inputs))
+            return {"action": tf.argmax(out, axis=-1, output_type=tf.int64) + start}
+
+        def sample(inputs):
+            out = model(encode(inputs))
+            seed = tf.stack([inputs["seed"], tf.constant(0, tf.int64)])
+            drawn = tf.random.stateless_categorical(out, 1, seed, dtype=tf.int64)
+            return {"action": drawn[:, 0] + start}
+
+        module.add("action", action, specs)
+        module.add("logits", logits, specs)
+        module.add("sample", sample, specs, seed_spec)
+        return module
+    # as Sampling.act: centre + half-range * raw in float64, clipped (float32 for TFLite,
+    # whose built-in kernels take no float64: within its check's tolerance)
+    wide = tf.float32 if frozen else tf.float64
+    _, _, center, half = _action_box(space)
+    center, half = tf.constant(center, wide), tf.constant(half, wide)
+    low = tf.constant(np.asarray(space.low, np.float64).reshape(-1), wide)
+    high = tf.constant(np.asarray(space.high, np.float64).reshape(-1), wide)
+
+    def to_action(raw):
+        return tf.clip_by_value(center + half * tf.cast(raw, wide), low, high)
+
+    def mean(inputs):
+        return tf.cast(model(encode(inputs)), tf.float32)
+
+    def action(inputs):
+        return {"action": _to_space(to_action(mean(inputs)), space)}
+
+    def distribution(inputs):
+        out = mean(inputs)
+        std = tf.exp(log_std) * tf.ones_like(out)
+        return {"mean": _to_space(center + half * tf.cast(out, wide), space),
+                "std": _to_space(half * tf.cast(std, wide), space)}  # fmt: skip
+
+    def sample(inputs):
+        out = mean(inputs)
+        seed = tf.stack([inputs["seed"], tf.constant(0, tf.int64)])
+        raw = out + tf.exp(log_std) * tf.random.stateless_normal(tf.shape(out), seed)
+        return {"action": _to_space(to_action(raw), space)}
+
+    module.add("action", action, specs)
+    module.add("distribution", distribution, specs)
+    module.add("sample", sample, specs, seed_spec)
+    return module
+
+
+BUILDERS = {"dqn": dqn_module, "ddpg": ddpg_module, "reinforce": reinforce_module}
+
+
+def signature_names(agent, format: str = "saved_model") -> list[str]:
+    """The signatures an export of ``agent`` serves (TFLite: those it takes)."""
+    if agent.name == "dqn":
+        names = ["action", "q_values"]
+    elif agent.name == "ddpg":
+        names = ["action", "value"]
+    else:
+        discrete = isinstance(agent.action_space, spaces.Discrete)
+        names = ["action", "logits" if discrete else "distribution", "sample"]
+    names.append("metadata")
+    return names if format != "tflite" else [n for n in names if n in TFLITE_SIGNATURES]
+
+
+def policy_module(agent, metadata: dict[str, Any], frozen: bool = False) -> PolicyModule:
+    """The :class:`PolicyModule` of ``agent`` (DQN, DDPG/TD3 or REINFORCE) with its
+    signatures and ``metadata`` (a JSON-able dict) as the ``metadata`` signature;
+    ``frozen``: the weights as constants (for TFLite, see :func:`network`)."""
+    if agent.name not in BUILDERS:
+        raise TypeError(f"cannot export a {agent.name} agent (rlkit exports {sorted(BUILDERS)})")
+    specs = input_specs(agent.observation_space)
+    encode = encoder(agent.observation_space, agent.obs_format)
+    module = BUILDERS[agent.name](agent, specs, encode, frozen)
+    text = json.dumps(metadata, sort_keys=True, allow_nan=False)
+    module.add("metadata", lambda inputs: {"json": tf.constant(text)}, {})
+    return module
+
+
+def describe_inputs(space: spaces.Space) -> dict[str, dict[str, Any]]:
+    """``{input name: {"key", "shape", "dtype", "space"}}`` for the metadata."""
+    subs = space.spaces if isinstance(space, (spaces.Dict, spaces.Tuple)) else None
+    described = {}
+    for key, name in input_names(space):
+        sub = space if subs is None else subs[key]
+        spec = _spec(sub, name)
+        described[name] = {
+            "key": key,
+            "shape": [None if d is None else int(d) for d in spec.shape],
+            "dtype": spec.dtype.name,
+            "space": space_to_dict(sub),
+        }
+    return described
