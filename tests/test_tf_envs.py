@@ -114,3 +114,122 @@ def test_step_for_step_equal_to_gymnasium(env_id):
     # the test reaches what it claims to reach
     assert trace["terminated"].sum() >= 20 or env_id == "rlkit/Pendulum-v1"
     assert trace["truncated"].sum() >= 20
+
+
+# --- resets ----------------------------------------------------------------------------------
+
+#: gymnasium's reset box of each env's state (low, high per entry); velocity 0 where fixed
+RESET_BOUNDS = {
+    "rlkit/CartPole-v1": ([-0.05] * 4, [0.05] * 4),
+    "rlkit/Acrobot-v1": ([-0.1] * 4, [0.1] * 4),
+    "rlkit/MountainCar-v0": ([-0.6, 0.0], [-0.4, 0.0]),
+    "rlkit/MountainCarContinuous-v0": ([-0.6, 0.0], [-0.4, 0.0]),
+    "rlkit/Pendulum-v1": ([-math.pi, -1.0], [math.pi, 1.0]),
+}
+
+
+def gym_resets(gym_id: str, n: int) -> np.ndarray:
+    env = gym.make(gym_id, disable_env_checker=True)
+    states = []
+    for seed in range(n):
+        env.reset(seed=seed)
+        states.append(np.array(env.unwrapped.state, dtype=np.float64))
+    return np.array(states)
+
+
+@pytest.mark.parametrize("env_id", sorted(ENV_IDS))
+def test_resets_drawn_as_gymnasium_draws_them(env_id):
+    env = make_tf_env(env_id)
+    state, obs = tf.function(env.reset, jit_compile=True)(tf.constant([3, 4]), 20_000)
+    ours = state.physics.numpy()
+    low, high = (np.array(b) for b in RESET_BOUNDS[env_id])
+    assert ours.dtype == np.float64 and ours.shape == (20_000, env.physics_dim)
+    assert np.all(state.time.numpy() == 0)
+    assert np.all((ours >= low) & (ours <= high))
+    width = high - low
+    # the whole box is used: minima and maxima within 0.1% of its edges
+    assert np.all(ours.min(axis=0) <= low + 1e-3 * width)
+    assert np.all(ours.max(axis=0) >= high - 1e-3 * width)
+    np.testing.assert_array_equal(obs.numpy(), env.observe(state.physics).numpy())
+    theirs = gym_resets(env.gym_id, 2_000)
+    assert np.all((theirs >= low) & (theirs <= high))
+    for k in np.flatnonzero(width > 0):  # each drawn entry: the same distribution (two-sample KS)
+        both = np.sort(np.concatenate([ours[:, k], theirs[:, k]]))
+        cdf_ours = np.searchsorted(np.sort(ours[:, k]), both, side="right") / len(ours)
+        cdf_theirs = np.searchsorted(np.sort(theirs[:, k]), both, side="right") / len(theirs)
+        assert np.max(np.abs(cdf_ours - cdf_theirs)) < 0.05  # KS critical value ~0.036 at 1e-3
+    if env_id == "rlkit/Acrobot-v1":  # stored as float32, as gymnasium stores it
+        np.testing.assert_array_equal(ours, ours.astype(np.float32))
+
+
+# --- the batched step: autoreset, seeds, compiled loops ---------------------------------------
+
+
+@pytest.mark.parametrize("env_id", sorted(ENV_IDS))
+def test_step_autoresets_ended_copies_from_its_seed(env_id):
+    env = make_tf_env(env_id)
+    n = 64
+    state, _ = env.reset(tf.constant([0, 1]), n)
+    # half the copies one step before the time limit: they truncate and restart
+    time = np.where(np.arange(n) % 2 == 0, env.max_episode_steps - 1, 5).astype(np.int32)
+    state = EnvState(state.physics, tf.constant(time))
+    actions = tf.zeros([n], tf.int32) if env.discrete_actions else tf.zeros([n, 1])
+    seed = tf.constant([7, 8])
+    out = env.step(state, actions, seed)
+    after, final_obs, reward, terminated, truncated = env.transition(state, actions)
+    fresh, fresh_obs = env.reset(seed, n)
+    done = (terminated | truncated).numpy()
+    assert done[::2].all() and truncated.numpy()[::2].all() and not truncated.numpy()[1::2].any()
+    np.testing.assert_array_equal(out.final_obs.numpy(), final_obs.numpy())
+    np.testing.assert_array_equal(out.reward.numpy(), reward.numpy())
+    np.testing.assert_array_equal(
+        out.obs.numpy(), np.where(done[:, None], fresh_obs.numpy(), final_obs.numpy())
+    )
+    np.testing.assert_array_equal(
+        out.state.physics.numpy(),
+        np.where(done[:, None], fresh.physics.numpy(), after.physics.numpy()),
+    )
+    np.testing.assert_array_equal(out.state.time.numpy(), np.where(done, 0, time + 1))
+
+
+def compiled_rollout(env, num_envs: int, steps: int):
+    """A function of a seed: ``steps`` random-action steps of ``num_envs`` copies in one
+    compiled ``tf.while_loop``, returning (total reward, episodes ended, last observation)."""
+
+    @tf.function(jit_compile=True)
+    def run(seed):
+        keys = tf.random.experimental.stateless_split(seed, 2)
+        state, obs = env.reset(keys[0], num_envs)
+
+        def body(i, key, state, obs, total, ended):
+            key, act_key, step_key = tf.unstack(tf.random.experimental.stateless_split(key, 3))
+            if env.discrete_actions:
+                actions = tf.random.stateless_uniform(
+                    [num_envs], act_key, 0, env.discrete_actions, tf.int32
+                )
+            else:
+                actions = tf.random.stateless_uniform(
+                    [num_envs, 1], act_key, env.action_low, env.action_high
+                )
+            out = env.step(state, actions, step_key)
+            done = tf.cast(out.terminated | out.truncated, tf.int32)
+            return (i + 1, key, out.state, out.obs, total + tf.reduce_sum(out.reward),
+                    ended + tf.reduce_sum(done))  # fmt: skip
+
+        loop = (0, keys[1], state, obs, tf.constant(0.0, tf.float64), 0)
+        _, _, _, obs, total, ended = tf.while_loop(lambda i, *_: i < steps, body, loop)
+        return total, ended, obs
+
+    return lambda seed: [x.numpy() for x in run(tf.constant([seed, 0]))]
+
+
+@pytest.mark.parametrize("env_id", sorted(ENV_IDS))
+def test_compiled_while_loop_is_reproducible_from_its_seed(env_id):
+    env = make_tf_env(env_id)
+    rollout = compiled_rollout(env, 16, env.max_episode_steps + 50)
+    first, again, other = rollout(1), rollout(1), rollout(2)
+    for a, b in zip(first, again, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(first[2], other[2])
+    assert first[1] >= 16  # every copy ended at least one episode
+    assert np.isfinite(first[0]) and first[2].dtype == np.float32

@@ -42,3 +42,21 @@ def make_tf_env(env_id: str) -> TFEnv:
         )
     module, _, name = ENV_IDS[env_id].partition(":")
     return getattr(importlib.import_module(module), name)()
+
+
+def register_envs() -> None:
+    """Register the ids of :data:`ENV_IDS` with gymnasium (no TensorFlow import: entry points
+    are strings). ``gym.make(id)`` gives one copy (:class:`~rlkit.envs.tf.gym_adapter.TFGymEnv`),
+    ``gym.make_vec(id, n, vectorization_mode="vector_entry_point")`` ``n`` copies stepped in one
+    compiled call (:class:`~rlkit.envs.tf.gym_adapter.TFVectorEnv`). No ``TimeLimit`` wrapper:
+    each env truncates at its own limit (gymnasium's)."""
+    import gymnasium as gym
+
+    for env_id in ENV_IDS:
+        if env_id not in gym.registry:
+            gym.register(
+                id=env_id,
+                entry_point="rlkit.envs.tf.gym_adapter:TFGymEnv",
+                vector_entry_point="rlkit.envs.tf.gym_adapter:TFVectorEnv",
+                kwargs={"env_id": env_id},
+            )

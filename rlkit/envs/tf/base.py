@@ -140,7 +140,7 @@ class TFEnv:
         """One step without autoreset: ``(state, obs, reward, terminated, truncated)``;
         ``truncated`` once ``max_episode_steps`` steps are taken. ``actions``: int32 ``[N]``
         (discrete) or float32 ``[N, 1]`` (continuous)."""
-        actions = tf.convert_to_tensor(actions, self.action_dtype)
+        actions = tf.cast(actions, self.action_dtype)
         physics, reward, terminated = self.advance(state.physics, actions, state.time)
         time = state.time + 1
         truncated = time >= self.max_episode_steps
