@@ -15,12 +15,16 @@ observations within one float32 rounding, terminations and truncations exactly.
 from __future__ import annotations
 
 import math
+import pickle
+import subprocess
+import sys
 
 import gymnasium as gym
 import numpy as np
 import pytest
 import tensorflow as tf
 
+from rlkit.core.errors import UsageError
 from rlkit.envs.tf import ENV_IDS, make_tf_env
 from rlkit.envs.tf.base import EnvState
 
@@ -233,3 +237,124 @@ def test_compiled_while_loop_is_reproducible_from_its_seed(env_id):
     assert not np.array_equal(first[2], other[2])
     assert first[1] >= 16  # every copy ended at least one episode
     assert np.isfinite(first[0]) and first[2].dtype == np.float32
+
+
+# --- the gymnasium adapters ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("env_id", sorted(ENV_IDS))
+def test_gym_make_plays_gymnasiums_episodes(env_id):
+    """``gym.make(rlkit id)`` started from gymnasium's state plays gymnasium's episode."""
+    ours, theirs = gym.make(env_id), gym.make(env_id.removeprefix("rlkit/"))
+    assert ours.observation_space == theirs.observation_space
+    assert ours.action_space == theirs.action_space
+    theirs.action_space.seed(0)
+    ended = 0
+    for episode in range(3):
+        obs, _ = ours.reset(seed=episode)
+        assert ours.observation_space.contains(obs)
+        theirs.reset(seed=episode)
+        ours.unwrapped._physics = np.array(theirs.unwrapped.state, np.float64)[None]  # its start
+        for _ in range(ours.unwrapped.max_episode_steps):
+            action = theirs.action_space.sample()
+            got, want = ours.step(action), theirs.step(action)
+            np.testing.assert_allclose(got[0], want[0], rtol=1e-6, atol=1e-7)
+            assert got[0].dtype == np.float32 and isinstance(got[1], float)
+            assert got[1] == pytest.approx(want[1], rel=1e-9, abs=1e-9)
+            assert got[2:4] == want[2:4]
+            if got[2] or got[3]:
+                ended += 1
+                break
+    assert ended == 3  # each of them ended by termination or by the time limit
+
+
+def test_gym_env_passes_gymnasiums_checker_and_pickles_mid_episode():
+    from gymnasium.utils.env_checker import check_env
+
+    for env_id in ("rlkit/CartPole-v1", "rlkit/Pendulum-v1"):
+        check_env(gym.make(env_id).unwrapped, skip_render_check=True)
+    env = gym.make("rlkit/Acrobot-v1")
+    env.reset(seed=3)
+    for _ in range(10):
+        env.step(1)
+    copy = pickle.loads(pickle.dumps(env))
+    for action in (0, 2, 1, 2, 0):
+        a, b = env.step(action), copy.step(action)
+        np.testing.assert_array_equal(a[0], b[0])
+        assert a[1:4] == b[1:4]
+    a, b = env.reset(), copy.reset()  # the random generator travelled too
+    np.testing.assert_array_equal(a[0], b[0])
+
+
+def test_vector_env_steps_n_copies_with_same_step_autoreset():
+    env = gym.make_vec("rlkit/CartPole-v1", 6, vectorization_mode="vector_entry_point")
+    assert env.metadata["autoreset_mode"] == gym.vector.AutoresetMode.SAME_STEP
+    obs, _ = env.reset(seed=5)
+    again = gym.make_vec("rlkit/CartPole-v1", 6, vectorization_mode="vector_entry_point")
+    np.testing.assert_array_equal(obs, again.reset(seed=5)[0])
+    assert obs.shape == (6, 4) and env.observation_space.contains(obs)
+    one = make_tf_env("rlkit/CartPole-v1")
+    ended = 0
+    for t in range(200):
+        actions = np.array([t % 2] * 3 + [1] * 3)
+        before = np.array(env._physics), np.array(env._time)
+        next_obs, rewards, terminated, truncated, infos = env.step(actions)
+        _, last, reward, term, trunc = one.transition(
+            EnvState(tf.constant(before[0]), tf.constant(before[1])), actions
+        )
+        np.testing.assert_array_equal(rewards, reward.numpy())
+        np.testing.assert_array_equal(terminated, term.numpy())
+        done = terminated | truncated
+        if done.any():
+            ended += int(done.sum())
+            np.testing.assert_array_equal(infos["_final_obs"], done)
+            np.testing.assert_array_equal(infos["final_obs"][done], last.numpy()[done])
+            assert np.all(env._time[done] == 0)
+        else:
+            assert infos == {}
+        np.testing.assert_array_equal(next_obs[~done], last.numpy()[~done])
+    assert ended >= 6
+    copy = pickle.loads(pickle.dumps(env))
+    np.testing.assert_array_equal(env.step([0] * 6)[0], copy.step([0] * 6)[0])
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"render_mode": "rgb_array"}, "does not render"),
+        ({"render_mode": "human"}, "does not render"),
+        ({"sutton_barto_reward": True}, "takes no environment arguments"),
+    ],
+)
+def test_unsupported_options_are_one_line_usage_errors(kwargs, message):
+    from rlkit.envs.make import make_env
+
+    with pytest.raises(UsageError, match=message) as caught:
+        make_env("rlkit/CartPole-v1", **kwargs)
+    assert "\n" not in str(caught.value)
+    with pytest.raises(UsageError, match="no reset options"):
+        gym.make("rlkit/CartPole-v1").reset(options={"low": -0.1})
+    with pytest.raises(UsageError, match="not an rlkit TensorFlow environment"):
+        make_tf_env("CartPole-v1")
+
+
+def test_registration_imports_no_tensorflow():
+    code = (
+        "import sys, rlkit, gymnasium as gym\n"
+        "ids = [i for i in gym.registry if i.startswith('rlkit/') and 'Bandit' not in i]\n"
+        "assert sorted(ids) == sorted(" + repr(sorted(ENV_IDS)) + "), ids\n"
+        "sys.exit('tensorflow' in sys.modules)"
+    )
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+@pytest.mark.slow
+def test_cli_trains_dqn_on_the_tensorflow_cartpole(tmp_path):
+    from rlkit.cli.main import main
+
+    status = main(["train", "dqn", "--env", "rlkit/CartPole-v1", "--steps", "3000", "--quiet",
+                   "--out", str(tmp_path)])  # fmt: skip
+    assert status == 0
+    status = main(["train", "dqn", "--env", "rlkit/CartPole-v1", "--steps", "10",
+                   "--env-kwargs", "sutton_barto_reward=true", "--out", str(tmp_path)])  # fmt: skip
+    assert status == 2
