@@ -14,6 +14,7 @@ observations within one float32 rounding, terminations and truncations exactly.
 
 from __future__ import annotations
 
+import json
 import math
 import pickle
 import subprocess
@@ -318,6 +319,7 @@ def test_vector_env_steps_n_copies_with_same_step_autoreset():
     np.testing.assert_array_equal(env.step([0] * 6)[0], copy.step([0] * 6)[0])
 
 
+@pytest.mark.filterwarnings("ignore:.*render_mode")  # gymnasium warns before the env refuses
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
@@ -358,3 +360,32 @@ def test_cli_trains_dqn_on_the_tensorflow_cartpole(tmp_path):
     status = main(["train", "dqn", "--env", "rlkit/CartPole-v1", "--steps", "10",
                    "--env-kwargs", "sutton_barto_reward=true", "--out", str(tmp_path)])  # fmt: skip
     assert status == 2
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("num_envs", ["1", "2"])
+def test_a_run_on_a_tensorflow_env_resumes_to_the_uninterrupted_metrics(tmp_path, num_envs):
+    """A checkpoint pickles the training env (one TFGymEnv, or each of a SyncVectorEnv's):
+    a run stopped mid-episode and resumed writes the uninterrupted run's metrics.csv."""
+    from rlkit.cli.main import main
+    from rlkit.run.folder import RunFolder
+
+    argv = ["dqn", "--env", "rlkit/CartPole-v1", "--num-envs", num_envs,
+            "--set", "hidden_sizes=16", "--set", "learning_starts=100", "--set", "train_freq=50",
+            "--set", "gradient_steps=4", "--set", "jit_compile=false",
+            "--set", "eps_anneal_fraction=0", "--set", "lr_anneal_fraction=0",
+            "--eval-every", "250", "--checkpoint-every", "250", "--eval-episodes", "1",
+            "--quiet"]  # fmt: skip
+
+    def train(name: str, steps: int) -> RunFolder:
+        out = tmp_path / name
+        assert main(["train", *argv, "--steps", str(steps), "--out", str(out)]) == 0
+        (run_dir,) = out.iterdir()
+        return RunFolder(run_dir)
+
+    whole, stopped = train("whole", 500), train("stopped", 250)
+    state = json.loads((stopped.checkpoint_dirs()[-1] / "state.json").read_text())
+    assert state["loop"]["state"]["episode_length"][0] > 0  # the checkpoint is mid-episode
+    assert main(["resume", str(stopped.path), "--steps", "500", "--quiet"]) == 0
+    assert stopped.metrics_path.read_text() == whole.metrics_path.read_text()
+    assert whole.metrics_path.read_text().count("\n") > 10  # episodes were written
