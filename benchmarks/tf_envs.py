@@ -16,6 +16,7 @@ gymnasium. Each figure is the best of ``--repeats`` timed runs of about ``--seco
 
     python -m benchmarks.tf_envs
     python -m benchmarks.tf_envs --envs CartPole-v1 --num-envs 1,1000 --seconds 0.5
+    python -m benchmarks.tf_envs --threads 1     # XLA on one thread: faster on a busy 2-core CPU
 """
 
 from __future__ import annotations
@@ -115,14 +116,23 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seconds", type=float, default=1.0, help="length of one timed run")
     parser.add_argument("--repeats", type=int, default=3, help="timed runs; the best is kept")
     parser.add_argument("--no-adapter", action="store_true", help="skip the Python adapter")
+    parser.add_argument(
+        "--threads", type=int, default=0, help="TensorFlow's intra-op threads (0: its default)"
+    )
     args = parser.parse_args(argv)
 
     import gymnasium as gym
     import tensorflow as tf
 
+    if args.threads:
+        tf.config.threading.set_intra_op_parallelism_threads(args.threads)
+        tf.config.threading.set_inter_op_parallelism_threads(args.threads)
+
     import rlkit  # noqa: F401  (registers the rlkit/ ids)
 
-    print(f"tensorflow {tf.__version__}, gymnasium {gym.__version__}, {os.cpu_count()} CPUs")
+    threads = args.threads or "default"
+    print(f"tensorflow {tf.__version__}, gymnasium {gym.__version__}, {os.cpu_count()} CPUs, "
+          f"TensorFlow threads: {threads}")  # fmt: skip
     print(f"{'env':26} {'N':>5} {'compiled':>12} {'compile s':>9} {'adapter':>10} "
           f"{'gymnasium':>10} {'compiled/gym':>12}")  # fmt: skip
     for env_id in args.envs.split(","):
