@@ -324,6 +324,17 @@ def test_vector_env_steps_n_copies_with_same_step_autoreset():
     np.testing.assert_array_equal(env.step([0] * 6)[0], copy.step([0] * 6)[0])
 
 
+def test_rlkits_vector_envs_of_a_tensorflow_env_step_in_one_call():
+    from rlkit.envs.make import make_vector_env
+    from rlkit.envs.tf.gym_adapter import TFVectorEnv
+
+    env = make_vector_env("rlkit/Acrobot-v1", 3)
+    assert isinstance(env, TFVectorEnv) and env.num_envs == 3 and env.spec.id == "rlkit/Acrobot-v1"
+    assert isinstance(make_vector_env("Acrobot-v1", 3), gym.vector.SyncVectorEnv)
+    with pytest.raises(UsageError, match="takes no environment arguments"):
+        make_vector_env("rlkit/Acrobot-v1", 3, book_or_nips="nips")
+
+
 @pytest.mark.filterwarnings("ignore:.*render_mode")  # gymnasium warns before the env refuses
 @pytest.mark.parametrize(
     ("kwargs", "message"),
