@@ -32,7 +32,8 @@ def _refuse(env_id: str, kwargs: dict[str, Any]) -> None:
     if kwargs.get("render_mode") is not None:
         raise UsageError(
             f"{env_id} does not render (render_mode={kwargs['render_mode']!r}); "
-            f"use gymnasium's {env_id.removeprefix('rlkit/')} to watch or record it"
+            f"watch or record gymnasium's {env_id.removeprefix('rlkit/')} instead (the same "
+            f"dynamics: rlkit evaluate RUN_DIR --env {env_id.removeprefix('rlkit/')} --video FILE)"
         )
     other = sorted(k for k in kwargs if k != "render_mode")
     if other:
