@@ -1,2 +1,3 @@
 """Environments: ``make_env`` (ids, vector envs), Atari as DQN3.0 played it, the bandit,
-registration of rlkit's own ids."""
+classic control written in TensorFlow (:mod:`rlkit.envs.tf`), registration of rlkit's own
+ids."""

@@ -12,16 +12,21 @@ def make_vector_env(env_id: str, num_envs: int, **kwargs):
     for training.
 
     Sub-environments reset in the same step their episode ends (``SAME_STEP``); the
-    last observation of an ended episode is in ``infos["final_obs"]``.
+    last observation of an ended episode is in ``infos["final_obs"]``. rlkit's TensorFlow
+    environments (``rlkit/CartPole-v1``, ...) step all copies in one compiled call instead
+    (:class:`~rlkit.envs.tf.gym_adapter.TFVectorEnv`, the same interface).
     """
     import gymnasium as gym
 
     from rlkit.envs.resumable import ResumableEnv
+    from rlkit.envs.tf import is_tf_env
 
     probe = make_env(env_id, **kwargs)  # the same clear errors as for one env
     resumable = isinstance(probe, ResumableEnv)
     probe.close()
     env_id = import_env_module(env_id)  # (imported by the probe: the id alone now)
+    if is_tf_env(env_id):
+        return gym.make_vec(env_id, num_envs, vectorization_mode="vector_entry_point")
     if env_id.startswith("ALE/"):  # rlkit's own wrappers: one thunk per sub-environment
         return gym.vector.SyncVectorEnv(
             [lambda: make_env(env_id, **kwargs) for _ in range(num_envs)],
