@@ -121,3 +121,17 @@ def test_listed_where_users_look(capsys):
     assert main(["config", "c51"]) == 0
     shown = capsys.readouterr().out
     assert "num_atoms" in shown and "v_max" in shown
+
+
+@pytest.mark.parametrize("agent_class", [C51, QRDQN])
+def test_an_export_acts_on_the_expected_values(agent_class, tmp_path):
+    env = gym.make("CartPole-v1")
+    agent = agent_class.from_env(env, seed=3, **SMALL)
+    rlkit.train(agent, env, steps=200)
+    agent.export(tmp_path / "policy", env=env, check_observations=300)
+    served = tf.saved_model.load(str(tmp_path / "policy"))
+    probe = np.random.default_rng(1).normal(size=(64, 4)).astype(np.float32)
+    q = served.signatures["q_values"](tf.constant(probe))["q_values"].numpy()
+    np.testing.assert_allclose(q, agent.q_values(probe), rtol=1e-4, atol=1e-5)
+    actions = served.signatures["action"](tf.constant(probe))["action"].numpy()
+    np.testing.assert_array_equal(actions, agent.act(probe, explore=False))

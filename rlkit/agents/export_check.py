@@ -50,7 +50,7 @@ class CheckResult:
 def greedy_actions(agent, batch) -> np.ndarray:
     """The agent's greedy actions for a batch of raw observations, without drawing from any
     of its generators (a DQN with ``eval_epsilon``: the argmax acting would take)."""
-    if agent.name == "dqn" and agent.evaluation_epsilon > 0:
+    if agent.evaluation_epsilon > 0:  # (DQN and its family: the only ones with one)
         q = agent.q_values(batch)
         return np.argmax(q, axis=-1) + int(agent.action_space.start)
     return np.asarray(agent.act(batch, explore=False))

@@ -137,16 +137,17 @@ def network(model, frozen: bool):
 
 
 def dqn_module(agent, specs, encode, frozen: bool = False) -> PolicyModule:
-    """DQN: ``action`` (argmax + start) and ``q_values``."""
+    """DQN (C51, QR-DQN): ``action`` (argmax + start) and ``q_values`` (a distributional
+    head's expected values, as its acting reads them)."""
     q, start = agent.learner.q.model, int(agent.action_space.start)
     module = PolicyModule({"q": q})
-    model = network(q, frozen)
+    model, head = network(q, frozen), agent.learner.head
 
     def q_values(inputs):
-        return {"q_values": model(encode(inputs))}
+        return {"q_values": head.q_values_graph(model(encode(inputs)))}
 
     def action(inputs):
-        q = model(encode(inputs))
+        q = head.q_values_graph(model(encode(inputs)))
         return {"action": tf.argmax(q, axis=-1, output_type=tf.int64) + start}
 
     module.add("action", action, specs)
@@ -244,12 +245,14 @@ def reinforce_module(agent, specs, encode, frozen: bool = False) -> PolicyModule
     return module
 
 
-BUILDERS = {"dqn": dqn_module, "ddpg": ddpg_module, "reinforce": reinforce_module}
+#: agent name -> its module's builder (the DQN family shares DQN's)
+BUILDERS = {"dqn": dqn_module, "c51": dqn_module, "qrdqn": dqn_module, "ddpg": ddpg_module,
+            "reinforce": reinforce_module}  # fmt: skip
 
 
 def signature_names(agent, format: str = "saved_model") -> list[str]:
     """The signatures an export of ``agent`` serves (TFLite: those it takes)."""
-    if agent.name == "dqn":
+    if BUILDERS.get(agent.name) is dqn_module:
         names = ["action", "q_values"]
     elif agent.name == "ddpg":
         names = ["action", "value"]

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import tensorflow as tf
 
 from rlkit.core.errors import UsageError
 from rlkit.learn.value_losses import CategoricalLoss, QuantileLoss, ValueLoss, loss_from_config
@@ -27,6 +28,10 @@ class ScalarHead:
     the config names (``dqn3``, ``huber``, ``mse``) or one given in Python."""
 
     per_action = 1
+
+    def q_values_graph(self, outputs: tf.Tensor) -> tf.Tensor:
+        """``Q(s, .)`` from the network's outputs inside a graph (an export): themselves."""
+        return outputs
 
     def value_loss(self, name: str, clip_delta: float, given: ValueLoss | None) -> ValueLoss:
         return given_loss(name, given) or loss_from_config(name, clip_delta)
@@ -43,6 +48,11 @@ class CategoricalHead:
         self.per_action = int(num_atoms)
         self.atoms = np.linspace(v_min, v_max, num_atoms, dtype=np.float32)
         self.loss: ValueLoss = CategoricalLoss(tuple(float(z) for z in self.atoms))
+
+    def q_values_graph(self, outputs: tf.Tensor) -> tf.Tensor:
+        """:meth:`q_values` inside a graph: ``[B, A * N] -> [B, A]``."""
+        logits = tf.reshape(outputs, [tf.shape(outputs)[0], -1, self.per_action])
+        return tf.reduce_sum(tf.nn.softmax(logits, axis=-1) * self.atoms, axis=-1)
 
     def q_values(self, outputs: np.ndarray) -> np.ndarray:
         """``[..., A * N] -> [..., A]``: each action's expected value."""
@@ -65,6 +75,11 @@ class QuantileHead:
     def __init__(self, num_quantiles: int, kappa: float) -> None:
         self.per_action = int(num_quantiles)
         self.loss: ValueLoss = QuantileLoss(self.per_action, float(kappa))
+
+    def q_values_graph(self, outputs: tf.Tensor) -> tf.Tensor:
+        """:meth:`q_values` inside a graph: ``[B, A * N] -> [B, A]``."""
+        values = tf.reshape(outputs, [tf.shape(outputs)[0], -1, self.per_action])
+        return tf.reduce_mean(values, axis=-1)
 
     def q_values(self, outputs: np.ndarray) -> np.ndarray:
         """``[..., A * N] -> [..., A]``: each action's mean over its quantiles."""
