@@ -101,8 +101,7 @@ def test_a_users_network_must_give_n_values_per_action():
     "agent, setting, words",
     [("c51", "v_min=20", "v_min"), ("c51", "num_atoms=1", "num_atoms"),
      ("c51", "loss=dqn3", "does not combine"), ("qrdqn", "num_quantiles=1", "num_quantiles"),
-     ("qrdqn", "kappa=-1", "kappa"), ("qrdqn", "loss=huber", "does not combine"),
-     ("c51", "dueling=true", "dueling")],
+     ("qrdqn", "kappa=-1", "kappa"), ("qrdqn", "loss=huber", "does not combine")],
 )  # fmt: skip
 def test_bad_settings_are_one_line(agent, setting, words, tmp_path, capsys):
     code = main(["train", agent, "--steps", "10", "--set", setting, "--out", str(tmp_path)])
@@ -135,3 +134,19 @@ def test_an_export_acts_on_the_expected_values(agent_class, tmp_path):
     np.testing.assert_allclose(q, agent.q_values(probe), rtol=1e-4, atol=1e-5)
     actions = served.signatures["action"](tf.constant(probe))["action"].numpy()
     np.testing.assert_array_equal(actions, agent.act(probe, explore=False))
+
+
+def test_a_dueling_distributional_head_combines_per_atom():
+    agent = C51.from_env(gym.make("CartPole-v1"), seed=4, dueling=True, num_atoms=3, **SMALL)
+    q = agent.learner.q
+    obs = np.random.default_rng(2).normal(size=(5, 4)).astype(np.float32)
+    features = obs
+    for layer in q.hidden:
+        features = layer(features)
+    value = q.heads[0](features).numpy()  # [5, 3]: one value per atom
+    advantage = q.heads[1](features).numpy().reshape(5, 2, 3)
+    expected = value[:, None, :] + advantage - advantage.mean(axis=1, keepdims=True)
+    np.testing.assert_allclose(q.model(obs).numpy(), expected.reshape(5, 6), rtol=1e-5,
+                               atol=1e-6)  # fmt: skip
+    np.testing.assert_allclose(q.numpy_snapshot()(obs), expected.reshape(5, 6), rtol=1e-5,
+                               atol=1e-6)  # fmt: skip

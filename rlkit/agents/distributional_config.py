@@ -19,15 +19,13 @@ def at_least_two(value: int) -> str | None:
     return None if value >= 2 else "must be at least 2"
 
 
-def _refuse_other_losses(name: str, own: str, loss: str, dueling: bool) -> str | None:
+def _refuse_other_losses(name: str, own: str, loss: str) -> str | None:
     if loss != own:
         return (
             f"{name} learns a distribution with its own loss ({own}); loss={loss} does not "
             f"combine with it (DQN3.0's injected delta, Huber and MSE are for one value per "
             f"action: use rlkit train dqn)"
         )
-    if dueling:
-        return f"dueling is not available with {name}'s distributional head yet: drop dueling"
     return None
 
 
@@ -50,7 +48,7 @@ class C51Config(DQNConfig):
     def cross_check(self) -> str | None:
         if not self.v_min < self.v_max:
             return f"v_min ({self.v_min:g}) must be below v_max ({self.v_max:g})"
-        return _refuse_other_losses("c51", "categorical", self.loss, self.dueling)
+        return _refuse_other_losses("c51", "categorical", self.loss)
 
 
 @dataclass(frozen=True)
@@ -72,4 +70,4 @@ class QRDQNConfig(DQNConfig):
                             one_of("sum", "mean"))  # fmt: skip
 
     def cross_check(self) -> str | None:
-        return _refuse_other_losses("qrdqn", "quantile", self.loss, self.dueling)
+        return _refuse_other_losses("qrdqn", "quantile", self.loss)

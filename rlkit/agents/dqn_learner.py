@@ -94,7 +94,7 @@ class DQNLearner(Learner):
         else:
             self.q, self.q_target = (
                 QNetwork(obs_format, self.num_outputs, cfg.hidden_sizes, cfg.dueling, seed,
-                         name, cfg.init, cfg.torso, cfg.conv_padding)
+                         name, cfg.init, cfg.torso, cfg.conv_padding, self.head.per_action)
                 for name in ("q", "q_target")
             )  # fmt: skip
         self.pipeline = UpdatePipeline(

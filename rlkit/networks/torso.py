@@ -222,12 +222,13 @@ class QNetwork:
         init: str = "glorot",
         torso_kind: str = "auto",
         conv_padding: str = "valid",
+        per_action: int = 1,
     ) -> None:
         if isinstance(obs_format, int):
             from rlkit.core.spaces import vector_format
 
             obs_format = vector_format(obs_format)
-        self.dueling = dueling
+        self.dueling, self.per_action = dueling, per_action
         base = seed * 1000
         inputs, x, width, self.convs = torso(obs_format, base, name, init, torso_kind, conv_padding)
         self.hidden = mlp_layers(hidden_sizes, base, name, init, fan_in=width)
@@ -235,12 +236,19 @@ class QNetwork:
         last = hidden_sizes[-1] if hidden_sizes else width
         if dueling:
             self.heads = [
-                dense(1, None, base + 998, f"{name}_value", init=init, fan_in=last),
+                dense(per_action, None, base + 998, f"{name}_value", init=init, fan_in=last),
                 dense(num_actions, None, base + 999, f"{name}_advantage", init=init,
                       fan_in=last),
             ]  # fmt: skip
             value, advantage = self.heads[0](x), self.heads[1](x)
-            outputs = value + advantage - keras.ops.mean(advantage, axis=1, keepdims=True)
+            if per_action == 1:
+                outputs = value + advantage - keras.ops.mean(advantage, axis=1, keepdims=True)
+            else:  # per atom or quantile: Q_i = V_i + A_i - mean_a A_i
+                advantage = keras.ops.reshape(advantage, (-1, num_actions // per_action,
+                                                          per_action))  # fmt: skip
+                mean = keras.ops.mean(advantage, axis=1, keepdims=True)
+                combined = keras.ops.expand_dims(value, 1) + advantage - mean
+                outputs = keras.ops.reshape(combined, (-1, num_actions))
         else:
             self.heads = [dense(num_actions, None, base + 999, f"{name}_out", init=init,
                                 fan_in=last)]  # fmt: skip
@@ -256,7 +264,7 @@ class QNetwork:
         """A numpy copy of the current weights that computes the same ``Q(s, .)`` (MLP only)."""
         if self.convs:
             raise TypeError("a convolutional Q network has no numpy mirror; use policy()")
-        return NumpyMLP.from_layers(self.hidden, self.heads)
+        return NumpyMLP.from_layers(self.hidden, self.heads, per_action=self.per_action)
 
     def policy(self) -> Callable[[np.ndarray], np.ndarray]:
         """``obs -> Q(s, .)`` for acting: the numpy mirror of an MLP (re-take it after each
@@ -283,8 +291,9 @@ class NumpyMLP:
     """The numpy forward pass of a ReLU MLP: ``[B, D]`` or ``[D]`` -> outputs.
 
     ``hidden``: ``(kernel, bias)`` of each ReLU layer; ``heads``: one output layer, or two
-    (value, advantage) for a dueling head; ``output``: applied to a single head's linear
-    output (e.g. DDPG's tanh rescaled to the action bounds).
+    (value, advantage) for a dueling head (``per_action`` values per action: the value head
+    gives ``per_action``, combined per atom or quantile); ``output``: applied to a single
+    head's linear output (e.g. DDPG's tanh rescaled to the action bounds).
     """
 
     def __init__(
@@ -292,19 +301,23 @@ class NumpyMLP:
         hidden: list[tuple[np.ndarray, np.ndarray]],
         heads,
         output: Callable[[np.ndarray], np.ndarray] | None = None,
+        per_action: int = 1,
     ) -> None:
         self.hidden = hidden
         self.heads = heads
         self.output = output
+        self.per_action = per_action
 
     @classmethod
-    def from_layers(cls, hidden, heads, output=None) -> NumpyMLP:
+    def from_layers(cls, hidden, heads, output=None, per_action: int = 1) -> NumpyMLP:
         """A mirror of Keras Dense layers with their current weights."""
-        return cls.from_arrays(
+        mirror = cls.from_arrays(
             [w.numpy() for layer in (*hidden, *heads) for w in (layer.kernel, layer.bias)],
             num_heads=len(heads),
             output=output,
         )
+        mirror.per_action = per_action
+        return mirror
 
     @classmethod
     def from_arrays(cls, arrays: Sequence[np.ndarray], num_heads: int = 1, output=None):
@@ -324,7 +337,13 @@ class NumpyMLP:
             return y if self.output is None else self.output(y)
         (vk, vb), (ak, ab) = self.heads
         advantage = x @ ak + ab
-        return x @ vk + vb + advantage - advantage.mean(axis=-1, keepdims=True)
+        if self.per_action == 1:
+            return x @ vk + vb + advantage - advantage.mean(axis=-1, keepdims=True)
+        n = self.per_action
+        advantage = advantage.reshape(*advantage.shape[:-1], -1, n)
+        value = (x @ vk + vb)[..., None, :]
+        combined = value + advantage - advantage.mean(axis=-2, keepdims=True)
+        return combined.reshape(*combined.shape[:-2], -1)
 
 
 def layer_weights(layers: Sequence[keras.layers.Dense]) -> list:
