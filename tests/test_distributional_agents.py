@@ -150,3 +150,59 @@ def test_a_dueling_distributional_head_combines_per_atom():
                                atol=1e-6)  # fmt: skip
     np.testing.assert_allclose(q.numpy_snapshot()(obs), expected.reshape(5, 6), rtol=1e-5,
                                atol=1e-6)  # fmt: skip
+
+
+# -- noisy networks and Rainbow ------------------------------------------------------------------
+def test_a_noisy_network_explores_by_its_noise_and_evaluates_on_its_mean():
+    from rlkit.agents import DQN
+
+    env = gym.make("CartPole-v1")
+    agent = DQN.from_env(env, seed=5, noisy=True, eps_start=0.0, eps_end=0.0, **SMALL)
+    q = agent.learner.q
+    assert all(type(layer).__name__ == "NoisyDense" for layer in [*q.hidden, *q.heads])
+    obs = np.random.default_rng(3).normal(size=(6, 4)).astype(np.float32)
+    exploring = agent.learner.exploring_policy()
+    first, second = exploring(obs), exploring(obs)
+    assert not np.allclose(first, second)  # fresh noise on every call
+    mean = q.model(obs).numpy()  # no noise outside training
+    np.testing.assert_allclose(q.numpy_snapshot()(obs), mean, rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(agent.act(obs, explore=False), mean.argmax(axis=-1))
+    acted = {tuple(agent.act(obs)) for _ in range(20)}
+    assert len(acted) > 1  # exploring acts on noisy values (epsilon is 0)
+
+
+def test_noise_resumes_exactly_from_a_save(tmp_path):
+    from rlkit.agents import DQN
+
+    env = gym.make("CartPole-v1")
+    agent = DQN.from_env(env, seed=6, noisy=True, eps_start=0.0, eps_end=0.0, **SMALL)
+    obs = np.zeros((2, 4), np.float32)
+    agent.learner.exploring_policy()(obs)  # the noise moves on
+    assert "q_noise" in agent.checkpoint_variables()
+    agent.save(tmp_path / "a")
+    loaded = rlkit.load(tmp_path / "a")
+    np.testing.assert_array_equal(loaded.learner.exploring_policy()(obs),
+                                  agent.learner.exploring_policy()(obs))  # fmt: skip
+
+
+def test_noisy_with_epsilon_is_refused_in_one_line():
+    from rlkit.agents import DQN
+
+    with pytest.raises(UsageError, match="explore by their noise"):
+        DQN.from_env(gym.make("CartPole-v1"), noisy=True)
+
+
+def test_rainbow_is_c51_with_every_part_on():
+    from rlkit.agents import Rainbow
+
+    env = gym.make("CartPole-v1")
+    agent = Rainbow.from_env(env, seed=0, **SMALL)
+    cfg = agent.config
+    assert (cfg.prioritized, cfg.n_step, cfg.dueling, cfg.double_dqn, cfg.noisy) == (
+        True, 3, True, True, True)  # fmt: skip
+    assert (cfg.eps_start, cfg.eps_end, cfg.num_atoms, cfg.loss) == (0, 0, 51, "categorical")
+    assert agent.prioritized is agent.replay.sampler
+    assert len(agent.learner.q.heads) == 2  # value per atom and advantages, both noisy
+    rlkit.train(agent, env, steps=300)
+    assert agent.num_updates > 0
+    assert len(np.unique(agent.prioritized.tree.values()[: len(agent.replay)])) > 10

@@ -1,4 +1,5 @@
-"""C51 and QR-DQN: DQN's agent with a distributional head (:mod:`rlkit.agents.value_heads`).
+"""C51, QR-DQN and Rainbow: DQN's agent with a distributional head
+(:mod:`rlkit.agents.value_heads`).
 
 Everything but the head is DQN's: the replay (prioritized and n-step included), the update
 pipeline, the compiled blocks of updates, target copies, epsilon-greedy acting (on each
@@ -10,7 +11,7 @@ QuantileLoss`). A network of one's own (``q_network``) must output ``[B, A * N]`
 
 from __future__ import annotations
 
-from rlkit.agents.distributional_config import C51Config, QRDQNConfig
+from rlkit.agents.distributional_config import C51Config, QRDQNConfig, RainbowConfig
 from rlkit.agents.dqn import DQN
 from rlkit.agents.value_heads import CategoricalHead, QuantileHead
 
@@ -36,3 +37,11 @@ class QRDQN(DQN):
 
     def value_head(self) -> QuantileHead:
         return QuantileHead(self.config.num_quantiles, self.config.kappa)
+
+
+class Rainbow(C51):
+    """Rainbow (Hessel et al. 2018): :class:`C51` with prioritized replay, n-step returns,
+    a dueling head, Double DQN and noisy networks, all on by its config's defaults."""
+
+    name = "rainbow"
+    config_class = RainbowConfig

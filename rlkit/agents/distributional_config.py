@@ -10,9 +10,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rlkit.agents.dqn_config import DQNConfig, check_spaces, describe_schedules
-from rlkit.config.options import non_negative, one_of, option
+from rlkit.config.options import non_negative, one_of, option, unit_interval
+from rlkit.config.replay_options import (
+    importance_exponent_option,
+    n_step_option,
+    prioritized_option,
+    priority_exponent_option,
+)
 
-__all__ = ["C51Config", "QRDQNConfig", "check_spaces", "describe_schedules"]
+__all__ = ["C51Config", "QRDQNConfig", "RainbowConfig", "check_spaces", "describe_schedules"]
 
 
 def at_least_two(value: int) -> str | None:
@@ -48,7 +54,7 @@ class C51Config(DQNConfig):
     def cross_check(self) -> str | None:
         if not self.v_min < self.v_max:
             return f"v_min ({self.v_min:g}) must be below v_max ({self.v_max:g})"
-        return _refuse_other_losses("c51", "categorical", self.loss)
+        return _refuse_other_losses("c51", "categorical", self.loss) or super().cross_check()
 
 
 @dataclass(frozen=True)
@@ -70,4 +76,24 @@ class QRDQNConfig(DQNConfig):
                             one_of("sum", "mean"))  # fmt: skip
 
     def cross_check(self) -> str | None:
-        return _refuse_other_losses("qrdqn", "quantile", self.loss)
+        return _refuse_other_losses("qrdqn", "quantile", self.loss) or super().cross_check()
+
+
+@dataclass(frozen=True)
+class RainbowConfig(C51Config):
+    """Rainbow (Hessel et al. 2018): C51 with prioritized replay, 3-step returns, a dueling
+    head, Double DQN's bootstrap and noisy networks (no epsilon): each of its parts is a
+    key of its own, on here. Prioritized replay as Dopamine's Rainbow sets it (alpha 0.5,
+    beta 0.5 fixed; the paper anneals beta from 0.4 to 1: importance_anneal_steps)."""
+
+    prioritized: bool = prioritized_option(True)
+    priority_exponent: float = priority_exponent_option(0.5)
+    importance_exponent: float = importance_exponent_option(0.5)
+    n_step: int = n_step_option(3)
+    dueling: bool = option(True, "dueling head: Q = V + A - mean(A), per atom")
+    double_dqn: bool = option(True, "Double DQN's bootstrap action (the online net's choice)")
+    noisy: bool = option(True, "noisy networks (Fortunato et al. 2018) instead of epsilon")
+    eps_start: float = option(0.0, "initial exploration epsilon (0: the noise explores)",
+                              unit_interval)  # fmt: skip
+    eps_end: float = option(0.0, "final exploration epsilon (0: the noise explores)",
+                            unit_interval)  # fmt: skip

@@ -43,6 +43,16 @@ class DQNConfig:
         (256, 256), "hidden layer sizes of the Q network", positive_sizes
     )
     dueling: bool = option(False, "dueling head: Q = V + A - mean(A)")
+    noisy: bool = option(
+        False,
+        "noisy networks (Fortunato et al. 2018): every fully connected layer a factorised "
+        "Gaussian NoisyDense, exploring by its noise (with eps_start = eps_end = 0)",
+    )
+    noisy_sigma0: float = option(
+        0.5,
+        "noisy layers' initial noise scale sigma0 (the paper's 0.5; Dopamine 0.1)",
+        non_negative,
+    )
     torso: str = option(
         "auto",
         "convolutions for image observations: nature (Nature DQN: 32 8x8/4, 64 4x4/2, 64 "
@@ -186,6 +196,20 @@ class DQNConfig:
         "(observation_space, action_space) and returning a keras.Model with one Q-value per "
         "action (empty: rlkit's MLP or CNN from hidden_sizes, dueling, torso ...)",
     )
+
+    def cross_check(self) -> str | None:
+        """Settings that do not combine (None: none)."""
+        if self.noisy and (self.eps_start > 0 or self.eps_end > 0):
+            return (
+                "noisy networks explore by their noise, not by epsilon: set eps_start=0 "
+                "eps_end=0 (rlkit train rainbow does)"
+            )
+        if self.noisy and self.q_network:
+            return (
+                "noisy applies to rlkit's built-in networks; put NoisyDense layers "
+                "(rlkit.networks.noisy) in your own q_network instead"
+            )
+        return None
 
 
 def check_spaces(observation_space, action_space, env_id: str = "the environment") -> None:

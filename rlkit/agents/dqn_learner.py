@@ -94,7 +94,8 @@ class DQNLearner(Learner):
         else:
             self.q, self.q_target = (
                 QNetwork(obs_format, self.num_outputs, cfg.hidden_sizes, cfg.dueling, seed,
-                         name, cfg.init, cfg.torso, cfg.conv_padding, self.head.per_action)
+                         name, cfg.init, cfg.torso, cfg.conv_padding, self.head.per_action,
+                         cfg.noisy, cfg.noisy_sigma0)
                 for name in ("q", "q_target")
             )  # fmt: skip
         self.pipeline = UpdatePipeline(
@@ -131,6 +132,10 @@ class DQNLearner(Learner):
         """``obs [*shape] -> Q [A]`` or ``[N, *shape] -> [N, A]`` of the online network: a
         numpy copy of an MLP (taken now), else one compiled call reading the live weights."""
         return self.head.acting(self.q.policy())
+
+    def exploring_policy(self) -> Callable[[Any], np.ndarray] | None:
+        """A noisy network's online values with fresh noise on every call (None without)."""
+        return self.head.acting(self.q.exploring_policy()) if self.config.noisy else None
 
     def diagnostics(self, step: int) -> dict[str, float]:
         return {"learning_rate": self.learning_rate(step)}
@@ -203,7 +208,7 @@ class DQNLearner(Learner):
             else:
                 flat = tf.reshape(next_obs, [-1, *self.obs_format.shape])
             all_next_q_target = tf.reshape(
-                self.q_target.model(flat), [num_updates_in_block, -1, self.num_outputs]
+                self._target_values(flat), [num_updates_in_block, -1, self.num_outputs]
             )
         for k in tf.range(num_updates_in_block):
             step_metrics, td_error = self._update_step(
@@ -239,8 +244,8 @@ class DQNLearner(Learner):
         """
         cfg = self.config
         if next_q_target is None:
-            next_q_target = self.q_target.model(next_obs)
-        next_q_online = self.q.model(next_obs) if cfg.double_dqn else None
+            next_q_target = self._target_values(next_obs)
+        next_q_online = self._online_values(next_obs) if cfg.double_dqn else None
         r_max = self._r_max_in_graph()
         if r_max is not None:
             rewards = rewards / r_max
@@ -258,6 +263,18 @@ class DQNLearner(Learner):
             grads = self.pipeline.gradients(tape, q_values, output_gradients=output_gradient)
         metrics = (loss, tf.reduce_mean(out.value), tf.reduce_mean(tf.abs(out.td_error)))
         return grads, metrics, out.td_error
+
+    def _target_values(self, obs):
+        """The target network's outputs (a noisy one with noise of its own, as Rainbow)."""
+        return (
+            self.q_target.model(obs, training=True)
+            if self.config.noisy
+            else self.q_target.model(obs)
+        )
+
+    def _online_values(self, obs):
+        """The online network's outputs at next observations (Double DQN's choice)."""
+        return self.q.model(obs, training=True) if self.config.noisy else self.q.model(obs)
 
     def td_errors(self, batch: Batch) -> np.ndarray:
         """The loss's TD errors for ``batch`` (``[B]``; DQN3.0's unclipped ``delta``),
@@ -280,7 +297,10 @@ class DQNLearner(Learner):
 
     # -- persistence -------------------------------------------------------------------------
     def variables(self) -> dict[str, list]:
-        return {"q": self.q.variables, "q_target": self.q_target.variables}
+        groups = {"q": self.q.variables, "q_target": self.q_target.variables}
+        if self.config.noisy:  # the noise generators: exact resume draws the same noise
+            groups["q_noise"] = self.q.noise_variables + self.q_target.noise_variables
+        return groups
 
     def state(self) -> dict[str, dict[str, Any]]:
         return {"optimizer": {"q": self.pipeline.optimizer},

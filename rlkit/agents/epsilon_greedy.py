@@ -60,28 +60,30 @@ class EpsilonGreedy(Acting):
         x = self.encode(obs)
         rows = self.batch_rows(x)
         if explore:
-            return self.epsilon_greedy(x, rows, self.schedule(step), self.rng)
+            return self.epsilon_greedy(x, rows, self.schedule(step), self.rng, self.exploring)
         if self.eval_epsilon > 0:
-            return self.epsilon_greedy(x, rows, self.eval_epsilon, self.eval_rng)
+            return self.epsilon_greedy(x, rows, self.eval_epsilon, self.eval_rng, self.policy)
         q = self.policy(x)
         return (int(np.argmax(q)) if rows is None else np.argmax(q, axis=-1)) + self.action_start
 
     def epsilon_greedy(
-        self, x, rows: int | None, epsilon: float, rng: np.random.Generator
+        self, x, rows: int | None, epsilon: float, rng: np.random.Generator, policy=None
     ) -> int | np.ndarray:
-        """Epsilon-greedy for one encoded observation (``rows`` None) or ``rows`` of them.
+        """Epsilon-greedy for one encoded observation (``rows`` None) or ``rows`` of them,
+        greedy on ``policy`` (default: the one followed).
 
         One observation: one ``rng.random()`` draw, then ``rng.integers(A)`` if it is below
         ``epsilon``, else the network. A batch: ``rng.random(N)`` then ``rng.integers(A,
         size=N)``, the network only when some action is greedy.
         """
         start = self.action_start
+        policy = self.policy if policy is None else policy
         if rows is None:
             if rng.random() < epsilon:
                 return int(rng.integers(self.num_actions)) + start
-            return int(np.argmax(self.policy(x))) + start
+            return int(np.argmax(policy(x))) + start
         random = rng.random(rows) < epsilon
         actions = rng.integers(self.num_actions, size=rows)
         if not random.all():
-            actions = np.where(random, actions, np.argmax(self.policy(x), axis=-1))
+            actions = np.where(random, actions, np.argmax(policy(x), axis=-1))
         return actions + start

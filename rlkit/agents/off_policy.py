@@ -122,7 +122,7 @@ class OffPolicyAgent(Agent):
 
     def refresh_policy(self) -> None:
         """Give the acting rule the learner's newest policy."""
-        self.acting.follow(self.learner.policy())
+        self.acting.follow(self.learner.policy(), self.learner.exploring_policy())
 
     @property
     def num_updates(self) -> int:

@@ -39,9 +39,16 @@ class Acting:
     def act(self, obs, explore: bool = True, step: int = 0) -> Any:
         raise NotImplementedError
 
-    def follow(self, policy: Callable[[Any], np.ndarray]) -> None:
-        """Read ``policy`` from now on (the learner's snapshot after its updates)."""
+    def follow(
+        self,
+        policy: Callable[[Any], np.ndarray],
+        exploring: Callable[[Any], np.ndarray] | None = None,
+    ) -> None:
+        """Read ``policy`` from now on (the learner's snapshot after its updates), and
+        ``exploring`` while exploring where the learner gives one (a noisy network's fresh
+        noise on every call), else ``policy``."""
         self.policy = policy
+        self.exploring = policy if exploring is None else exploring
 
     def episodes_ended(self, indices: np.ndarray | None) -> None:
         """Streams ``indices`` (None: the one environment) ended an episode (e.g. DDPG's
@@ -84,6 +91,11 @@ class Learner:
     def after_blocks(self, before: int, now: int) -> None:
         """After every ``update()``'s blocks, with the step counts it spans (e.g. DQN's
         target copies every ``target_update_freq`` steps)."""
+
+    def exploring_policy(self) -> Callable[[Any], np.ndarray] | None:
+        """What acting reads while exploring, where it differs from :meth:`policy` (None:
+        the same)."""
+        return None
 
     def weights_changed(self) -> None:
         """The variables were written from outside the update (a load, a checkpoint):

@@ -151,6 +151,18 @@ AGENTS: dict[str, AgentSpec] = {
         search_space={**DQN_SPACE, "num_quantiles": "int(5,200)"},  # rl-zoo's sample_qrdqn
         describe_schedules=distributional_config.describe_schedules,
     ),
+    "rainbow": AgentSpec(
+        name="rainbow",
+        summary="Rainbow: C51 + prioritized replay + n-step + dueling + double + noisy nets",
+        agent_path="rlkit.agents.distributional:Rainbow",
+        config_class=distributional_config.RainbowConfig,
+        check_spaces=distributional_config.check_spaces,
+        default_env="CartPole-v1",
+        default_steps=50_000,
+        default_eval_every=2_500,
+        search_space={k: v for k, v in DQN_SPACE.items() if not k.startswith("eps_")},
+        describe_schedules=distributional_config.describe_schedules,
+    ),
     "reinforce": AgentSpec(
         name="reinforce",
         summary="REINFORCE policy gradient, log-probability times return",

@@ -12,35 +12,35 @@ from typing import Any
 from rlkit.config.options import non_negative, option, positive, unit_interval
 
 
-def n_step_option() -> Any:
+def n_step_option(default: int = 1) -> Any:
     return option(
-        1,
+        default,
         "n-step returns: rewards summed over up to n steps of the episode, then the bootstrap "
         "discounted by gamma^n (Dopamine's update_horizon; 1: the one-step target)",
         positive,
     )
 
 
-def prioritized_option() -> Any:
+def prioritized_option(default: bool = False) -> Any:
     return option(
-        False,
+        default,
         "proportional prioritized replay (Schaul et al. 2016): sampled in proportion to "
         "(|TD error| + priority_epsilon)^priority_exponent, importance-weighted",
     )
 
 
-def priority_exponent_option() -> Any:
+def priority_exponent_option(default: float = 0.6) -> Any:
     return option(
-        0.6,
+        default,
         "prioritized replay's alpha: how much the TD error shapes sampling (0: uniform; "
         "Schaul et al.'s proportional 0.6, Dopamine 0.5)",
         non_negative,
     )
 
 
-def importance_exponent_option() -> Any:
+def importance_exponent_option(default: float = 0.4) -> Any:
     return option(
-        0.4,
+        default,
         "prioritized replay's beta at the start: importance weights (N P)^-beta / max "
         "(Schaul et al. 0.4 annealed to 1; Dopamine 0.5 fixed)",
         unit_interval,

@@ -158,3 +158,18 @@ class NoisyDense(keras.layers.Layer):
             "activation": keras.activations.serialize(self.activation),
             "seed": self.seed,
         }
+
+
+def noisy_layers(
+    sizes: list[int], sigma0: float, seed: int, name: str, activation: Any = "relu"
+) -> list[NoisyDense]:
+    """``NoisyDense`` layers of ``sizes`` (Rainbow's fully connected layers), layer ``i``
+    seeded ``seed + i``, named ``{name}_noisy{i}``."""
+    return [NoisyDense(size, sigma0, activation, seed + i, name=f"{name}_noisy{i}")
+            for i, size in enumerate(sizes)]  # fmt: skip
+
+
+def noise_variables(layers: list) -> list:
+    """The noise generators' states of the ``NoisyDense`` among ``layers`` (a checkpoint
+    keeps them, so exact resume draws the same noise)."""
+    return [layer.noise.state for layer in layers if isinstance(layer, NoisyDense)]
