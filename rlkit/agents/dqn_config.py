@@ -6,11 +6,11 @@ from dataclasses import dataclass
 
 from rlkit.config.options import (
     gradient_steps_option,
+    layer_sizes,
     non_negative,
     one_of,
     option,
     positive,
-    positive_sizes,
     train_freq_unit_option,
     unit_interval,
 )
@@ -40,7 +40,10 @@ class DQNConfig:
     """
 
     hidden_sizes: tuple[int, ...] = option(
-        (256, 256), "hidden layer sizes of the Q network", positive_sizes
+        (256, 256),
+        "hidden layer sizes of the Q network ([]: the torso straight into the head, as "
+        "Revisiting Rainbow's MinAtar network)",
+        layer_sizes,
     )
     dueling: bool = option(False, "dueling head: Q = V + A - mean(A)")
     noisy: bool = option(

@@ -89,6 +89,13 @@ def positive_sizes(value: Any) -> str | None:
     return None
 
 
+def layer_sizes(value: Any) -> str | None:
+    """Positive layer sizes, or none at all (the torso straight into the head)."""
+    if any(v <= 0 for v in value):
+        return "must be a list of positive layer sizes, e.g. 64,64 (or [] for none)"
+    return None
+
+
 def field_help(config_class: type) -> dict[str, str]:
     """``{key: one-line description}`` for every field of a config dataclass."""
     return {f.name: f.metadata.get("help", "") for f in dataclasses.fields(config_class)}

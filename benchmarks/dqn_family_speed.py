@@ -1,0 +1,74 @@
+"""What the DQN family costs: steps/s of DQN (uniform and prioritized), C51, QR-DQN and
+Rainbow at the same MinAtar-scale settings, each a whole ``rlkit train`` in a fresh
+process, the variants alternating, measured in one invocation. Printed: every run, the
+medians and each one's ratio to uniform DQN.
+
+    python -m benchmarks.dqn_family_speed --env MinAtar/Breakout-v0 --steps 6000 --reps 3
+
+The settings are Revisiting Rainbow's MinAtar ones (Obando-Ceron & Castro 2021; Dopamine's
+``labs/environments/minatar/*.gin``): one 16-channel 3x3 convolution then the head, batch
+32, an update every 4 steps, target copy every 1,000; learning starts at 1,000 steps, so a
+run of N steps times ``(N - 1000) / 4`` updates and N environment steps.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+COMMON = ["--preset", "none", "--set", "torso=minatar", "--set", "hidden_sizes=[]",
+          "--set", "batch_size=32", "--set", "train_freq=4", "--set", "gradient_steps=1",
+          "--set", "target_update=1000", "--set", "learning_starts=1000",
+          "--set", "buffer_size=100000", "--set", "jit_compile=false"]  # fmt: skip
+VARIANTS = {
+    "dqn": ["dqn"],
+    "dqn prioritized": ["dqn", "--set", "prioritized=true"],
+    "c51": ["c51"],
+    "qrdqn": ["qrdqn"],
+    "rainbow": ["rainbow"],
+}
+
+
+def steps_per_second(variant: list[str], env: str, steps: int) -> float:
+    """Steps/s of one ``rlkit train`` (summary.json's figure) in a fresh process."""
+    with tempfile.TemporaryDirectory() as out:
+        command = [sys.executable, "-m", "rlkit.cli.main", "train", variant[0], "--env", env,
+                   "--steps", str(steps), "--quiet", "--eval-every", "0", "--eval-episodes",
+                   "1", "--out", out, *COMMON, *variant[1:]]  # fmt: skip
+        environment = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
+        subprocess.run(command, check=True, capture_output=True, cwd=ROOT, env=environment)
+        (run_dir,) = Path(out).iterdir()
+        return json.loads((run_dir / "summary.json").read_text())["steps_per_second"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--env", default="MinAtar/Breakout-v0")
+    parser.add_argument("--steps", type=int, default=6000)
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--only", nargs="*", choices=list(VARIANTS), help="these variants")
+    args = parser.parse_args()
+    names = args.only or list(VARIANTS)
+    rates: dict[str, list[float]] = {name: [] for name in names}
+    for rep in range(args.reps):
+        order = names if rep % 2 == 0 else list(reversed(names))
+        for name in order:
+            rate = steps_per_second(VARIANTS[name], args.env, args.steps)
+            rates[name].append(rate)
+            print(f"rep {rep}: {name:16s} {rate:8.0f} steps/s", flush=True)
+    base = statistics.median(rates[names[0]])
+    print(f"\n{args.env}, median of {args.reps} runs of {args.steps:,} steps:")
+    for name in names:
+        median = statistics.median(rates[name])
+        print(f"  {name:16s} {median:8.0f} steps/s  ratio to {names[0]}: {median / base:.3f}")
+
+
+if __name__ == "__main__":
+    main()
