@@ -94,13 +94,14 @@ def lookup(agent: str, name: str) -> Preset:
 
 
 #: (agent, env id prefix) -> the preset a whole family of environments uses by itself
-FAMILIES = {("dqn", "ALE/"): "dqn3", ("dqn", "MinAtar/"): "minatar"}
+FAMILIES = {("dqn", "ALE/"): "dqn3", ("dqn", "MinAtar/"): "minatar",
+            ("rainbow", "MinAtar/"): "minatar", ("qrdqn", "MinAtar/"): "minatar"}  # fmt: skip
 
 
 def for_env(agent: str, env_id: str) -> Preset | None:
     """The preset ``rlkit train AGENT --env ENV_ID`` uses by itself, if one is shipped: the
     one named after the environment, else its family's (``ALE/*``: dqn3; ``MinAtar/*``:
-    minatar)."""
+    minatar, for dqn, rainbow and qrdqn)."""
     path = PRESETS_DIR / agent / f"{file_stem(env_id)}.toml"
     if path.is_file():
         return load(path)
