@@ -60,6 +60,7 @@ def test_priorities_are_the_learners_td_errors():
     # a transition written now gets the largest priority recorded
     fill(agent, env, 1, seed=1)
     newest = (agent.replay._next - 1) % agent.replay.capacity
+    tree = agent.prioritized.tree  # (read again: written slots join the tree when it is read)
     assert tree.get(np.array([newest]))[0] == pytest.approx(tree.max_recorded)
 
 

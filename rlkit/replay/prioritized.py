@@ -53,7 +53,8 @@ class PrioritizedSampler:
             raise ValueError(f"priority_exponent (alpha) must be >= 0, got {priority_exponent}")
         if not float(epsilon) > 0.0:
             raise ValueError(f"epsilon must be > 0, got {epsilon}")
-        self.tree = SumTree(capacity)
+        self._tree = SumTree(capacity)
+        self._pending: list[np.ndarray] = []  # slots written since the tree was last touched
         self.priority_exponent = float(priority_exponent)
         self.epsilon = float(epsilon)
         self.importance_exponent = importance_exponent
@@ -74,11 +75,26 @@ class PrioritizedSampler:
         magnitude = np.abs(np.asarray(td_errors, dtype=np.float64)) + self.epsilon
         return magnitude**self.priority_exponent
 
+    @property
+    def tree(self) -> SumTree:
+        """The sum tree of priorities, with every slot written so far in it."""
+        if self._pending:
+            slots = np.concatenate(self._pending)
+            self._pending.clear()
+            top = self._tree.max_recorded
+            self._tree.set(slots, top if top > 0.0 else 1.0)
+        return self._tree
+
     def written(self, slots: np.ndarray) -> None:
         """New transitions were just written to ``slots``: each gets the largest priority
-        recorded so far (1.0 before any), so that it is sampled at least once soon."""
-        top = self.tree.max_recorded
-        self.tree.set(np.asarray(slots), top if top > 0.0 else 1.0)
+        recorded so far (1.0 before any), so that it is sampled at least once soon.
+
+        The slots wait in a list until the tree is next read (a draw, an update, a
+        checkpoint): one tree update per block of steps instead of one per step. The
+        largest priority recorded cannot change in between (only an update changes it, and
+        an update reads the tree first), so each slot gets exactly the value it would have
+        got at once."""
+        self._pending.append(np.asarray(slots))
 
     def update_priorities(self, slots: np.ndarray, td_errors: np.ndarray) -> None:
         """Set the priorities of ``slots`` from their TD errors (same shape, any shape).
@@ -145,4 +161,5 @@ class PrioritizedSampler:
 
     def load_state_dict(self, state: dict[str, np.ndarray]) -> None:
         """Restore a :meth:`state_dict`, bit for bit."""
-        self.tree.load_state_dict({k[len("tree_") :]: v for k, v in state.items()})
+        self._pending.clear()
+        self._tree.load_state_dict({k[len("tree_") :]: v for k, v in state.items()})
