@@ -25,6 +25,19 @@ def at_least_two(value: int) -> str | None:
     return None if value >= 2 else "must be at least 2"
 
 
+def own_loss_option(own: str, description: str):
+    """The ``loss`` key of a distributional config: its own loss (the others are refused by
+    its ``cross_check`` in a line that says why)."""
+    return option(own, f"{own}: {description} (the only loss of this agent)",
+                  one_of(own, "dqn3", "huber", "mse"))  # fmt: skip
+
+
+def mean_reduction_option():
+    """The ``reduction`` key, the batch mean by default (the papers', Dopamine's)."""
+    return option("mean", "sum or mean of the per-example losses over the minibatch",
+                  one_of("sum", "mean"))  # fmt: skip
+
+
 def _refuse_other_losses(name: str, own: str, loss: str) -> str | None:
     if loss != own:
         return (
@@ -43,13 +56,8 @@ class C51Config(DQNConfig):
     num_atoms: int = option(51, "atoms of each action's distribution (C51: 51)", at_least_two)
     v_min: float = option(-10.0, "the smallest atom (C51: -10)")
     v_max: float = option(10.0, "the largest atom (C51: 10)")
-    loss: str = option(
-        "categorical",
-        "categorical: the cross-entropy to the projected target (the only loss of c51)",
-        one_of("categorical", "dqn3", "huber", "mse"),
-    )
-    reduction: str = option("mean", "sum or mean of the per-example losses over the minibatch",
-                            one_of("sum", "mean"))  # fmt: skip
+    loss: str = own_loss_option("categorical", "the cross-entropy to the projected target")
+    reduction: str = mean_reduction_option()
 
     def cross_check(self) -> str | None:
         if not self.v_min < self.v_max:
@@ -67,13 +75,8 @@ class QRDQNConfig(DQNConfig):
     )
     kappa: float = option(1.0, "the quantile Huber loss's threshold (0: the quantile loss)",
                           non_negative)  # fmt: skip
-    loss: str = option(
-        "quantile",
-        "quantile: the quantile Huber loss (the only loss of qrdqn)",
-        one_of("quantile", "dqn3", "huber", "mse"),
-    )
-    reduction: str = option("mean", "sum or mean of the per-example losses over the minibatch",
-                            one_of("sum", "mean"))  # fmt: skip
+    loss: str = own_loss_option("quantile", "the quantile Huber loss")
+    reduction: str = mean_reduction_option()
 
     def cross_check(self) -> str | None:
         return _refuse_other_losses("qrdqn", "quantile", self.loss) or super().cross_check()
