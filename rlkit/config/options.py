@@ -136,6 +136,12 @@ def _type_name(annotation: Any) -> str:
 
 def _coerce(value: Any, annotation: Any, key: str) -> Any:
     """Accept values that come from Python or a config file (ints for floats, lists)."""
+    if typing.get_origin(annotation) is dict:  # a table (env_kwargs), never a string
+        if not isinstance(value, Mapping):
+            raise UsageError(
+                f"bad value {value!r} for {key}: expected a table, e.g. {key} = {{length = 3}}"
+            )
+        return dict(value)
     if isinstance(value, str) and annotation is not str:
         return parse_value(value, annotation, key)
     if annotation is float and isinstance(value, int) and not isinstance(value, bool):

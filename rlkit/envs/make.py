@@ -129,10 +129,21 @@ def _make(env_id: str, training: bool, **kwargs):
         return gym.make(env_id, **kwargs)
     except gym.error.DependencyNotInstalled as exc:
         raise _needs_extra(env_id, str(exc)) from None
-    except TypeError as exc:  # a keyword argument the environment's constructor refuses
+    except ImportError as exc:  # a registered entry point whose module does not import
+        raise UsageError(
+            f"environment {env_id!r} cannot be made: its entry point does not import "
+            f"({_one_line(exc)})"
+        ) from None
+    except (TypeError, ValueError) as exc:  # an argument the environment's constructor refuses
         if not kwargs:
             raise
+        detail = str(exc).splitlines()[0] if isinstance(exc, TypeError) else _one_line(exc)
         raise UsageError(
-            f"environment {env_id!r} refuses its env_kwargs {sorted(kwargs)}: "
-            + str(exc).splitlines()[0]
+            f"environment {env_id!r} refuses its env_kwargs {sorted(kwargs)}: {detail}"
         ) from None
+
+
+def _one_line(exc: BaseException) -> str:
+    """``TypeName: the first line of the message``."""
+    text = str(exc).strip()
+    return type(exc).__name__ + (f": {text.splitlines()[0]}" if text else "")

@@ -1,0 +1,119 @@
+"""What a new user met (issue 40): each fix here has a test that failed without it.
+
+The promise (docs/cli.md): bad input gets one line on stderr, exit 2, nothing written;
+from Python, :class:`rlkit.core.errors.UsageError` with one clear line.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+from rlkit.cli.main import main
+from rlkit.core.errors import UsageError
+
+TINY = [
+    "--quiet", "--eval-episodes", "2", "--set", "learning_starts=100", "--set", "train_freq=50",
+    "--set", "gradient_steps=4", "--set", "hidden_sizes=16,16", "--set", "jit_compile=false",
+]  # fmt: skip
+
+
+def cli(capsys, *args):
+    status = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def refused(capsys, *args, message: str = "") -> str:
+    """Run the command; it must answer one line, exit 2; returns that line."""
+    status, out, err = cli(capsys, *args)
+    lines = err.strip().splitlines()
+    assert status == 2, err
+    assert len(lines) == 1 and lines[0].startswith("rlkit: error: "), err
+    assert message in lines[0], lines[0]
+    return lines[0]
+
+
+def nothing_in(folder: Path) -> bool:
+    return not folder.exists()
+
+
+@pytest.fixture
+def corridor(tmp_path, monkeypatch):
+    """A user's package ``lab40``: a corridor whose constructor refuses a bad length, an
+    entry point whose module does not import, and a Dict-observation corridor."""
+    package = tmp_path / "lab40"
+    package.mkdir()
+    (package / "__init__.py").write_text(
+        "import gymnasium as gym\n"
+        "import numpy as np\n"
+        "class Corridor(gym.Env):\n"
+        "    action_space = gym.spaces.Discrete(2)\n"
+        "    observation_space = gym.spaces.Box(0.0, 1.0, (1,), np.float32)\n"
+        "    def __init__(self, size=3):\n"
+        "        if size <= 0:\n"
+        "            raise ValueError(f'size must be positive, got {size}')\n"
+        "        self.size = size\n"
+        "    def reset(self, *, seed=None, options=None):\n"
+        "        super().reset(seed=seed)\n"
+        "        self.at = 0\n"
+        "        return np.zeros(1, np.float32), {}\n"
+        "    def step(self, action):\n"
+        "        self.at += 1\n"
+        "        done = self.at >= self.size\n"
+        "        return np.zeros(1, np.float32), 1.0, done, False, {}\n"
+        "class DictCorridor(Corridor):\n"
+        "    observation_space = gym.spaces.Dict({'position': gym.spaces.Box(0.0, 1.0, (1,),"
+        " np.float32)})\n"
+        "    def reset(self, *, seed=None, options=None):\n"
+        "        super().reset(seed=seed)\n"
+        "        return {'position': np.zeros(1, np.float32)}, {}\n"
+        "    def step(self, action):\n"
+        "        _, r, done, trunc, info = super().step(action)\n"
+        "        return {'position': np.zeros(1, np.float32)}, r, done, trunc, info\n"
+        "gym.register('lab40/Corridor-v0', entry_point=Corridor, max_episode_steps=50)\n"
+        "gym.register('lab40/DictCorridor-v0', entry_point=DictCorridor, max_episode_steps=50)\n"
+        "gym.register('lab40/Missing-v0', entry_point='lab40_not_installed:Env')\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    yield tmp_path
+    for name in ("Corridor-v0", "DictCorridor-v0", "Missing-v0"):
+        gym.registry.pop(f"lab40/{name}", None)
+    sys.modules.pop("lab40", None)
+
+
+# -- 2: an environment constructor that refuses its arguments -------------------------------------
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--env", "lab40:lab40/Corridor-v0", "--env-kwargs", "size=0"],
+         "environment 'lab40/Corridor-v0' refuses its env_kwargs ['size']: ValueError: size must"),
+        (["--env", "rlkit/MultiArmedBandit-v0", "--env-kwargs", "arm_means=[]"],
+         "refuses its env_kwargs ['arm_means']: ValueError: a bandit needs at least one arm"),
+        (["--env", "rlkit/MultiArmedBandit-v0", "--env-kwargs", "std=-1"],
+         "refuses its env_kwargs ['std']"),
+        (["--env", "lab40:lab40/Missing-v0"],
+         "environment 'lab40/Missing-v0' cannot be made: its entry point does not import "
+         "(ModuleNotFoundError: No module named 'lab40_not_installed')"),
+    ],
+)  # fmt: skip
+def test_2_an_env_that_refuses_its_arguments_is_one_line(capsys, corridor, args, message):
+    out = corridor / "runs"
+    refused(capsys, "train", "dqn", *args, "--out", out, *TINY, message=message)
+    assert nothing_in(out)
+
+
+def test_2_env_kwargs_as_a_string_in_a_config_file_is_one_line(capsys, corridor):
+    config = corridor / "mine.toml"
+    config.write_text('[run]\nagent = "dqn"\nenv_kwargs = "length=3"\n')
+    refused(capsys, "train", "--config", config, "--out", corridor / "runs",
+            message="bad value 'length=3' for env_kwargs: expected a table")  # fmt: skip
+    assert nothing_in(corridor / "runs")
+
+
