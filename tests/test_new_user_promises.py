@@ -117,3 +117,10 @@ def test_2_env_kwargs_as_a_string_in_a_config_file_is_one_line(capsys, corridor)
     assert nothing_in(corridor / "runs")
 
 
+# -- 4: a replay larger than the replay can index ---------------------------------------------------
+def test_4_a_buffer_beyond_2_31_is_refused_before_tensorflow(capsys, tmp_path):
+    refused(capsys, "train", "dqn", "--set", "buffer_size=100000000000", "--out", tmp_path / "r",
+            message="bad value 100000000000 for buffer_size: must be < 2**31")  # fmt: skip
+    assert nothing_in(tmp_path / "r")
+
+

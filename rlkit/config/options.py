@@ -185,6 +185,10 @@ def make_config(config_class: type, overrides: Mapping[str, Any] | None = None, 
     return config
 
 
+#: the most transitions a replay memory holds (it indexes them with int32)
+MAX_BUFFER_SIZE = 2**31
+
+
 def validate(config: Any) -> None:
     """Run every field's check and the class's ``cross_check`` (if any)."""
     for f in dataclasses.fields(config):
@@ -193,6 +197,11 @@ def validate(config: Any) -> None:
         if problem:
             raise UsageError(f"bad value {getattr(config, f.name)!r} for {f.name}: {problem}")
     sizes = getattr(config, "buffer_size", None), getattr(config, "batch_size", None)
+    if sizes[0] is not None and sizes[0] >= MAX_BUFFER_SIZE:  # what the replay can index
+        raise UsageError(
+            f"bad value {sizes[0]!r} for buffer_size: must be < 2**31 ({MAX_BUFFER_SIZE:,}) "
+            "transitions"
+        )
     if None not in sizes and sizes[0] < sizes[1]:
         raise UsageError(f"buffer_size ({sizes[0]}) must be at least batch_size ({sizes[1]})")
     cross_check = getattr(config, "cross_check", None)
