@@ -124,3 +124,13 @@ def test_4_a_buffer_beyond_2_31_is_refused_before_tensorflow(capsys, tmp_path):
     assert nothing_in(tmp_path / "r")
 
 
+# -- 5: a window asked for where there is no display ------------------------------------------------
+def test_5_render_mode_human_without_a_display_is_one_line(capsys, tmp_path, monkeypatch):
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    monkeypatch.setattr(sys, "platform", "linux")
+    refused(capsys, "train", "dqn", "--env-kwargs", 'render_mode="human"', "--out",
+            tmp_path / "r", *TINY, message="render_mode 'human' needs a display")  # fmt: skip
+    assert nothing_in(tmp_path / "r")
+
+

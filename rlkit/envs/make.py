@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import difflib
+import os
+import sys
 
 from rlkit.core.errors import UsageError
 
@@ -93,9 +95,28 @@ def import_env_module(env_id: str) -> str:
     return name
 
 
+def has_display() -> bool:
+    """Can a window open here? (Not on a Linux machine without X11 or Wayland: pygame and
+    OpenGL windows would crash the process there rather than raise.)"""
+    if not sys.platform.startswith("linux"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def check_render_mode(kwargs: dict) -> None:
+    """UsageError when ``render_mode="human"`` asks for a window on a machine without a
+    display (gymnasium's renderers crash there)."""
+    if kwargs.get("render_mode") == "human" and not has_display():
+        raise UsageError(
+            "render_mode 'human' needs a display; on a headless machine record a video "
+            "instead (rlkit evaluate RUN_DIR --video out.mp4)"
+        )
+
+
 def _make(env_id: str, training: bool, **kwargs):
     import gymnasium as gym
 
+    check_render_mode(kwargs)
     env_id = import_env_module(env_id)
 
     family = env_id.split("/")[0]
