@@ -134,3 +134,18 @@ def test_5_render_mode_human_without_a_display_is_one_line(capsys, tmp_path, mon
     assert nothing_in(tmp_path / "r")
 
 
+# -- 7: an error found after TensorFlow loaded leaves nothing behind --------------------------------
+def test_7_an_error_after_tensorflow_leaves_no_folder_behind(capsys, tmp_path):
+    out = tmp_path / "new" / "runs"
+    refused(capsys, "train", "dqn", "--set", "q_network=nonexist:fn", "--out", out, *TINY,
+            message="cannot import q_network builder 'nonexist:fn'")  # fmt: skip
+    assert not (tmp_path / "new").exists()  # made by this invocation: removed
+
+
+def test_7_an_out_folder_that_was_there_is_kept_with_what_it_held(capsys, tmp_path):
+    out = tmp_path / "runs"
+    (out / "older-run").mkdir(parents=True)
+    refused(capsys, "train", "dqn", "--set", "q_network=nonexist:fn", "--out", out, *TINY)
+    assert [p.name for p in out.iterdir()] == ["older-run"]
+
+

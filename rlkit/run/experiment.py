@@ -29,7 +29,7 @@ from typing import Any
 from rlkit.config.run import RunConfig
 from rlkit.core import seeding
 from rlkit.core.errors import UsageError
-from rlkit.run.folder import RunFolder
+from rlkit.run.folder import RunFolder, first_missing, remove_made_folders
 from rlkit.run.plan import RunPlan, make_envs, plan, variant_name
 
 __all__ = [
@@ -98,24 +98,29 @@ def start(
             f"buffer_size ({config.buffer_size}) must hold one step of all "
             f"{settings.num_envs} environments"
         )
+    made = first_missing(Path(out) if run_dir is None else Path(run_dir))
     if run_dir is None:
         folder = RunFolder.create(out, run_plan.variant, settings.env, settings.seed)
     else:
         folder = RunFolder.create_at(run_dir)
-    folder.lock()  # until the trainer is closed
     try:
+        folder.lock()  # until the trainer is closed
         from rlkit.core.quiet import import_tensorflow_quietly
 
         import_tensorflow_quietly()
         agent = spec.load_class().from_env(env, seed=settings.seed, config=config)
-    except MemoryError:
-        folder.remove()  # it holds nothing yet
-        raise UsageError("not enough memory for this agent (is buffer_size too large?)") from None
-    except BaseException:
+        folder.write_config(settings, agent.config)  # as resolved by the agent (presets)
+        return _trainer(agent, env, settings, folder, tensorboard)
+    except BaseException as exc:
+        # nothing written stays: the run folder goes, and the folders above it this call
+        # made (an --out that was there before is kept, with what it held)
         folder.remove()
+        remove_made_folders(folder.path, made)
+        if isinstance(exc, MemoryError):
+            raise UsageError(
+                "not enough memory for this agent (is buffer_size too large?)"
+            ) from None
         raise
-    folder.write_config(settings, agent.config)  # as resolved by the agent (presets)
-    return _trainer(agent, env, settings, folder, tensorboard)
 
 
 def _trainer(agent, env, settings: RunConfig, folder: RunFolder, tensorboard: bool):
