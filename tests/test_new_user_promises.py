@@ -149,3 +149,17 @@ def test_7_an_out_folder_that_was_there_is_kept_with_what_it_held(capsys, tmp_pa
     assert [p.name for p in out.iterdir()] == ["older-run"]
 
 
+# -- 9: an unclosed bracket is not a list -----------------------------------------------------------
+@pytest.mark.parametrize("text", ["[64,64", "64,64]", "[[64,64]", "[64],[64]"])
+def test_9_an_unbalanced_list_is_refused(capsys, tmp_path, text):
+    refused(capsys, "train", "dqn", "--set", f"hidden_sizes={text}", "--out", tmp_path / "r",
+            message="hidden_sizes")  # fmt: skip
+    assert nothing_in(tmp_path / "r")
+
+
+@pytest.mark.parametrize("grid", ["hidden_sizes=[64,64],[256", "hidden_sizes=[64,64]],[256]"])
+def test_9_an_unbalanced_grid_is_refused(grid):
+    from rlkit.sweeps.grid import parse_grid
+
+    with pytest.raises(UsageError, match="malformed --grid"):
+        parse_grid([grid])

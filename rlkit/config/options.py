@@ -117,6 +117,8 @@ def parse_value(text: str, annotation: Any, key: str) -> Any:
             return text.strip()
         if origin is tuple:
             (item_type, *_rest) = typing.get_args(annotation)
+            if not _balanced(text.strip()):
+                raise ValueError
             parts = [p for p in text.strip().strip("[]()").split(",") if p.strip()]
             return tuple(parse_value(p.strip(), item_type, key) for p in parts)
     except ValueError:
@@ -124,6 +126,15 @@ def parse_value(text: str, annotation: Any, key: str) -> Any:
     else:
         raise TypeError(f"unsupported config type {annotation!r} for {key}")
     raise UsageError(f"bad value {text!r} for {key}: expected {_type_name(annotation)}")
+
+
+def _balanced(text: str) -> bool:
+    """``64,64``, ``[64,64]`` or ``(64,64)``: a list written whole, brackets closed."""
+    if not text or text[0] not in "[(":
+        return not any(c in text for c in "[]()")
+    closing = {"[": "]", "(": ")"}[text[0]]
+    inner = text[1:-1]
+    return text[-1] == closing and not any(c in inner for c in "[]()")
 
 
 def _type_name(annotation: Any) -> str:

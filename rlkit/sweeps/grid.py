@@ -158,6 +158,16 @@ def split_values(text: str) -> list[str]:
     return [*items, current.strip()]
 
 
+def brackets_closed(text: str) -> bool:
+    """Every ``[`` closed by a ``]`` after it, none nested (``[64,64],[256`` is not)."""
+    depth = 0
+    for char in text:
+        depth += {"[": 1, "]": -1}.get(char, 0)
+        if depth not in (0, 1):
+            return False
+    return depth == 0
+
+
 def parse_grid(pairs: list[str]) -> dict[str, list[str]]:
     """``["lr=1e-3,3e-4", "hidden_sizes=[64,64],[256]"]`` ->
     ``{"lr": ["1e-3", "3e-4"], "hidden_sizes": ["[64,64]", "[256]"]}``; a value given
@@ -166,7 +176,8 @@ def parse_grid(pairs: list[str]) -> dict[str, list[str]]:
     for pair in pairs:
         key, sep, values = pair.partition("=")
         items = split_values(values)
-        if not sep or not key.strip() or not values.strip() or any(v == "" for v in items):
+        if (not sep or not key.strip() or not values.strip() or any(v == "" for v in items)
+                or not brackets_closed(values)):  # fmt: skip
             raise UsageError(
                 f"malformed --grid {pair!r}: expected KEY=V1,V2,..., "
                 "e.g. --grid learning_rate=1e-3,3e-4"
