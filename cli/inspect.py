@@ -54,6 +54,32 @@ def _model_and_env(path: Path, env_id: str | None, best: bool) -> tuple[Path, st
         ) from None
 
 
+def _check_video_target(video: Path) -> None:
+    """Before playing anything: a file name of a format the video writer knows, in a
+    folder that exists and can be written."""
+    from rlkit.run.video import VIDEO_SUFFIXES
+
+    if video.suffix.lower() not in VIDEO_SUFFIXES:
+        raise UsageError(
+            f"--video writes .mp4, .mkv, .mov, .webm, .ogv or .gif files, not {video.name!r}; "
+            "e.g. --video out.mp4"
+        )
+    if not video.parent.is_dir():
+        raise UsageError(
+            f"--video {video}: the folder {video.parent} does not exist; make it first"
+        )
+    import tempfile
+
+    try:
+        with tempfile.TemporaryFile(dir=video.parent):
+            pass
+    except OSError as exc:
+        raise UsageError(
+            f"--video {video}: cannot write to {video.parent}: {exc.strerror}; choose a "
+            "folder you can write"
+        ) from None
+
+
 @click.command()
 @click.argument("path", metavar="RUN_DIR", type=click.Path(), callback=non_empty_path)
 @click.option(
@@ -92,10 +118,8 @@ def evaluate(path, episodes, seed, best, env_id, video, render,
         raise UsageError(f"--episodes must be a positive number, got {episodes}")
     if not path.exists():
         raise UsageError(f"no run folder or model at {path}")
-    if video is not None and not video.parent.is_dir():
-        raise UsageError(
-            f"--video {video}: the folder {video.parent} does not exist; make it first"
-        )
+    if video is not None:
+        _check_video_target(video)
     model_dir, env_id, env_kwargs, run_episodes = _model_and_env(path, env_id, best)
     episodes = episodes or run_episodes
     if extra_env_kwargs:

@@ -10,7 +10,7 @@ import click
 from rlkit.core.errors import UsageError
 
 from .options import non_empty
-from .train import FAILED, INTERRUPTED, check_counts, run_options
+from .train import FAILED, INTERRUPTED, check_config_agent, check_counts, run_options
 
 
 @click.command()
@@ -99,6 +99,7 @@ def sweep(agent, env_id, env_kwargs, steps, overrides, config_file, num_envs, ep
                     asked=_operational(click.get_current_context()))  # fmt: skip
     check_counts(steps=steps, num_envs=num_envs, episodes=episodes, eval_every=eval_every,
                  eval_episodes=eval_episodes, checkpoint_every=checkpoint_every)  # fmt: skip
+    check_config_agent(agent, config_file)
     if agent is None and not config_file:
         raise UsageError("missing AGENT: e.g. 'rlkit sweep dqn --env CartPole-v1 --seeds 0-9'")
     spec = _spec_from_options(click.get_current_context().params)

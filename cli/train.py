@@ -71,6 +71,15 @@ def check_counts(**counts) -> None:
             raise UsageError(f"{flag} must be {least}, got {value}")
 
 
+def check_config_agent(agent: str | None, config_file: str | None) -> None:
+    """``AGENT --config FILE`` where FILE is for another agent: say so (not "unknown
+    preset" or "unknown config key" further on)."""
+    if agent is not None and config_file:
+        from rlkit.config.run import check_config_agent as check
+
+        check(config_file, agent)
+
+
 @click.command(epilog="\b\nAgents:\n" + _agent_list())
 @click.argument("agent", metavar="[AGENT]", required=False)
 @run_options
@@ -103,6 +112,7 @@ def train(agent, env_id, env_kwargs, steps, overrides, config_file, num_envs, ep
 
     check_counts(steps=steps, num_envs=num_envs, episodes=episodes, eval_every=eval_every,
                  eval_episodes=eval_episodes, checkpoint_every=checkpoint_every)  # fmt: skip
+    check_config_agent(agent, config_file)
     plan = experiment.plan(
         agent, env_id, steps=steps, seed=seed, num_envs=num_envs, episodes=episodes,
         eval_every=eval_every, eval_episodes=eval_episodes, checkpoint_every=checkpoint_every,

@@ -12,7 +12,7 @@ from rlkit.core.errors import UsageError
 
 from .options import non_empty
 from .sweep import plan_options
-from .train import FAILED, INTERRUPTED, check_counts, run_options
+from .train import FAILED, INTERRUPTED, check_config_agent, check_counts, run_options
 
 DEFAULT_EVAL_EPISODES = 10
 EVALUATIONS_PER_TRIAL = 10
@@ -149,6 +149,7 @@ def tune(agent, env_id, env_kwargs, steps, overrides, config_file, num_envs, epi
         return _run(spec, resume_dir, address, resume=True, ranking=ranking)
     check_counts(steps=steps, num_envs=num_envs, episodes=episodes, eval_every=eval_every,
                  eval_episodes=eval_episodes, checkpoint_every=checkpoint_every)  # fmt: skip
+    check_config_agent(agent, config_file)
     if agent is None and not config_file:
         raise UsageError("missing AGENT: e.g. 'rlkit tune dqn --env Acrobot-v1 --trials 16'")
     spec = _spec(ctx.params)

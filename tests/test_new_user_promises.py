@@ -6,12 +6,10 @@ from Python, :class:`rlkit.core.errors.UsageError` with one clear line.
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
 import gymnasium as gym
-import numpy as np
 import pytest
 
 from rlkit.cli.main import main
@@ -88,6 +86,16 @@ def corridor(tmp_path, monkeypatch):
     sys.modules.pop("lab40", None)
 
 
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory) -> Path:
+    """A small finished DQN run on CartPole (with checkpoints, a best and a final model)."""
+    out = tmp_path_factory.mktemp("runs")
+    assert main(["train", "dqn", "--steps", "300", "--eval-every", "150", "--checkpoint-every",
+                 "100", *TINY, "--out", str(out)]) == 0  # fmt: skip
+    (path,) = out.iterdir()
+    return path
+
+
 # -- 2: an environment constructor that refuses its arguments -------------------------------------
 @pytest.mark.parametrize(
     ("args", "message"),
@@ -117,14 +125,14 @@ def test_2_env_kwargs_as_a_string_in_a_config_file_is_one_line(capsys, corridor)
     assert nothing_in(corridor / "runs")
 
 
-# -- 4: a replay larger than the replay can index ---------------------------------------------------
+# -- 4: a replay larger than the replay can index --------------------------------------------------
 def test_4_a_buffer_beyond_2_31_is_refused_before_tensorflow(capsys, tmp_path):
     refused(capsys, "train", "dqn", "--set", "buffer_size=100000000000", "--out", tmp_path / "r",
             message="bad value 100000000000 for buffer_size: must be < 2**31")  # fmt: skip
     assert nothing_in(tmp_path / "r")
 
 
-# -- 5: a window asked for where there is no display ------------------------------------------------
+# -- 5: a window asked for where there is no display -----------------------------------------------
 def test_5_render_mode_human_without_a_display_is_one_line(capsys, tmp_path, monkeypatch):
     monkeypatch.delenv("DISPLAY", raising=False)
     monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
@@ -134,7 +142,7 @@ def test_5_render_mode_human_without_a_display_is_one_line(capsys, tmp_path, mon
     assert nothing_in(tmp_path / "r")
 
 
-# -- 7: an error found after TensorFlow loaded leaves nothing behind --------------------------------
+# -- 7: an error found after TensorFlow loaded leaves nothing behind -------------------------------
 def test_7_an_error_after_tensorflow_leaves_no_folder_behind(capsys, tmp_path):
     out = tmp_path / "new" / "runs"
     refused(capsys, "train", "dqn", "--set", "q_network=nonexist:fn", "--out", out, *TINY,
@@ -149,7 +157,7 @@ def test_7_an_out_folder_that_was_there_is_kept_with_what_it_held(capsys, tmp_pa
     assert [p.name for p in out.iterdir()] == ["older-run"]
 
 
-# -- 9: an unclosed bracket is not a list -----------------------------------------------------------
+# -- 9: an unclosed bracket is not a list ----------------------------------------------------------
 @pytest.mark.parametrize("text", ["[64,64", "64,64]", "[[64,64]", "[64],[64]"])
 def test_9_an_unbalanced_list_is_refused(capsys, tmp_path, text):
     refused(capsys, "train", "dqn", "--set", f"hidden_sizes={text}", "--out", tmp_path / "r",
@@ -163,3 +171,35 @@ def test_9_an_unbalanced_grid_is_refused(grid):
 
     with pytest.raises(UsageError, match="malformed --grid"):
         parse_grid([grid])
+
+
+# -- 13: a config of another agent; a video format that cannot be written -------------------------
+def test_13_a_config_of_another_agent_says_so(capsys, finished_run, tmp_path):
+    for command in ("train", "sweep", "tune"):
+        refused(capsys, command, "ddpg", "--config", finished_run / "config.toml", "--out",
+                tmp_path / "r", message=f"{finished_run / 'config.toml'} is a config for dqn, "
+                "not ddpg")  # fmt: skip
+    assert nothing_in(tmp_path / "r")
+
+
+@pytest.mark.parametrize("name", ["out.txt", "out", "out.avi"])
+def test_13_a_video_name_of_no_video_format_is_refused_before_playing(
+    capsys, tmp_path, monkeypatch, finished_run, name
+):
+    monkeypatch.setattr("rlkit.run.video.record_video", lambda *a, **k: pytest.fail("played"))
+    refused(
+        capsys,
+        "evaluate",
+        finished_run,
+        "--video",
+        tmp_path / name,
+        message="--video writes .mp4, .mkv, .mov, .webm, .ogv or .gif",
+    )
+    assert not (tmp_path / name).exists()
+
+
+def test_13_a_gif_is_written(capsys, tmp_path, finished_run):
+    status, _, err = cli(capsys, "evaluate", finished_run, "--video", tmp_path / "out.gif",
+                         "--episodes", "1")  # fmt: skip
+    assert status == 0, err
+    assert (tmp_path / "out.gif").read_bytes()[:3] == b"GIF"

@@ -100,6 +100,18 @@ def load_config_file(path: str | os.PathLike) -> tuple[dict[str, Any], dict[str,
     return run, agent
 
 
+def check_config_agent(path: str | os.PathLike, agent: str) -> None:
+    """UsageError when the config file at ``path`` is for another agent than ``agent`` (its
+    ``[agent]`` table and preset would be read as ``agent``'s)."""
+    run, _ = load_config_file(path)
+    own = run.get("agent")
+    if isinstance(own, str) and own.strip().lower() != agent.strip().lower():
+        raise UsageError(
+            f"{path} is a config for {own}, not {agent}: drop AGENT (the file names its "
+            f"agent), or start from 'rlkit config {agent}'"
+        )
+
+
 def resolve_run_config(file_values: dict[str, Any], cli_values: dict[str, Any]) -> RunConfig:
     """Defaults < config file ``[run]`` < command-line options (those not None)."""
     merged = dict(file_values)
