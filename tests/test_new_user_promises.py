@@ -125,6 +125,52 @@ def test_2_env_kwargs_as_a_string_in_a_config_file_is_one_line(capsys, corridor)
     assert nothing_in(corridor / "runs")
 
 
+# -- 3: a folder that cannot be written ------------------------------------------------------------
+def read_only(monkeypatch, suffix: str) -> None:
+    """Opening (for writing) a file whose name ends with ``suffix`` fails as on a read-only
+    filesystem (the tests run as root, whom chmod does not stop)."""
+    import builtins
+    import errno
+
+    real_open = builtins.open
+
+    def fake_open(file, mode="r", *args, **kwargs):
+        if str(file).endswith(suffix) and any(c in mode for c in "wax+"):
+            raise OSError(errno.EROFS, "Read-only file system", str(file))
+        return real_open(file, mode, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", fake_open)
+
+
+def test_3_resume_on_a_read_only_filesystem_is_one_line(capsys, tmp_path, monkeypatch):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.toml").write_text('[run]\nagent = "dqn"\nenv = "CartPole-v1"\n[agent]\n')
+    read_only(monkeypatch, ".lock")
+    refused(capsys, "resume", run, message=f"cannot write to run folder {run}: Read-only file")
+    assert [p.name for p in run.iterdir()] == ["config.toml"]
+
+
+def test_3_a_video_into_a_read_only_folder_is_refused_before_playing(
+    capsys, tmp_path, monkeypatch, finished_run
+):
+    import tempfile
+
+    def no_temp(*args, **kwargs):
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(tempfile, "TemporaryFile", no_temp)
+    monkeypatch.setattr("rlkit.run.video.record_video", lambda *a, **k: pytest.fail("played"))
+    refused(
+        capsys,
+        "evaluate",
+        finished_run,
+        "--video",
+        tmp_path / "out.mp4",
+        message=f"--video {tmp_path / 'out.mp4'}: cannot write to {tmp_path}: Read-only",
+    )
+
+
 # -- 4: a replay larger than the replay can index --------------------------------------------------
 def test_4_a_buffer_beyond_2_31_is_refused_before_tensorflow(capsys, tmp_path):
     refused(capsys, "train", "dqn", "--set", "buffer_size=100000000000", "--out", tmp_path / "r",

@@ -134,7 +134,13 @@ class RunFolder:
 
         if self._lock is not None:
             return
-        handle = open(self.path / LOCK_FILE, "a+")  # noqa: SIM115 - kept open while held
+        try:
+            handle = open(self.path / LOCK_FILE, "a+")  # noqa: SIM115 - kept open while held
+        except OSError as exc:  # a read-only filesystem, a folder of another user
+            raise UsageError(
+                f"cannot write to run folder {self.path}: {exc.strerror}; a run is trained "
+                "where it can write (copy the folder somewhere writable)"
+            ) from None
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
