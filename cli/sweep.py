@@ -106,9 +106,12 @@ def sweep(agent, env_id, env_kwargs, steps, overrides, config_file, num_envs, ep
     spec.validate()  # every configuration, before any trial starts
     first = spec.plan(spec.configs()[0], spec.seeds[0])
     spec = dataclasses.replace(spec, agent=first.settings.agent)  # it may come from --config
-    from rlkit.run.experiment import make_envs
+    from rlkit.run import experiment
 
-    make_envs(first.settings, first.spec).close()  # an unknown env id fails here, not in a trial
+    # what `rlkit train` checks (the env, its spaces, the agent's networks), for every
+    # configuration: here in one line, not in every trial inside Ray
+    for values in spec.configs():
+        experiment.check(spec.plan(values, spec.seeds[0]))
     _ray(address)
     if out is None:
         stamp = time.strftime("%Y%m%d-%H%M%S")

@@ -156,9 +156,9 @@ def tune(agent, env_id, env_kwargs, steps, overrides, config_file, num_envs, epi
     if show_space:
         return _show_space(spec)
     first = spec.plan(spec.fixed, spec.search_seed)
-    from rlkit.run.experiment import make_envs
+    from rlkit.run import experiment
 
-    make_envs(first.settings, first.spec).close()  # an env that fails to build: here
+    experiment.check(first)  # what `rlkit train` checks (env, spaces, networks): not in trials
     _check_ray(address)
     if out is None:
         stamp = time.strftime("%Y%m%d-%H%M%S")

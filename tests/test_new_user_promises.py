@@ -96,6 +96,31 @@ def finished_run(tmp_path_factory) -> Path:
     return path
 
 
+# -- 1: sweep and tune check what train checks, before Ray starts --------------------------------
+@pytest.mark.parametrize("command", ["sweep", "tune"])
+def test_1_sweep_and_tune_refuse_an_unfit_network_before_ray(
+    capsys, corridor, monkeypatch, command
+):
+    def no_ray(*args, **kwargs):
+        pytest.fail("Ray was asked for before the agent was checked")
+
+    monkeypatch.setattr("rlkit.cli.sweep._ray", no_ray)
+    monkeypatch.setattr("rlkit.cli.tune._check_ray", no_ray)
+    refused(
+        capsys,
+        command,
+        "dqn",
+        "--env",
+        "lab40:lab40/DictCorridor-v0",
+        "--steps",
+        "300",
+        "--out",
+        corridor / "s",
+        message="dqn's built-in networks cannot take a Dict",
+    )
+    assert nothing_in(corridor / "s")
+
+
 # -- 2: an environment constructor that refuses its arguments -------------------------------------
 @pytest.mark.parametrize(
     ("args", "message"),

@@ -33,7 +33,8 @@ from rlkit.run.folder import RunFolder, first_missing, remove_made_folders
 from rlkit.run.plan import RunPlan, make_envs, plan, variant_name
 
 __all__ = [
-    "DIVERGED", "FAILED", "FINISHED", "INTERRUPTED", "RunPlan", "RunResult", "drive", "finish",
+    "DIVERGED", "FAILED", "FINISHED", "INTERRUPTED", "RunPlan", "RunResult", "check", "drive",
+    "finish",
     "make_envs", "plan", "resume", "run", "start", "variant_name",
 ]  # fmt: skip
 
@@ -121,6 +122,23 @@ def start(
                 "not enough memory for this agent (is buffer_size too large?)"
             ) from None
         raise
+
+
+def check(run_plan: RunPlan) -> None:
+    """What :func:`start` checks, without making a run folder: the environment and its
+    spaces, and the agent built on them (its networks, a builder of one's own). Sweeps and
+    tunes call it before any trial starts; UsageError in one line."""
+    settings, spec, config = run_plan.settings, run_plan.spec, run_plan.agent_config
+    env = make_envs(settings, spec)
+    try:
+        from rlkit.core.quiet import import_tensorflow_quietly
+
+        import_tensorflow_quietly()
+        spec.load_class().from_env(env, seed=settings.seed, config=config)
+    except MemoryError:
+        raise UsageError("not enough memory for this agent (is buffer_size too large?)") from None
+    finally:
+        env.close()
 
 
 def _trainer(agent, env, settings: RunConfig, folder: RunFolder, tensorboard: bool):
