@@ -114,8 +114,12 @@ def evaluate(path, episodes, seed, best, env_id, video, render,
     evaluations (eval_episodes in its config.toml, what its preset asks for) unless
     --episodes says otherwise.
     """
-    if episodes is not None and episodes <= 0:
-        raise UsageError(f"--episodes must be a positive number, got {episodes}")
+    from rlkit.config.run import MAX_EVAL_EPISODES
+
+    if episodes is not None and not 0 < episodes <= MAX_EVAL_EPISODES:
+        raise UsageError(
+            f"--episodes must be a positive number of at most {MAX_EVAL_EPISODES:,}, got {episodes}"
+        )
     if not path.exists():
         raise UsageError(f"no run folder or model at {path}")
     if video is not None:

@@ -100,6 +100,9 @@ def sweep(agent, env_id, env_kwargs, steps, overrides, config_file, num_envs, ep
     check_counts(steps=steps, num_envs=num_envs, episodes=episodes, eval_every=eval_every,
                  eval_episodes=eval_episodes, checkpoint_every=checkpoint_every)  # fmt: skip
     check_config_agent(agent, config_file)
+    from rlkit.sweeps.grid import check_cpus
+
+    check_cpus(cpus_per_trial, address)
     if agent is None and not config_file:
         raise UsageError("missing AGENT: e.g. 'rlkit sweep dqn --env CartPole-v1 --seeds 0-9'")
     spec = _spec_from_options(click.get_current_context().params)

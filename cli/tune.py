@@ -24,7 +24,7 @@ GRACE_SHARE = 5  # ASHA's first rung: a fifth of the run
 @run_options
 @click.option(
     "--trials",
-    type=click.IntRange(1),
+    type=click.IntRange(1, 10_000),
     default=16,
     show_default=True,
     metavar="N",
@@ -33,7 +33,7 @@ GRACE_SHARE = 5  # ASHA's first rung: a fifth of the run
 @click.option(
     "--seeds",
     "fresh_seeds",
-    type=click.IntRange(1),
+    type=click.IntRange(1, 1_000),
     default=3,
     show_default=True,
     metavar="K",
@@ -41,7 +41,7 @@ GRACE_SHARE = 5  # ASHA's first rung: a fifth of the run
 )
 @click.option(
     "--top",
-    type=click.IntRange(1),
+    type=click.IntRange(1, 1_000),
     default=3,
     show_default=True,
     metavar="N",
@@ -150,6 +150,9 @@ def tune(agent, env_id, env_kwargs, steps, overrides, config_file, num_envs, epi
     check_counts(steps=steps, num_envs=num_envs, episodes=episodes, eval_every=eval_every,
                  eval_episodes=eval_episodes, checkpoint_every=checkpoint_every)  # fmt: skip
     check_config_agent(agent, config_file)
+    from rlkit.sweeps.grid import check_cpus
+
+    check_cpus(cpus_per_trial, address)
     if agent is None and not config_file:
         raise UsageError("missing AGENT: e.g. 'rlkit tune dqn --env Acrobot-v1 --trials 16'")
     spec = _spec(ctx.params)

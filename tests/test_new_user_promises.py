@@ -228,6 +228,45 @@ def test_7_an_out_folder_that_was_there_is_kept_with_what_it_held(capsys, tmp_pa
     assert [p.name for p in out.iterdir()] == ["older-run"]
 
 
+# -- 8: counts out of any sensible range -----------------------------------------------------------
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--num-envs", "100000", "--steps", "300"], "bad value 100000 for num_envs: must be at"),
+        (["--num-envs", "500", "--steps", "300"], "num_envs (500) is more than steps (300)"),
+        (["--steps", "99999999999999999999"], "for steps: must be at most 1,000,000,000,000"),
+        (["--eval-episodes", "100000000"], "for eval_episodes: must be at most 10,000"),
+        (["--episodes", "99999999999999999999"], "for episodes: must be at most"),
+    ],
+)  # fmt: skip
+def test_8_counts_beyond_any_run_are_refused(capsys, tmp_path, args, message):
+    refused(capsys, "train", "dqn", *args, "--out", tmp_path / "r", message=message)
+    assert nothing_in(tmp_path / "r")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--seeds", "0-100000000"], "asks for 100,000,001 seeds: at most 1,000"),
+        (["--cpus-per-trial", "100000"], "--cpus-per-trial 100000 is more than this machine's"),
+    ],
+)  # fmt: skip
+@pytest.mark.parametrize("command", ["sweep", "tune"])
+def test_8_sweeps_that_would_never_start_are_refused(capsys, tmp_path, command, args, message):
+    if command == "tune" and args[0] == "--seeds":
+        args = ["--seeds", "100000000"]
+        message = "--seeds"
+    refused(capsys, command, "dqn", *args, "--out", tmp_path / "s", message=message)
+    assert nothing_in(tmp_path / "s")
+
+
+def test_8_resume_and_evaluate_take_the_same_ranges(capsys, finished_run):
+    refused(capsys, "resume", finished_run, "--steps", "99999999999999999999",
+            message="--steps: must be at most 1,000,000,000,000")  # fmt: skip
+    refused(capsys, "evaluate", finished_run, "--episodes", "100000000",
+            message="--episodes must be a positive number of at most 10,000")  # fmt: skip
+
+
 # -- 9: an unclosed bracket is not a list ----------------------------------------------------------
 @pytest.mark.parametrize("text", ["[64,64", "64,64]", "[[64,64]", "[64],[64]"])
 def test_9_an_unbalanced_list_is_refused(capsys, tmp_path, text):

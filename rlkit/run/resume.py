@@ -9,10 +9,10 @@ index once, newest first, passing over checkpoints that do not load.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from rlkit.config.options import make_config
 from rlkit.config.run import RunConfig
 from rlkit.core import seeding, structure
 from rlkit.core.errors import UsageError
@@ -61,11 +61,12 @@ def _resume_locked(folder: RunFolder, run: RunConfig, steps: int | None, episode
             f"{folder.path} is already at step {saved['step']}; --steps is the total to train "
             f"to: pass more than {saved['step']} to go on"
         )
-    run = replace(
-        run,
-        steps=run.steps if steps is None else steps,
-        episodes=run.episodes if episodes is None else episodes,
-    )
+    raised = {"steps": steps, "episodes": episodes}
+    try:  # checked as a new run's are (a range, num_envs within the steps)
+        run = make_config(RunConfig, {k: v for k, v in raised.items() if v is not None}, base=run)
+    except UsageError as exc:
+        raise UsageError(str(exc).replace("for steps", "for --steps").replace(
+            "for episodes", "for --episodes")) from None  # fmt: skip
     # A run stopped after its last checkpoint but before summary.json (its final evaluation
     # was interrupted) is resumed with nothing left to train: drive() only finishes it.
     if saved["step"] >= run.steps and folder.is_finished:
