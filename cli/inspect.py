@@ -137,7 +137,15 @@ def evaluate(path, episodes, seed, best, env_id, video, render,
     from rlkit.run.evaluation import episode_returns, episodes_phrase
 
     probe = make_env(env_id, training=False, **env_kwargs)  # clear errors before loading
-    agent = rlkit.load(model_dir)
+    from rlkit.run.folder import RunFolder
+
+    folder = RunFolder(path)
+    if model_dir.parent.parent == folder.checkpoints_dir:  # a run still training: its newest
+        from rlkit.run.checkpoint import load_newest_checkpoint_model
+
+        agent, model_dir = load_newest_checkpoint_model(folder)
+    else:
+        agent = rlkit.load(model_dir)
     for kind in ("observation_space", "action_space"):
         if space_to_dict(getattr(probe, kind)) != space_to_dict(getattr(agent, kind)):
             raise UsageError(

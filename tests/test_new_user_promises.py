@@ -213,6 +213,81 @@ def test_5_render_mode_human_without_a_display_is_one_line(capsys, tmp_path, mon
     assert nothing_in(tmp_path / "r")
 
 
+# -- 6: evaluate while the run prunes its checkpoints ---------------------------------------------
+@pytest.fixture
+def training_run(tmp_path, finished_run) -> Path:
+    """A copy of the finished run as it was while training: checkpoints, no model/ yet."""
+    import shutil
+
+    run = tmp_path / finished_run.name
+    shutil.copytree(finished_run, run)
+    for name in ("model", "summary.json"):
+        target = run / name
+        shutil.rmtree(target) if target.is_dir() else target.unlink()
+    return run
+
+
+def write_next_checkpoint_and_prune(run: Path) -> Path:
+    """What the training process does at its next checkpoint: a new complete checkpoint,
+    ``latest`` names it, the older ones beyond ``keep`` are pruned."""
+    import shutil
+
+    from rlkit.run.checkpoint import STATE_FILE
+    from rlkit.run.folder import RunFolder
+
+    folder = RunFolder(run)
+    newest = folder.checkpoint_dirs()[-1]
+    step = int(newest.name.split("-")[1]) + 100
+    new = newest.with_name(folder.checkpoint_name(step))
+    shutil.copytree(newest, new)
+    folder.mark_latest(new)
+    complete = [p for p in folder.checkpoint_dirs() if (p / STATE_FILE).is_file()]
+    folder.prune_checkpoints(1, complete)
+    return new
+
+
+def test_6_evaluate_racing_the_pruning_takes_the_newest_complete_checkpoint(
+    capsys, training_run, monkeypatch
+):
+    """Deterministically: evaluate chooses the newest checkpoint, then (while TensorFlow
+    loads, seconds) the run writes the next one and prunes the chosen one."""
+    import rlkit.cli.inspect as inspect_cli
+
+    written = []
+    monkeypatch.setattr(inspect_cli, "import_tensorflow_quietly",
+                        lambda: written.append(write_next_checkpoint_and_prune(training_run)))  # fmt: skip
+    status, out, err = cli(capsys, "evaluate", training_run, "--episodes", "1")
+    assert status == 0, err
+    assert f"{written[0].name}" in out  # the checkpoint written meanwhile, complete
+
+
+def test_6_a_checkpoint_being_pruned_is_never_listed(training_run, monkeypatch):
+    """While a pruned checkpoint's files are deleted one by one, no reader lists it."""
+    import shutil
+
+    import rlkit.run.folder as folder_module
+    from rlkit.run.checkpoint import checkpoints_newest_first
+    from rlkit.run.folder import RunFolder
+
+    folder = RunFolder(training_run)
+    seen_while_deleting = []
+    real_rmtree = shutil.rmtree
+
+    def slow_rmtree(path, *args, **kwargs):
+        model = Path(path) / "model"
+        if model.is_dir():
+            real_rmtree(model)  # half-deleted: model/ gone, state.json still there
+        listed = checkpoints_newest_first(folder)
+        seen_while_deleting.append({p: (p / "model" / "agent.json").is_file() for p in listed})
+        real_rmtree(path, *args, **kwargs)
+
+    monkeypatch.setattr(folder_module.shutil, "rmtree", slow_rmtree)
+    write_next_checkpoint_and_prune(training_run)
+    assert seen_while_deleting
+    for listed in seen_while_deleting:
+        assert all(listed.values()), listed  # each listed checkpoint whole when listed
+
+
 # -- 7: an error found after TensorFlow loaded leaves nothing behind -------------------------------
 def test_7_an_error_after_tensorflow_leaves_no_folder_behind(capsys, tmp_path):
     out = tmp_path / "new" / "runs"

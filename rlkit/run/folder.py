@@ -298,8 +298,19 @@ class RunFolder:
             oldest_kept = done[-keep]
             for old in self.checkpoint_dirs():
                 if old < oldest_kept:
-                    shutil.rmtree(old, ignore_errors=True)
+                    self._remove_checkpoint(old)
         return self.checkpoint_dirs()
+
+    def _remove_checkpoint(self, checkpoint: Path) -> None:
+        """Take ``checkpoint`` out of the index in one rename (to a hidden name
+        :meth:`remove_unfinished_writes` knows), then delete its files: a reader never sees
+        a ``step-<N>`` folder half deleted."""
+        hidden = checkpoint.with_name(f".{checkpoint.name}.pruned-{os.getpid()}")
+        try:
+            checkpoint.rename(hidden)
+        except OSError:  # gone already (another process pruned it)
+            return
+        shutil.rmtree(hidden, ignore_errors=True)
 
     def set_aside(self, checkpoint: Path) -> Path:
         """Rename a checkpoint that did not load to ``<name>.unusable``: out of the index
