@@ -254,8 +254,11 @@ def test_6_evaluate_racing_the_pruning_takes_the_newest_complete_checkpoint(
     import rlkit.cli.inspect as inspect_cli
 
     written = []
-    monkeypatch.setattr(inspect_cli, "import_tensorflow_quietly",
-                        lambda: written.append(write_next_checkpoint_and_prune(training_run)))  # fmt: skip
+
+    def meanwhile() -> None:
+        written.append(write_next_checkpoint_and_prune(training_run))
+
+    monkeypatch.setattr(inspect_cli, "import_tensorflow_quietly", meanwhile)
     status, out, err = cli(capsys, "evaluate", training_run, "--episodes", "1")
     assert status == 0, err
     assert f"{written[0].name}" in out  # the checkpoint written meanwhile, complete
@@ -356,6 +359,45 @@ def test_9_an_unbalanced_grid_is_refused(grid):
 
     with pytest.raises(UsageError, match="malformed --grid"):
         parse_grid([grid])
+
+
+# -- 10: a config.toml edited by hand after the run stopped ----------------------------------------
+@pytest.fixture
+def stopped_run(tmp_path, finished_run) -> Path:
+    """A copy of the finished run as if stopped at its last checkpoint (no summary)."""
+    import shutil
+
+    run = tmp_path / finished_run.name
+    shutil.copytree(finished_run, run)
+    (run / "summary.json").unlink()
+    return run
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ('env = "CartPole-v1"', 'env = "Acrobot-v1"', "env (Acrobot-v1's observation space"),
+        ("learning_rate = ", "learning_rate = -5\n# was ", "learning_rate (-5 in config.toml, "),
+        ("hidden_sizes = [16, 16]", "hidden_sizes = [64]", "hidden_sizes ([64] in config.toml, "
+         "[16, 16] in the checkpoint)"),
+        ("seed = 0", "seed = 3", "seed (3 in config.toml, 0 in the checkpoint)"),
+    ],
+)  # fmt: skip
+def test_10_resume_refuses_a_config_that_no_longer_describes_the_run(
+    capsys, stopped_run, old, new, message
+):
+    config = stopped_run / "config.toml"
+    text = config.read_text()
+    assert old in text
+    config.write_text(text.replace(old, new, 1))
+    before = sorted(p.name for p in (stopped_run / "checkpoints").iterdir())
+    refused(capsys, "resume", stopped_run, "--steps", "400", message=message)
+    assert sorted(p.name for p in (stopped_run / "checkpoints").iterdir()) == before
+
+
+def test_10_an_untouched_config_resumes(capsys, stopped_run):
+    status, _, err = cli(capsys, "resume", stopped_run, "--steps", "400", "--quiet")
+    assert status == 0, err
 
 
 # -- 13: a config of another agent; a video format that cannot be written -------------------------
