@@ -223,7 +223,10 @@ def _drive(trainer, run, quiet: bool) -> int:
     if result.status == experiment.INTERRUPTED:
         click.echo(f"\n{result.message}", err=True)
         return INTERRUPTED
-    if result.report:
-        click.echo(result.report)
-    click.echo(result.message)
+    try:
+        if result.report:
+            click.echo(result.report)
+        click.echo(result.message)
+    except KeyboardInterrupt:  # the run is complete and saved: Ctrl-C now changes nothing
+        pass
     return 0

@@ -400,6 +400,69 @@ def test_10_an_untouched_config_resumes(capsys, stopped_run):
     assert status == 0, err
 
 
+# -- 12: Ctrl-C during an evaluation; Ctrl-C after the final line ----------------------------------
+def small_plan(eval_episodes: int = 5):
+    from rlkit.run import experiment
+
+    overrides = {"learning_starts": 100, "train_freq": 50, "gradient_steps": 4,
+                 "hidden_sizes": "16,16", "jit_compile": False}  # fmt: skip
+    return experiment.plan("dqn", "CartPole-v1", steps=300, eval_every=150,
+                           eval_episodes=eval_episodes, checkpoint_every=100,
+                           overrides=overrides)  # fmt: skip
+
+
+class StopWhileEvaluating(gym.Wrapper):
+    """The evaluation env: a stop request (as Ctrl-C makes one) at its ``at``-th step."""
+
+    def __init__(self, env, trainer, at: int = 3) -> None:
+        super().__init__(env)
+        self.trainer, self.at, self.steps = trainer, at, 0
+
+    def step(self, action):
+        self.steps += 1
+        if self.steps == self.at:
+            self.trainer.request_stop()
+        return self.env.step(action)
+
+
+def test_12_ctrl_c_during_an_evaluation_stops_it_and_the_resume_is_exact(tmp_path):
+    from rlkit.run import experiment
+    from rlkit.run.hooks.evaluation import EvaluationHook
+
+    whole = experiment.run(small_plan(), tmp_path / "whole", handle_signals=False)
+    assert whole.status == experiment.FINISHED
+
+    trainer = experiment.start(small_plan(), tmp_path / "stopped")
+    (hook,) = [h for h in trainer.hooks if isinstance(h, EvaluationHook)]
+    hook.env = StopWhileEvaluating(hook.env, trainer)
+    stopped = experiment.drive(trainer, small_plan().settings, handle_signals=False)
+    assert stopped.status == experiment.INTERRUPTED
+    assert hook.env.steps == 3  # the evaluation stopped at once, not after its 5 episodes
+    trainer, run = experiment.resume(stopped.run_dir)
+    resumed = experiment.drive(trainer, run, handle_signals=False)
+    assert resumed.status == experiment.FINISHED
+    metrics = [(r.run_dir / "metrics.csv").read_text() for r in (whole, resumed)]
+    assert metrics[0] == metrics[1]  # the evaluation it stopped is made on resume
+
+
+def test_12_ctrl_c_after_the_final_line_keeps_the_finished_status(capsys, tmp_path, monkeypatch):
+    import click
+
+    import rlkit.cli.train as train_cli
+
+    real_echo = click.echo
+
+    def echo_then_ctrl_c(message=None, *args, **kwargs):
+        real_echo(message, *args, **kwargs)
+        if message and "saved to" in str(message):
+            raise KeyboardInterrupt  # the signal arriving right after the final line
+
+    monkeypatch.setattr(train_cli.click, "echo", echo_then_ctrl_c)
+    status, out, err = cli(capsys, "train", "dqn", "--steps", "200", "--out", tmp_path, *TINY)
+    assert status == 0, err
+    assert "saved to" in out
+
+
 # -- 13: a config of another agent; a video format that cannot be written -------------------------
 def test_13_a_config_of_another_agent_says_so(capsys, finished_run, tmp_path):
     for command in ("train", "sweep", "tune"):

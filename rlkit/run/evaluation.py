@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 
@@ -14,8 +16,23 @@ def evaluate(agent, env, episodes: int = 10, seed: int | None = None) -> tuple[f
     return float(np.mean(returns)), float(np.std(returns))
 
 
-def episode_returns(agent, env, episodes: int, seed: int | None = None) -> list[float]:
-    """Returns of ``episodes`` greedy episodes (``agent.act(obs, explore=False)``)."""
+class EvaluationStopped(Exception):
+    """A stop was requested (Ctrl-C) in the middle of an evaluation: it was abandoned."""
+
+
+def episode_returns(
+    agent,
+    env,
+    episodes: int,
+    seed: int | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> list[float]:
+    """Returns of ``episodes`` greedy episodes (``agent.act(obs, explore=False)``).
+
+    ``should_stop``: asked before every step; when it says True the evaluation is abandoned
+    (:class:`EvaluationStopped`), so that Ctrl-C stops a run after the current step even
+    while it evaluates.
+    """
     if episodes <= 0:
         raise ValueError(f"episodes must be > 0, got {episodes}")
     returns = []
@@ -23,6 +40,8 @@ def episode_returns(agent, env, episodes: int, seed: int | None = None) -> list[
     for _ in range(episodes):
         total, done = 0.0, False
         while not done:
+            if should_stop is not None and should_stop():
+                raise EvaluationStopped
             obs, reward, terminated, truncated, _ = env.step(agent.act(obs, explore=False))
             total += float(reward)
             done = terminated or truncated

@@ -191,7 +191,14 @@ def drive(
                 f"Continue with: rlkit resume {run_dir}"
             )
             return RunResult(run_dir, INTERRUPTED, history, message)
-        return finish(trainer, settings)
+        try:
+            return finish(trainer, settings)
+        except KeyboardInterrupt:  # Ctrl-C in the final evaluation: the checkpoint is whole
+            message = (
+                f"stopped in the final evaluation at step {history.steps}; training is "
+                f"complete and checkpointed. Finish with: rlkit resume {run_dir}"
+            )
+            return RunResult(run_dir, INTERRUPTED, history, message)
     except TrainingDiverged as exc:
         if folder.has_checkpoints():
             message = f"training stopped: {exc}; checkpoints in {folder.checkpoints_dir}"
