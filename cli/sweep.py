@@ -125,9 +125,15 @@ def sweep(agent, env_id, env_kwargs, steps, overrides, config_file, num_envs, ep
     if is_sweep(out):
         raise UsageError(f"{out} already holds a sweep: continue it with --resume {out}")
     trials = len(spec.trials())
-    click.echo(f"sweep of {trials} trials ({len(spec.configs())} configurations x "
-               f"{len(spec.seeds)} seeds) -> {out}", err=True)  # fmt: skip
+    configs, seeds = len(spec.configs()), len(spec.seeds)
+    click.echo(f"sweep of {_count(trials, 'trial')} ({_count(configs, 'configuration')} x "
+               f"{_count(seeds, 'seed')}) -> {out}", err=True)  # fmt: skip
     return _run(spec, out, address, False, max_failures)
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 seed``, ``3 seeds``."""
+    return f"{n} {noun}{'s' * (n != 1)}"
 
 
 #: what may change when a sweep is resumed (where and how its trials run, not what they are)

@@ -493,3 +493,56 @@ def test_13_a_gif_is_written(capsys, tmp_path, finished_run):
                          "--episodes", "1")  # fmt: skip
     assert status == 0, err
     assert (tmp_path / "out.gif").read_bytes()[:3] == b"GIF"
+
+
+# -- 14: sweep and tune progress said right --------------------------------------------------------
+class FakeTrial:
+    def __init__(self, status: str, final: float | None = None) -> None:
+        self.config = {"trial": {"config": "default"}}
+        self.status = status
+        self.last_result = {"final_return": final} if final is not None else {}
+
+
+def test_14_progress_counts_every_trial_of_a_configuration_started_or_not():
+    from rlkit.sweeps.ray_tune import progress_lines
+
+    assert progress_lines([FakeTrial("RUNNING")], 2).strip() == (
+        "default: 0/2 done, 1 running, 0 failed"
+    )
+    line = progress_lines([FakeTrial("TERMINATED", 20.0), FakeTrial("RUNNING")], 2)
+    assert line.strip() == "default: 1/2 done, 1 running, 0 failed; best final 20.0"
+
+
+def test_14_a_stopped_sweep_counts_the_trials_that_never_started():
+    from rlkit.sweeps.grid import SweepSpec
+    from rlkit.sweeps.ray_tune import stopped_message
+
+    spec = SweepSpec("dqn", {}, [0, 1])
+    assert stopped_message(spec, 0, Path("s")).startswith("sweep stopped with 0 of 2 trials ")
+
+
+def test_14_one_configuration_and_one_seed_are_said_in_the_singular(capsys, tmp_path, monkeypatch):
+    monkeypatch.setattr("rlkit.cli.sweep._ray", lambda address: None)
+    monkeypatch.setattr("rlkit.cli.sweep._run", lambda *args, **kwargs: 0)
+    status, _, err = cli(capsys, "sweep", "dqn", "--seeds", "0", "--steps", "300", "--out",
+                         tmp_path / "s")  # fmt: skip
+    assert status == 0, err
+    assert "sweep of 1 trial (1 configuration x 1 seed)" in err
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [("0.9999", "0.9999"), ("0.99", "0.99"), ("0.000234567", "0.000235"), ("64", "64"),
+     ("0.99999", "0.99999"), ("1.0", "1")],
+)  # fmt: skip
+def test_14_a_tuned_value_is_never_rounded_onto_a_whole_number(value, shown):
+    from rlkit.sweeps.tuning import _short
+
+    assert _short(value) == shown
+
+
+def test_14_an_actor_not_a_actor():
+    from rlkit.networks.custom import network_source
+
+    with pytest.raises(UsageError, match="made with an actor of your own"):
+        network_source("actor", "<python object>", None)

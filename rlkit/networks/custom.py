@@ -296,7 +296,8 @@ def network_source(key: str, named: str, given: Any) -> Any:
         return resolve_builder(named, key)
     if given is None or isinstance(given, str):
         raise UsageError(
-            f"this agent was made with a {key} of your own (a Python object): give it "
+            f"this agent was made with {'an' if key[0] in 'aeiou' else 'a'} {key} of your own "
+            "(a Python object): give it "
             f"again, e.g. rlkit.load(path, {key}=build)"
         )
     return given
