@@ -6,6 +6,7 @@ from Python, :class:`rlkit.core.errors.UsageError` with one clear line.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -546,3 +547,54 @@ def test_14_an_actor_not_a_actor():
 
     with pytest.raises(UsageError, match="made with an actor of your own"):
         network_source("actor", "<python object>", None)
+
+
+# -- 16: TensorFlow's native start-up lines quiet, Python's own lines not --------------------------
+QUIET_SCRIPT = """
+import os, sys, warnings
+from rlkit.core.quiet import silenced_stderr
+with silenced_stderr():
+    os.write(2, b"native line\\n")
+    print("python line", file=sys.stderr)
+    warnings.warn("a warning of the user's")
+print("after", file=sys.stderr)
+"""
+
+
+def test_16_quieting_drops_native_lines_only(tmp_path):
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-c", QUIET_SCRIPT], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=60)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "native line" not in done.stderr
+    assert "python line" in done.stderr and "a warning of the user's" in done.stderr
+    assert "after" in done.stderr
+
+
+TRAIN_SCRIPT = """
+import gymnasium as gym
+import rlkit
+env = gym.make("CartPole-v1")
+agent = rlkit.agents.DQN.from_env(env, seed=0, learning_starts=50, hidden_sizes=(16,))
+rlkit.train(agent, env, steps=100)
+print("trained")
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("asked", [False, True])
+def test_16_training_from_python_is_quiet_unless_asked(tmp_path, asked):
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k not in ("TF_CPP_MIN_LOG_LEVEL",
+                                                              "RLKIT_TF_LOGS")}  # fmt: skip
+    if asked:
+        env["RLKIT_TF_LOGS"] = "1"
+    done = subprocess.run([sys.executable, "-c", TRAIN_SCRIPT], capture_output=True, text=True,
+                          cwd=tmp_path, env=env, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    native = [line for line in done.stderr.splitlines() if "absl::InitializeLog" in line
+              or ".cc:" in line]  # fmt: skip
+    assert bool(native) == asked, done.stderr
+    assert "TF_CPP_MIN_LOG_LEVEL" not in env  # (the user's own environment is left as it was)
