@@ -89,8 +89,9 @@ def _check_video_target(video: Path) -> None:
     "run's own, its config.toml's eval_episodes (e.g. 100 for the LunarLander-v3 preset); "
     f"{EVALUATE_EPISODES} for a model folder]",
 )
-@click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True,
-              help="seed of the first episode")  # fmt: skip
+@click.option("--seed", type=click.IntRange(0, 2**32 - 1),
+              help="seed of the first episode [default: a run's own final-evaluation seed, so "
+              "that the figures are the run's own; 0 for a model folder]")  # fmt: skip
 @click.option("--best", is_flag=True, help="the best evaluated model instead of the final one")
 @click.option("--env", "env_id", metavar="ID", callback=non_empty,
               help="environment [default: the run's]")  # fmt: skip
@@ -126,6 +127,7 @@ def evaluate(path, episodes, seed, best, env_id, video, render,
         _check_video_target(video)
     model_dir, env_id, env_kwargs, run_episodes = _model_and_env(path, env_id, best)
     episodes = episodes or run_episodes
+    seed, seed_note = _seed(path, model_dir, seed)
     if extra_env_kwargs:
         from rlkit.config.run import parse_env_kwargs
 
@@ -172,8 +174,39 @@ def evaluate(path, episodes, seed, best, env_id, video, render,
 
     click.echo(
         f"{agent.name} {env_id}: return {np.mean(returns):.1f} ± {np.std(returns):.1f} "
-        f"over {episodes_phrase(episodes, agent.evaluation_epsilon)} ({model_dir})"
+        f"over {episodes_phrase(episodes, agent.evaluation_epsilon)}, {seed_note} "
+        f"({_which_model(path, model_dir)}, {model_dir})"
     )
+
+
+def _seed(path: Path, model_dir: Path, seed: int | None) -> tuple[int, str]:
+    """The first episode's seed and what it is: a run's final (or best) model is played on
+    the run's own final-evaluation episodes unless ``--seed`` says otherwise."""
+    from rlkit.core import seeding
+    from rlkit.run.folder import RunFolder
+
+    if seed is not None:
+        return seed, f"seed {seed}"
+    if model_dir != path and RunFolder.is_run(path):
+        run, _ = RunFolder(path).read_config()
+        own = seeding.final_eval_seed(run.seed)
+        return own, f"seed {own} (the run's final evaluation)"
+    return 0, "seed 0"
+
+
+def _which_model(path: Path, model_dir: Path) -> str:
+    """``final model``, ``best model, step N`` or ``checkpoint step-N``."""
+    from rlkit.run.folder import RunFolder
+
+    folder = RunFolder(path)
+    if model_dir == folder.model_dir:
+        return "final model"
+    if model_dir == folder.best_dir:
+        step = (folder.read_summary() or {}).get("best_model", {}).get("step")
+        return "best model" + (f", step {step}" if step is not None else "")
+    if model_dir.parent.parent == folder.checkpoints_dir:
+        return f"checkpoint {model_dir.parent.name}"
+    return "model folder"
 
 
 @click.command()

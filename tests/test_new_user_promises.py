@@ -598,3 +598,32 @@ def test_16_training_from_python_is_quiet_unless_asked(tmp_path, asked):
               or ".cc:" in line]  # fmt: skip
     assert bool(native) == asked, done.stderr
     assert "TF_CPP_MIN_LOG_LEVEL" not in env  # (the user's own environment is left as it was)
+
+
+# -- 19: the final line and rlkit evaluate tell the same story ------------------------------------
+def test_19_evaluate_reproduces_the_runs_own_final_figures(capsys, finished_run):
+    import json
+
+    summary = json.loads((finished_run / "summary.json").read_text())
+    final, best = summary["final_model"], summary["best_model"]
+    status, out, err = cli(capsys, "evaluate", finished_run)
+    assert status == 0, err
+    assert f"return {final['eval_return_mean']:.1f} ± {final['eval_return_std']:.1f}" in out
+    assert "final model" in out and "the run's final evaluation" in out
+    status, out, err = cli(capsys, "evaluate", finished_run, "--best")
+    assert status == 0, err
+    assert f"return {best['eval_return_mean']:.1f} ± {best['eval_return_std']:.1f}" in out
+    assert f"best model, step {best['step']}" in out
+
+
+def test_19_the_final_line_headlines_the_model_that_scored_higher():
+    from rlkit.run.experiment import headline
+
+    higher_final = headline((300.0, 10.0), (200.0, 5.0), 4200, 10, "10 greedy episodes")
+    assert higher_final.startswith("eval return 300.0 ± 10.0 (s.e. 3.2) over 10 greedy episodes "
+                                   "(final model, in model/; best model, step 4200, in best/: "
+                                   "200.0")  # fmt: skip
+    higher_best = headline((200.0, 5.0), (300.0, 10.0), 4200, 10, "10 greedy episodes")
+    expected = ("eval return 300.0 ± 10.0 (s.e. 3.2) over 10 greedy episodes (best model, step "
+                "4200, in best/; final model 200.0")  # fmt: skip
+    assert higher_best.startswith(expected)

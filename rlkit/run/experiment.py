@@ -237,7 +237,7 @@ def finish(trainer, settings: RunConfig) -> RunResult:
     }  # fmt: skip
     n = settings.eval_episodes
     played = episodes_phrase(n, agent.evaluation_epsilon)
-    headline = f"eval return {_score(mean, std, n)} over {played}"
+    line = f"eval return {_score(mean, std, n)} over {played}"
     if trainer.state.best_step is not None:
         best = load(folder.best_dir)
         best_mean, best_std = evaluate(
@@ -249,21 +249,33 @@ def finish(trainer, settings: RunConfig) -> RunResult:
             "eval_return_mean": best_mean,
             "eval_return_std": best_std,
         }
-        headline = (
-            f"eval return {_score(best_mean, best_std, n)} over {played} (best "
-            f"model, step {trainer.state.best_step}, in best/; final model "
-            f"{_score(mean, std, n)}, in model/)"
-        )
+        line = headline((mean, std), (best_mean, best_std), trainer.state.best_step, n, played)
     folder.write_summary(summary)
     if history.episode_returns:  # the learning curve, as `rlkit plot RUN_DIR` draws it
         from rlkit.run.plotting import plot_runs
 
         plot_runs([run_dir], folder.curves_path)
     message = (
-        f"{variant} {settings.env}: {headline} after {history.steps} steps "
+        f"{variant} {settings.env}: {line} after {history.steps} steps "
         f"({summary['steps_per_second']:.0f} steps/s); saved to {run_dir}"
     )
     return RunResult(run_dir, FINISHED, history, message, summary, agent.report(trainer.env))
+
+
+def headline(
+    final: tuple[float, float], best: tuple[float, float], best_step: int, episodes: int,
+    played: str,
+) -> str:  # fmt: skip
+    """The final line's figures: the model that scored higher on the same fresh episodes
+    first (the final one on a tie: ``model/``, what ``rlkit evaluate RUN`` plays), the
+    other in brackets."""
+    final_text = _score(*final, episodes)
+    best_text = _score(*best, episodes)
+    if final[0] >= best[0]:
+        return (f"eval return {final_text} over {played} (final model, in model/; best model, "
+                f"step {best_step}, in best/: {best_text})")  # fmt: skip
+    return (f"eval return {best_text} over {played} (best model, step {best_step}, in best/; "
+            f"final model {final_text}, in model/)")  # fmt: skip
 
 
 def _score(mean: float, std: float, episodes: int) -> str:
