@@ -133,7 +133,7 @@ def train(agent, env_id, env_kwargs, steps, overrides, config_file, num_envs, ep
 
     # what a fraction of the run came to (and, with an episode cap, what it is of)
     for line in describe_schedules(plan.agent_config, run.steps, run.episodes):
-        click.echo(f"schedule: {line}", err=True)
+        click.echo(f"schedule: {line}{_outlasting(line, run.steps)}", err=True)
     replay = trainer.agent.replay_memory()
     if replay is not None:  # what it will take in memory, and in every checkpoint
         size = replay.nbytes
@@ -149,6 +149,23 @@ def train(agent, env_id, env_kwargs, steps, overrides, config_file, num_envs, ep
                        f"up to {size}); --checkpoint-every sets how often, "
                        "0 only at the end", err=True)  # fmt: skip
     return _drive(trainer, run, quiet)
+
+
+#: a schedule line's subject -> its config keys' prefix (``lr_anneal_steps`` ...)
+SCHEDULE_KEYS = {"learning rate": "lr_anneal", "epsilon": "eps_anneal"}
+
+
+def _outlasting(line: str, steps: int) -> str:
+    """A word when a schedule given in steps (e.g. a generic default's 49,000) is longer
+    than the run: it never reaches its end value."""
+    import re
+
+    found = re.search(r"over ([\d,]+) steps$", line)
+    if found is None or int(found.group(1).replace(",", "")) <= steps:
+        return ""
+    key = next((k for name, k in SCHEDULE_KEYS.items() if line.startswith(name)), None)
+    fix = f"; --set {key}_fraction=F fits it to the run" if key else ""
+    return f" (longer than this {steps:,}-step run: it stops part-way{fix})"
 
 
 #: replays at least this large get a line saying what each checkpoint will write

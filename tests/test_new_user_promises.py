@@ -627,3 +627,25 @@ def test_19_the_final_line_headlines_the_model_that_scored_higher():
     expected = ("eval return 300.0 ± 10.0 (s.e. 3.2) over 10 greedy episodes (best model, step "
                 "4200, in best/; final model 200.0")  # fmt: skip
     assert higher_best.startswith(expected)
+
+
+# -- 40: the Docs paragraph (numbered 40 here: the issue's own number) -----------------------------
+def test_40_a_schedule_longer_than_the_run_says_so(capsys, tmp_path):
+    status, _, err = cli(capsys, "train", "dqn", "--preset", "none", "--steps", "300", "--out",
+                         tmp_path, *TINY)  # fmt: skip
+    assert status == 0, err
+    (line,) = [x for x in err.splitlines() if x.startswith("schedule: learning rate")]
+    assert line.endswith("over 49,000 steps (longer than this 300-step run: it stops part-way; "
+                         "--set lr_anneal_fraction=F fits it to the run)")  # fmt: skip
+
+
+def test_40_the_api_docs_name_every_argument_of_train():
+    import inspect
+
+    import rlkit
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "api.md").read_text()
+    for name, parameter in inspect.signature(rlkit.train).parameters.items():
+        if parameter.default is not inspect.Parameter.empty:
+            assert f"{name}=" in text, name
+    assert "about 3 minutes" not in (Path(__file__).resolve().parents[1] / "README.md").read_text()
