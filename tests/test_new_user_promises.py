@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import gymnasium as gym
+import numpy as np
 import pytest
 
 from rlkit.cli.main import main
@@ -598,6 +599,22 @@ def test_16_training_from_python_is_quiet_unless_asked(tmp_path, asked):
               or ".cc:" in line]  # fmt: skip
     assert bool(native) == asked, done.stderr
     assert "TF_CPP_MIN_LOG_LEVEL" not in env  # (the user's own environment is left as it was)
+
+
+# -- 17: a builder written as users write it -------------------------------------------------------
+def q_network_as_users_write_it(observation_space, action_space):
+    import keras
+
+    inputs = keras.Input(observation_space.shape)
+    return keras.Model(inputs, keras.layers.Dense(action_space.n)(inputs))  # a numpy int64
+
+
+def test_17_a_builder_given_discrete_n_as_is_works():
+    import rlkit
+
+    agent = rlkit.agents.DQN.from_env(gym.make("CartPole-v1"), seed=0,
+                                      q_network=q_network_as_users_write_it)  # fmt: skip
+    assert agent.act(np.zeros(4, np.float32), explore=False) in (0, 1)
 
 
 # -- 19: the final line and rlkit evaluate tell the same story ------------------------------------
