@@ -402,6 +402,43 @@ def test_10_an_untouched_config_resumes(capsys, stopped_run):
     assert status == 0, err
 
 
+# -- 11: the Python API checks its arguments as the CLI does ---------------------------------------
+@pytest.fixture(scope="module")
+def small_agent():
+    import rlkit
+
+    env = gym.make("CartPole-v1")
+    return rlkit.agents.DQN.from_env(env, seed=0, learning_starts=50, hidden_sizes=(16,),
+                                     jit_compile=False)  # fmt: skip
+
+
+@pytest.mark.parametrize("steps", [0, -1, 1.5, "100", True])
+def test_11_train_refuses_a_step_count_that_is_no_positive_whole_number(small_agent, steps):
+    import rlkit
+
+    with pytest.raises(UsageError, match=f"steps must be a positive whole number, got {steps!r}"):
+        rlkit.train(small_agent, gym.make("CartPole-v1"), steps=steps)
+
+
+def test_11_train_and_evaluate_refuse_an_env_of_other_spaces(small_agent):
+    import rlkit
+
+    for call in (lambda env: rlkit.train(small_agent, env, steps=10),
+                 lambda env: rlkit.evaluate(small_agent, env, episodes=1)):  # fmt: skip
+        with pytest.raises(UsageError, match="the agent was made for another observation space"):
+            call(gym.make("Acrobot-v1"))
+
+
+def test_11_a_string_for_a_switch_and_a_negative_seed_are_refused_by_name():
+    import rlkit
+
+    env = gym.make("Pendulum-v1")
+    with pytest.raises(UsageError, match="bad value 'yes' for td3: expected true or false"):
+        rlkit.agents.DDPG.from_env(env, td3="yes")
+    with pytest.raises(UsageError, match=r"seed must be a whole number in \[0, 2\*\*32\), got -1"):
+        rlkit.agents.DQN.from_env(gym.make("CartPole-v1"), seed=-1)
+
+
 # -- 12: Ctrl-C during an evaluation; Ctrl-C after the final line ----------------------------------
 def small_plan(eval_episodes: int = 5):
     from rlkit.run import experiment
@@ -548,6 +585,20 @@ def test_14_an_actor_not_a_actor():
 
     with pytest.raises(UsageError, match="made with an actor of your own"):
         network_source("actor", "<python object>", None)
+
+
+# -- 15: an environment id where an environment is taken -------------------------------------------
+def test_15_from_env_train_and_evaluate_take_an_id():
+    import rlkit
+
+    agent = rlkit.agents.DQN.from_env("CartPole-v1", seed=0, learning_starts=50,
+                                      hidden_sizes=(16,), jit_compile=False)  # fmt: skip
+    history = rlkit.train(agent, "CartPole-v1", steps=60)
+    assert history.steps == 60
+    mean, _ = rlkit.evaluate(agent, "CartPole-v1", episodes=1)
+    assert mean > 0
+    with pytest.raises(UsageError, match="unknown environment 'CartPole-v9'"):
+        rlkit.agents.DQN.from_env("CartPole-v9")
 
 
 # -- 16: TensorFlow's native start-up lines quiet, Python's own lines not --------------------------

@@ -314,6 +314,12 @@ def train(
     """
     import contextlib
 
+    from rlkit.run.evaluation import check_fits, env_of
+
+    if isinstance(steps, bool) or not isinstance(steps, int | np.integer) or steps <= 0:
+        raise UsageError(f"steps must be a positive whole number, got {steps!r}")
+    env = env_of(env)
+    check_fits(agent, env)
     callbacks = [callback] if callback else []
     bar = contextlib.nullcontext()
     if progress:
