@@ -717,3 +717,27 @@ def test_40_the_api_docs_name_every_argument_of_train():
         if parameter.default is not inspect.Parameter.empty:
             assert f"{name}=" in text, name
     assert "about 3 minutes" not in (Path(__file__).resolve().parents[1] / "README.md").read_text()
+
+
+# -- 50: found by the rerun of labs/bad_inputs.py -------------------------------------------------
+def tree(folder: Path) -> dict[str, tuple[int, int, bytes]]:
+    return {str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns, p.read_bytes())
+            for p in folder.rglob("*") if p.is_file()}  # fmt: skip
+
+
+@pytest.mark.parametrize("args", [[], ["--steps", "100"], ["--steps", "0"], ["--episodes", "-1"]])
+def test_50_a_refused_resume_leaves_the_run_folder_as_it_was(capsys, finished_run, args):
+    import time
+
+    before = tree(finished_run)
+    time.sleep(0.01)  # (a rewrite would show in the modification times)
+    refused(capsys, "resume", finished_run, *args)
+    assert tree(finished_run) == before
+
+
+def test_50_a_refused_resume_makes_no_lock_file(capsys, stopped_run):
+    (stopped_run / ".lock").unlink()
+    config = stopped_run / "config.toml"
+    config.write_text(config.read_text().replace("seed = 0", "seed = 3"))
+    refused(capsys, "resume", stopped_run, "--steps", "400")
+    assert not (stopped_run / ".lock").exists()

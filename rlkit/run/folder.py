@@ -59,6 +59,7 @@ class RunFolder:
     def __init__(self, path: str | os.PathLike) -> None:
         self.path = Path(path)
         self._lock = None  # the open lock file while this process holds the run
+        self._lock_made = False  # whether taking the lock made the file
 
     def __repr__(self) -> str:
         return f"RunFolder({str(self.path)!r})"
@@ -126,14 +127,17 @@ class RunFolder:
         shutil.rmtree(self.path, ignore_errors=True)
 
     # -- one process at a time ---------------------------------------------------------------
-    def lock(self) -> None:
+    def lock(self, announce: bool = True) -> None:
         """Hold the run for this process until :meth:`unlock` (or its end, however it ends:
         the lock is an ``flock`` the kernel drops with the process). UsageError when another
-        process holds it."""
+        process holds it. ``announce``: write this process's id into the lock file now
+        (else :meth:`announce` does, once the work really starts: a command refused after
+        taking the lock then leaves the file as it was)."""
         import fcntl
 
         if self._lock is not None:
             return
+        self._lock_made = not (self.path / LOCK_FILE).exists()
         try:
             handle = open(self.path / LOCK_FILE, "a+")  # noqa: SIM115 - kept open while held
         except OSError as exc:  # a read-only filesystem, a folder of another user
@@ -151,16 +155,27 @@ class RunFolder:
                 f"{self.path} is in use by another rlkit process (pid {holder}); "
                 "wait for it to finish or stop it first"
             ) from None
-        handle.seek(0)
-        handle.truncate()
-        handle.write(f"{os.getpid()}\n")
-        handle.flush()
         self._lock = handle
+        if announce:
+            self.announce()
 
-    def unlock(self) -> None:
+    def announce(self) -> None:
+        """Write this process's id into the lock it holds (what another process, refused,
+        names)."""
+        if self._lock is not None:
+            self._lock.seek(0)
+            self._lock.truncate()
+            self._lock.write(f"{os.getpid()}\n")
+            self._lock.flush()
+
+    def unlock(self, refused: bool = False) -> None:
+        """Let go of the run. ``refused``: the command did nothing, so a lock file this
+        process made is removed too (nothing written)."""
         if self._lock is not None:
             self._lock.close()  # (closing drops the flock)
             self._lock = None
+            if refused and self._lock_made:
+                (self.path / LOCK_FILE).unlink(missing_ok=True)
 
     def remove_unfinished_writes(self) -> list[Path]:
         """Delete what a process that died while writing left behind: temporary checkpoint

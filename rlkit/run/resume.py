@@ -37,12 +37,16 @@ def resume_run(run_dir: str | Path, steps: int | None = None, episodes: int | No
     """
     folder = RunFolder.open(run_dir)
     run, agent_table = folder.read_config()
-    folder.lock()  # until the trainer is closed: one process trains a run at a time
+    # until the trainer is closed: one process trains a run at a time (its id written
+    # once the checks pass: a refused resume leaves the folder as it was)
+    folder.lock(announce=False)
     try:
-        return _resume_locked(folder, run, steps, episodes, agent_table)
+        resumed = _resume_locked(folder, run, steps, episodes, agent_table)
     except BaseException:
-        folder.unlock()
+        folder.unlock(refused=True)
         raise
+    folder.announce()
+    return resumed
 
 
 def _resume_locked(
