@@ -464,6 +464,7 @@ class StopWhileEvaluating(gym.Wrapper):
         return self.env.step(action)
 
 
+@pytest.mark.slow  # three small runs: ~20 s
 def test_12_ctrl_c_during_an_evaluation_stops_it_and_the_resume_is_exact(tmp_path):
     from rlkit.run import experiment
     from rlkit.run.hooks.evaluation import EvaluationHook
