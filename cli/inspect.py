@@ -220,10 +220,10 @@ def _which_model(path: Path, model_dir: Path) -> str:
 @click.option(
     "-o",
     "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=click.Path(dir_okay=False),
     default="curves.png",
     show_default=True,
-    callback=non_empty,
+    callback=non_empty_path,  # (as text first: Path('') would be '.')
     help="PNG file to write",
 )
 @click.option(

@@ -742,3 +742,7 @@ def test_50_a_refused_resume_makes_no_lock_file(capsys, stopped_run):
     config.write_text(config.read_text().replace("seed = 0", "seed = 3"))
     refused(capsys, "resume", stopped_run, "--steps", "400")
     assert not (stopped_run / ".lock").exists()
+
+
+def test_50_an_empty_plot_output_says_it_is_empty(capsys, finished_run, tmp_path):
+    refused(capsys, "plot", finished_run, "-o", "", message="must not be empty")
