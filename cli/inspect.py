@@ -54,6 +54,32 @@ def _model_and_env(path: Path, env_id: str | None, best: bool) -> tuple[Path, st
         ) from None
 
 
+def _check_video_target(video: Path) -> None:
+    """Before playing anything: a file name of a format the video writer knows, in a
+    folder that exists and can be written."""
+    from rlkit.run.video import VIDEO_SUFFIXES
+
+    if video.suffix.lower() not in VIDEO_SUFFIXES:
+        raise UsageError(
+            f"--video writes .mp4, .mkv, .mov, .webm, .ogv or .gif files, not {video.name!r}; "
+            "e.g. --video out.mp4"
+        )
+    if not video.parent.is_dir():
+        raise UsageError(
+            f"--video {video}: the folder {video.parent} does not exist; make it first"
+        )
+    import tempfile
+
+    try:
+        with tempfile.TemporaryFile(dir=video.parent):
+            pass
+    except OSError as exc:
+        raise UsageError(
+            f"--video {video}: cannot write to {video.parent}: {exc.strerror}; choose a "
+            "folder you can write"
+        ) from None
+
+
 @click.command()
 @click.argument("path", metavar="RUN_DIR", type=click.Path(), callback=non_empty_path)
 @click.option(
@@ -63,8 +89,9 @@ def _model_and_env(path: Path, env_id: str | None, best: bool) -> tuple[Path, st
     "run's own, its config.toml's eval_episodes (e.g. 100 for the LunarLander-v3 preset); "
     f"{EVALUATE_EPISODES} for a model folder]",
 )
-@click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True,
-              help="seed of the first episode")  # fmt: skip
+@click.option("--seed", type=click.IntRange(0, 2**32 - 1),
+              help="seed of the first episode [default: a run's own final-evaluation seed, so "
+              "that the figures are the run's own; 0 for a model folder]")  # fmt: skip
 @click.option("--best", is_flag=True, help="the best evaluated model instead of the final one")
 @click.option("--env", "env_id", metavar="ID", callback=non_empty,
               help="environment [default: the run's]")  # fmt: skip
@@ -89,22 +116,26 @@ def evaluate(path, episodes, seed, best, env_id, video, render,
     evaluations (eval_episodes in its config.toml, what its preset asks for) unless
     --episodes says otherwise.
     """
-    if episodes is not None and episodes <= 0:
-        raise UsageError(f"--episodes must be a positive number, got {episodes}")
+    from rlkit.config.run import MAX_EVAL_EPISODES
+
+    if episodes is not None and not 0 < episodes <= MAX_EVAL_EPISODES:
+        raise UsageError(
+            f"--episodes must be a positive number of at most {MAX_EVAL_EPISODES:,}, got {episodes}"
+        )
     if not path.exists():
         raise UsageError(f"no run folder or model at {path}")
-    if video is not None and not video.parent.is_dir():
-        raise UsageError(
-            f"--video {video}: the folder {video.parent} does not exist; make it first"
-        )
+    if video is not None:
+        _check_video_target(video)
     from rlkit.agents.exported import is_export
 
     if is_export(path):
         if best:
             raise UsageError(f"{path} is an export of one model: --best applies to a run folder")
-        return _evaluate_export(path, env_id, episodes, seed, extra_env_kwargs, video)
+        return _evaluate_export(path, env_id, episodes, 0 if seed is None else seed,
+                                extra_env_kwargs, video)  # fmt: skip
     model_dir, env_id, env_kwargs, run_episodes = _model_and_env(path, env_id, best)
     episodes = episodes or run_episodes
+    seed, seed_note = _seed(path, model_dir, seed)
     if extra_env_kwargs:
         from rlkit.config.run import parse_env_kwargs
 
@@ -116,7 +147,15 @@ def evaluate(path, episodes, seed, best, env_id, video, render,
     from rlkit.run.evaluation import episode_returns, episodes_phrase
 
     probe = make_env(env_id, training=False, **env_kwargs)  # clear errors before loading
-    agent = rlkit.load(model_dir)
+    from rlkit.run.folder import RunFolder
+
+    folder = RunFolder(path)
+    if model_dir.parent.parent == folder.checkpoints_dir:  # a run still training: its newest
+        from rlkit.run.checkpoint import load_newest_checkpoint_model
+
+        agent, model_dir = load_newest_checkpoint_model(folder)
+    else:
+        agent = rlkit.load(model_dir)
     for kind in ("observation_space", "action_space"):
         if space_to_dict(getattr(probe, kind)) != space_to_dict(getattr(agent, kind)):
             raise UsageError(
@@ -143,7 +182,8 @@ def evaluate(path, episodes, seed, best, env_id, video, render,
 
     click.echo(
         f"{agent.name} {env_id}: return {np.mean(returns):.1f} ± {np.std(returns):.1f} "
-        f"over {episodes_phrase(episodes, agent.evaluation_epsilon)} ({model_dir})"
+        f"over {episodes_phrase(episodes, agent.evaluation_epsilon)}, {seed_note} "
+        f"({_which_model(path, model_dir)}, {model_dir})"
     )
 
 
@@ -167,6 +207,36 @@ def _evaluate_export(path: Path, env_id, episodes, seed, extra_env_kwargs, video
     )
 
 
+def _seed(path: Path, model_dir: Path, seed: int | None) -> tuple[int, str]:
+    """The first episode's seed and what it is: a run's final (or best) model is played on
+    the run's own final-evaluation episodes unless ``--seed`` says otherwise."""
+    from rlkit.core import seeding
+    from rlkit.run.folder import RunFolder
+
+    if seed is not None:
+        return seed, f"seed {seed}"
+    if model_dir != path and RunFolder.is_run(path):
+        run, _ = RunFolder(path).read_config()
+        own = seeding.final_eval_seed(run.seed)
+        return own, f"seed {own} (the run's final evaluation)"
+    return 0, "seed 0"
+
+
+def _which_model(path: Path, model_dir: Path) -> str:
+    """``final model``, ``best model, step N`` or ``checkpoint step-N``."""
+    from rlkit.run.folder import RunFolder
+
+    folder = RunFolder(path)
+    if model_dir == folder.model_dir:
+        return "final model"
+    if model_dir == folder.best_dir:
+        step = (folder.read_summary() or {}).get("best_model", {}).get("step")
+        return "best model" + (f", step {step}" if step is not None else "")
+    if model_dir.parent.parent == folder.checkpoints_dir:
+        return f"checkpoint {model_dir.parent.name}"
+    return "model folder"
+
+
 @click.command()
 @click.argument(
     "run_dirs",
@@ -178,10 +248,10 @@ def _evaluate_export(path: Path, env_id, episodes, seed, extra_env_kwargs, video
 @click.option(
     "-o",
     "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=click.Path(dir_okay=False),
     default="curves.png",
     show_default=True,
-    callback=non_empty,
+    callback=non_empty_path,  # (as text first: Path('') would be '.')
     help="PNG file to write",
 )
 @click.option(

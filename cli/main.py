@@ -6,6 +6,7 @@ No module of this package imports TensorFlow or gymnasium at import time:
 
 from __future__ import annotations
 
+import signal
 import sys
 import warnings
 
@@ -89,7 +90,11 @@ def _main(argv: list[str] | None) -> int:
 
 
 def run() -> None:
-    sys.exit(main())
+    status = main()
+    # the command is done (its last line printed): a Ctrl-C while the interpreter shuts
+    # down must not turn a finished run's status into 130
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    sys.exit(status)
 
 
 if __name__ == "__main__":

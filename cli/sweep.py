@@ -10,7 +10,7 @@ import click
 from rlkit.core.errors import UsageError
 
 from .options import non_empty
-from .train import FAILED, INTERRUPTED, check_counts, run_options
+from .train import FAILED, INTERRUPTED, check_config_agent, check_counts, run_options
 
 
 @click.command()
@@ -99,15 +99,22 @@ def sweep(agent, env_id, env_kwargs, steps, overrides, config_file, num_envs, ep
                     asked=_operational(click.get_current_context()))  # fmt: skip
     check_counts(steps=steps, num_envs=num_envs, episodes=episodes, eval_every=eval_every,
                  eval_episodes=eval_episodes, checkpoint_every=checkpoint_every)  # fmt: skip
+    check_config_agent(agent, config_file)
+    from rlkit.sweeps.grid import check_cpus
+
+    check_cpus(cpus_per_trial, address)
     if agent is None and not config_file:
         raise UsageError("missing AGENT: e.g. 'rlkit sweep dqn --env CartPole-v1 --seeds 0-9'")
     spec = _spec_from_options(click.get_current_context().params)
     spec.validate()  # every configuration, before any trial starts
     first = spec.plan(spec.configs()[0], spec.seeds[0])
     spec = dataclasses.replace(spec, agent=first.settings.agent)  # it may come from --config
-    from rlkit.run.experiment import make_envs
+    from rlkit.run import experiment
 
-    make_envs(first.settings, first.spec).close()  # an unknown env id fails here, not in a trial
+    # what `rlkit train` checks (the env, its spaces, the agent's networks), for every
+    # configuration: here in one line, not in every trial inside Ray
+    for values in spec.configs():
+        experiment.check(spec.plan(values, spec.seeds[0]))
     _ray(address)
     if out is None:
         stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -118,9 +125,15 @@ def sweep(agent, env_id, env_kwargs, steps, overrides, config_file, num_envs, ep
     if is_sweep(out):
         raise UsageError(f"{out} already holds a sweep: continue it with --resume {out}")
     trials = len(spec.trials())
-    click.echo(f"sweep of {trials} trials ({len(spec.configs())} configurations x "
-               f"{len(spec.seeds)} seeds) -> {out}", err=True)  # fmt: skip
+    configs, seeds = len(spec.configs()), len(spec.seeds)
+    click.echo(f"sweep of {_count(trials, 'trial')} ({_count(configs, 'configuration')} x "
+               f"{_count(seeds, 'seed')}) -> {out}", err=True)  # fmt: skip
     return _run(spec, out, address, False, max_failures)
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 seed``, ``3 seeds``."""
+    return f"{n} {noun}{'s' * (n != 1)}"
 
 
 #: what may change when a sweep is resumed (where and how its trials run, not what they are)

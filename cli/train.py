@@ -71,6 +71,15 @@ def check_counts(**counts) -> None:
             raise UsageError(f"{flag} must be {least}, got {value}")
 
 
+def check_config_agent(agent: str | None, config_file: str | None) -> None:
+    """``AGENT --config FILE`` where FILE is for another agent: say so (not "unknown
+    preset" or "unknown config key" further on)."""
+    if agent is not None and config_file:
+        from rlkit.config.run import check_config_agent as check
+
+        check(config_file, agent)
+
+
 @click.command(epilog="\b\nAgents:\n" + _agent_list())
 @click.argument("agent", metavar="[AGENT]", required=False)
 @run_options
@@ -103,6 +112,7 @@ def train(agent, env_id, env_kwargs, steps, overrides, config_file, num_envs, ep
 
     check_counts(steps=steps, num_envs=num_envs, episodes=episodes, eval_every=eval_every,
                  eval_episodes=eval_episodes, checkpoint_every=checkpoint_every)  # fmt: skip
+    check_config_agent(agent, config_file)
     plan = experiment.plan(
         agent, env_id, steps=steps, seed=seed, num_envs=num_envs, episodes=episodes,
         eval_every=eval_every, eval_episodes=eval_episodes, checkpoint_every=checkpoint_every,
@@ -121,7 +131,7 @@ def train(agent, env_id, env_kwargs, steps, overrides, config_file, num_envs, ep
     )
     # what a fraction of the run came to (and, with an episode cap, what it is of)
     for line in plan.spec.describe_schedules(plan.agent_config, run.steps, run.episodes):
-        click.echo(f"schedule: {line}", err=True)
+        click.echo(f"schedule: {line}{_outlasting(line, run.steps)}", err=True)
     replay = trainer.agent.replay_memory()
     if replay is not None:  # what it will take in memory, and in every checkpoint
         size = replay.nbytes
@@ -137,6 +147,23 @@ def train(agent, env_id, env_kwargs, steps, overrides, config_file, num_envs, ep
                        f"up to {size}); --checkpoint-every sets how often, "
                        "0 only at the end", err=True)  # fmt: skip
     return _drive(trainer, run, quiet)
+
+
+#: a schedule line's subject -> its config keys' prefix (``lr_anneal_steps`` ...)
+SCHEDULE_KEYS = {"learning rate": "lr_anneal", "epsilon": "eps_anneal"}
+
+
+def _outlasting(line: str, steps: int) -> str:
+    """A word when a schedule given in steps (e.g. a generic default's 49,000) is longer
+    than the run: it never reaches its end value."""
+    import re
+
+    found = re.search(r"over ([\d,]+) steps$", line)
+    if found is None or int(found.group(1).replace(",", "")) <= steps:
+        return ""
+    key = next((k for name, k in SCHEDULE_KEYS.items() if line.startswith(name)), None)
+    fix = f"; --set {key}_fraction=F fits it to the run" if key else ""
+    return f" (longer than this {steps:,}-step run: it stops part-way{fix})"
 
 
 #: replays at least this large get a line saying what each checkpoint will write
@@ -211,7 +238,10 @@ def _drive(trainer, run, quiet: bool) -> int:
     if result.status == experiment.INTERRUPTED:
         click.echo(f"\n{result.message}", err=True)
         return INTERRUPTED
-    if result.report:
-        click.echo(result.report)
-    click.echo(result.message)
+    try:
+        if result.report:
+            click.echo(result.report)
+        click.echo(result.message)
+    except KeyboardInterrupt:  # the run is complete and saved: Ctrl-C now changes nothing
+        pass
     return 0

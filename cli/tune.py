@@ -12,7 +12,7 @@ from rlkit.core.errors import UsageError
 
 from .options import non_empty
 from .sweep import plan_options
-from .train import FAILED, INTERRUPTED, check_counts, run_options
+from .train import FAILED, INTERRUPTED, check_config_agent, check_counts, run_options
 
 DEFAULT_EVAL_EPISODES = 10
 EVALUATIONS_PER_TRIAL = 10
@@ -24,7 +24,7 @@ GRACE_SHARE = 5  # ASHA's first rung: a fifth of the run
 @run_options
 @click.option(
     "--trials",
-    type=click.IntRange(1),
+    type=click.IntRange(1, 10_000),
     default=16,
     show_default=True,
     metavar="N",
@@ -33,7 +33,7 @@ GRACE_SHARE = 5  # ASHA's first rung: a fifth of the run
 @click.option(
     "--seeds",
     "fresh_seeds",
-    type=click.IntRange(1),
+    type=click.IntRange(1, 1_000),
     default=3,
     show_default=True,
     metavar="K",
@@ -41,7 +41,7 @@ GRACE_SHARE = 5  # ASHA's first rung: a fifth of the run
 )
 @click.option(
     "--top",
-    type=click.IntRange(1),
+    type=click.IntRange(1, 1_000),
     default=3,
     show_default=True,
     metavar="N",
@@ -149,15 +149,19 @@ def tune(agent, env_id, env_kwargs, steps, overrides, config_file, num_envs, epi
         return _run(spec, resume_dir, address, resume=True, ranking=ranking)
     check_counts(steps=steps, num_envs=num_envs, episodes=episodes, eval_every=eval_every,
                  eval_episodes=eval_episodes, checkpoint_every=checkpoint_every)  # fmt: skip
+    check_config_agent(agent, config_file)
+    from rlkit.sweeps.grid import check_cpus
+
+    check_cpus(cpus_per_trial, address)
     if agent is None and not config_file:
         raise UsageError("missing AGENT: e.g. 'rlkit tune dqn --env Acrobot-v1 --trials 16'")
     spec = _spec(ctx.params)
     if show_space:
         return _show_space(spec)
     first = spec.plan(spec.fixed, spec.search_seed)
-    from rlkit.run.experiment import make_envs
+    from rlkit.run import experiment
 
-    make_envs(first.settings, first.spec).close()  # an env that fails to build: here
+    experiment.check(first)  # what `rlkit train` checks (env, spaces, networks): not in trials
     _check_ray(address)
     if out is None:
         stamp = time.strftime("%Y%m%d-%H%M%S")

@@ -95,4 +95,4 @@ def test_evaluations_say_what_they_played(capsys, run_dir):
     assert episodes_phrase(10) == "10 greedy episodes" and episodes_phrase(1) == "1 greedy episode"
     assert episodes_phrase(20, 0.05) == "20 ε-greedy (ε 0.05) episodes"
     status = main(["evaluate", str(run_dir), "--episodes", "1"])
-    assert status == 0 and "over 1 greedy episode (" in capsys.readouterr().out
+    assert status == 0 and "over 1 greedy episode, seed " in capsys.readouterr().out

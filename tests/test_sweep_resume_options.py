@@ -53,7 +53,7 @@ def fake_ray(monkeypatch):
     )  # fmt: skip
     ray = SimpleNamespace(init=lambda **kw: None, shutdown=lambda: None)
     monkeypatch.setattr(ray_tune, "import_ray", lambda: (ray, tune))
-    monkeypatch.setattr(ray_tune, "_progress_callback", lambda interval: None)
+    monkeypatch.setattr(ray_tune, "_progress_callback", lambda *args: None)
     monkeypatch.setattr(sweep_cli, "_ray", lambda address: None)
     return FakeTuner
 

@@ -124,6 +124,8 @@ def parse_value(text: str, annotation: Any, key: str) -> Any:
             return text.strip()
         if origin is tuple:
             (item_type, *_rest) = typing.get_args(annotation)
+            if not _balanced(text.strip()):
+                raise ValueError
             parts = [p for p in text.strip().strip("[]()").split(",") if p.strip()]
             return tuple(parse_value(p.strip(), item_type, key) for p in parts)
     except ValueError:
@@ -131,6 +133,15 @@ def parse_value(text: str, annotation: Any, key: str) -> Any:
     else:
         raise TypeError(f"unsupported config type {annotation!r} for {key}")
     raise UsageError(f"bad value {text!r} for {key}: expected {_type_name(annotation)}")
+
+
+def _balanced(text: str) -> bool:
+    """``64,64``, ``[64,64]`` or ``(64,64)``: a list written whole, brackets closed."""
+    if not text or text[0] not in "[(":
+        return not any(c in text for c in "[]()")
+    closing = {"[": "]", "(": ")"}[text[0]]
+    inner = text[1:-1]
+    return text[-1] == closing and not any(c in inner for c in "[]()")
 
 
 def _type_name(annotation: Any) -> str:
@@ -143,6 +154,12 @@ def _type_name(annotation: Any) -> str:
 
 def _coerce(value: Any, annotation: Any, key: str) -> Any:
     """Accept values that come from Python or a config file (ints for floats, lists)."""
+    if typing.get_origin(annotation) is dict:  # a table (env_kwargs), never a string
+        if not isinstance(value, Mapping):
+            raise UsageError(
+                f"bad value {value!r} for {key}: expected a table, e.g. {key} = {{length = 3}}"
+            )
+        return dict(value)
     if isinstance(value, str) and annotation is not str:
         return parse_value(value, annotation, key)
     if annotation is float and isinstance(value, int) and not isinstance(value, bool):
@@ -186,6 +203,10 @@ def make_config(config_class: type, overrides: Mapping[str, Any] | None = None, 
     return config
 
 
+#: the most transitions a replay memory holds (it indexes them with int32)
+MAX_BUFFER_SIZE = 2**31
+
+
 def validate(config: Any) -> None:
     """Run every field's check and the class's ``cross_check`` (if any)."""
     for f in dataclasses.fields(config):
@@ -194,6 +215,11 @@ def validate(config: Any) -> None:
         if problem:
             raise UsageError(f"bad value {getattr(config, f.name)!r} for {f.name}: {problem}")
     sizes = getattr(config, "buffer_size", None), getattr(config, "batch_size", None)
+    if sizes[0] is not None and sizes[0] >= MAX_BUFFER_SIZE:  # what the replay can index
+        raise UsageError(
+            f"bad value {sizes[0]!r} for buffer_size: must be < 2**31 ({MAX_BUFFER_SIZE:,}) "
+            "transitions"
+        )
     if None not in sizes and sizes[0] < sizes[1]:
         raise UsageError(f"buffer_size ({sizes[0]}) must be at least batch_size ({sizes[1]})")
     cross_check = getattr(config, "cross_check", None)

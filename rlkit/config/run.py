@@ -14,8 +14,39 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rlkit.config.options import make_config, non_negative, option, positive, seed_range
+from rlkit.config.options import (
+    Check,
+    make_config,
+    non_negative,
+    option,
+    positive,
+    seed_range,
+)
 from rlkit.core.errors import UsageError
+
+#: the most a run may ask for: far beyond any run that ends (1e12 steps at 100,000 steps/s
+#: is 4 months), below where a typo of a few digits lands
+MAX_STEPS = 10**12
+#: episodes one evaluation plays (every --eval-every and at the end), environments at once
+MAX_EVAL_EPISODES = 10_000
+MAX_NUM_ENVS = 1_024
+
+
+def at_most(limit: int, why: str) -> Check:
+    """A count that is >= 0 and at most ``limit`` (``why``: what a larger one would do)."""
+
+    def check(value: Any) -> str | None:
+        problem = non_negative(value)
+        if problem is None and value > limit:
+            return f"must be at most {limit:,} ({why})"
+        return problem
+
+    return check
+
+
+def positive_at_most(limit: int, why: str) -> Check:
+    within = at_most(limit, why)
+    return lambda value: positive(value) or within(value)
 
 
 @dataclass(frozen=True)
@@ -24,16 +55,30 @@ class RunConfig:
 
     agent: str = option("dqn", "agent name: dqn, ddpg or reinforce")
     env: str = option("", "gymnasium environment id (empty: the agent's default)")
-    steps: int = option(0, "environment steps to train for (0: the agent's default)", non_negative)
+    steps: int = option(
+        0,
+        "environment steps to train for (0: the agent's default)",
+        at_most(MAX_STEPS, "a run that long never ends"),
+    )
     seed: int = option(0, "seeds weights, sampling, exploration and the environment", seed_range)
     num_envs: int = option(
-        1, "environments stepped together (vector env, batched acting)", positive
+        1,
+        "environments stepped together (vector env, batched acting)",
+        positive_at_most(MAX_NUM_ENVS, "each is a copy of the environment in memory"),
     )
-    episodes: int = option(0, "also stop after this many episodes (0: no limit)", non_negative)
+    episodes: int = option(
+        0,
+        "also stop after this many episodes (0: no limit)",
+        at_most(MAX_STEPS, "a run that long never ends"),
+    )
     eval_every: int = option(
         0, "greedy evaluation every this many steps (0: only at the end)", non_negative
     )
-    eval_episodes: int = option(10, "episodes per evaluation", positive)
+    eval_episodes: int = option(
+        10,
+        "episodes per evaluation",
+        positive_at_most(MAX_EVAL_EPISODES, "every evaluation plays them all"),
+    )
     checkpoint_every: int = option(
         10_000, "steps between checkpoints (0: only at stop and end)", non_negative
     )
@@ -45,6 +90,15 @@ class RunConfig:
         metadata={"help": "keyword arguments of the environment's constructor (gymnasium.make)",
                   "check": None},
     )  # fmt: skip
+
+    def cross_check(self) -> str | None:
+        """Values that are fine alone but not together."""
+        if self.steps and self.num_envs > self.steps:
+            return (
+                f"num_envs ({self.num_envs:,}) is more than steps ({self.steps:,}): each step of "
+                "the environments together takes num_envs steps; use fewer environments"
+            )
+        return None
 
 
 def parse_env_kwargs(pairs: Iterable[str]) -> dict[str, Any]:
@@ -98,6 +152,18 @@ def load_config_file(path: str | os.PathLike) -> tuple[dict[str, Any], dict[str,
     if not isinstance(run, dict) or not isinstance(agent, dict):
         raise UsageError(f"config file {path}: [run] and [agent] must be tables")
     return run, agent
+
+
+def check_config_agent(path: str | os.PathLike, agent: str) -> None:
+    """UsageError when the config file at ``path`` is for another agent than ``agent`` (its
+    ``[agent]`` table and preset would be read as ``agent``'s)."""
+    run, _ = load_config_file(path)
+    own = run.get("agent")
+    if isinstance(own, str) and own.strip().lower() != agent.strip().lower():
+        raise UsageError(
+            f"{path} is a config for {own}, not {agent}: drop AGENT (the file names its "
+            f"agent), or start from 'rlkit config {agent}'"
+        )
 
 
 def resolve_run_config(file_values: dict[str, Any], cli_values: dict[str, Any]) -> RunConfig:

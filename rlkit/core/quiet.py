@@ -17,19 +17,40 @@ import sys
 
 @contextlib.contextmanager
 def silenced_stderr():
-    """File descriptor 2 points at /dev/null while inside (native code's output too)."""
+    """While inside, native code's writes to file descriptor 2 (TensorFlow's C++ start-up
+    lines) go to /dev/null; Python's own stderr (``print(file=sys.stderr)``, warnings, the
+    user's logging handlers on ``sys.stderr``) still reaches the terminal."""
     try:
         sys.stderr.flush()
     except (AttributeError, ValueError):
         pass
     saved, null = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+    python_stderr, kept = sys.stderr, None
+    if _writes_to_fd2(python_stderr):  # Python's writes go on to the real stderr
+        kept = open(  # noqa: SIM115 - closed below
+            saved, "w", buffering=1, closefd=False, encoding=getattr(python_stderr, "encoding",
+            None), errors="backslashreplace",
+        )  # fmt: skip
+        sys.stderr = kept
     os.dup2(null, 2)
     try:
         yield
     finally:
+        if kept is not None:
+            kept.flush()
+            if sys.stderr is kept:
+                sys.stderr = python_stderr
+            kept.close()
         os.dup2(saved, 2)
         os.close(saved)
         os.close(null)
+
+
+def _writes_to_fd2(stream) -> bool:
+    try:
+        return stream.fileno() == 2
+    except (AttributeError, ValueError, OSError):
+        return False  # (e.g. pytest's capture: not file descriptor 2)
 
 
 def _probe_devices() -> None:
@@ -46,8 +67,10 @@ def import_tensorflow_quietly() -> None:
     """Import TensorFlow (if not yet imported) with the C++ side's stderr silenced."""
     if "tensorflow" in sys.modules:
         return
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    with silenced_stderr():
+    if user_wants_tf_logs():
+        _probe_devices()
+        return
+    with _quiet_import():
         _probe_devices()
 
 
@@ -57,5 +80,20 @@ def quiet_tensorflow_when_it_loads() -> None:
         return
     from rlkit.core.import_hooks import around_import
 
+    around_import("tensorflow", around=_quiet_import, after=_probe_devices)
+
+
+@contextlib.contextmanager
+def _quiet_import():
+    """TensorFlow's first import: its C++ logging reads ``TF_CPP_MIN_LOG_LEVEL`` once, as it
+    loads, so the level is set for that moment only (the user set none: else nothing here
+    runs) and the process's environment is left as it was, for the user's own subprocesses."""
+    if user_wants_tf_logs():  # (asked for since rlkit was imported)
+        yield
+        return
     os.environ["TF_CPP_MIN_LOG_LEVEL"] = "2"
-    around_import("tensorflow", around=silenced_stderr, after=_probe_devices)
+    try:
+        with silenced_stderr():
+            yield
+    finally:
+        os.environ.pop("TF_CPP_MIN_LOG_LEVEL", None)

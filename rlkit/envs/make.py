@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import difflib
+import os
+import sys
 
 from rlkit.core.errors import UsageError
 
@@ -98,9 +100,28 @@ def import_env_module(env_id: str) -> str:
     return name
 
 
+def has_display() -> bool:
+    """Can a window open here? (Not on a Linux machine without X11 or Wayland: pygame and
+    OpenGL windows would crash the process there rather than raise.)"""
+    if not sys.platform.startswith("linux"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def check_render_mode(kwargs: dict) -> None:
+    """UsageError when ``render_mode="human"`` asks for a window on a machine without a
+    display (gymnasium's renderers crash there)."""
+    if kwargs.get("render_mode") == "human" and not has_display():
+        raise UsageError(
+            "render_mode 'human' needs a display; on a headless machine record a video "
+            "instead (rlkit evaluate RUN_DIR --video out.mp4)"
+        )
+
+
 def _make(env_id: str, training: bool, **kwargs):
     import gymnasium as gym
 
+    check_render_mode(kwargs)
     env_id = import_env_module(env_id)
 
     family = env_id.split("/")[0]
@@ -134,10 +155,21 @@ def _make(env_id: str, training: bool, **kwargs):
         return gym.make(env_id, **kwargs)
     except gym.error.DependencyNotInstalled as exc:
         raise _needs_extra(env_id, str(exc)) from None
-    except TypeError as exc:  # a keyword argument the environment's constructor refuses
+    except ImportError as exc:  # a registered entry point whose module does not import
+        raise UsageError(
+            f"environment {env_id!r} cannot be made: its entry point does not import "
+            f"({_one_line(exc)})"
+        ) from None
+    except (TypeError, ValueError) as exc:  # an argument the environment's constructor refuses
         if not kwargs:
             raise
+        detail = str(exc).splitlines()[0] if isinstance(exc, TypeError) else _one_line(exc)
         raise UsageError(
-            f"environment {env_id!r} refuses its env_kwargs {sorted(kwargs)}: "
-            + str(exc).splitlines()[0]
+            f"environment {env_id!r} refuses its env_kwargs {sorted(kwargs)}: {detail}"
         ) from None
+
+
+def _one_line(exc: BaseException) -> str:
+    """``TypeName: the first line of the message``."""
+    text = str(exc).strip()
+    return type(exc).__name__ + (f": {text.splitlines()[0]}" if text else "")

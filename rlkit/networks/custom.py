@@ -66,7 +66,7 @@ def build_model(
     if seed is not None:
         keras.utils.set_random_seed(seed)
     try:
-        model = source(observation_space, action_space)
+        model = source(observation_space, _python_ints(action_space))
     except UsageError:
         raise
     except Exception as exc:  # the user's builder: whatever it raises is one line here
@@ -76,6 +76,20 @@ def build_model(
     if not isinstance(model, keras.Model):
         raise UsageError(f"the {key} builder returned {type(model).__name__}, not a keras.Model")
     return model
+
+
+def _python_ints(space: Any) -> Any:
+    """A copy of a ``Discrete`` space whose ``n`` and ``start`` are Python ints (gymnasium
+    keeps numpy int64s, which Keras 3 refuses as ``units``): a builder may write
+    ``keras.layers.Dense(action_space.n)`` as users do. Other spaces as they are."""
+    import copy
+
+    n = getattr(space, "n", None)
+    if type(space).__name__ != "Discrete" or isinstance(n, int):
+        return space
+    same = copy.copy(space)
+    same.n, same.start = int(space.n), int(space.start)
+    return same
 
 
 def _batch_shape(shape: tuple) -> str:
@@ -296,7 +310,8 @@ def network_source(key: str, named: str, given: Any) -> Any:
         return resolve_builder(named, key)
     if given is None or isinstance(given, str):
         raise UsageError(
-            f"this agent was made with a {key} of your own (a Python object): give it "
+            f"this agent was made with {'an' if key[0] in 'aeiou' else 'a'} {key} of your own "
+            "(a Python object): give it "
             f"again, e.g. rlkit.load(path, {key}=build)"
         )
     return given

@@ -225,6 +225,22 @@ def latest_checkpoint(folder: RunFolder) -> Path:
     return checkpoints_newest_first(folder)[0]
 
 
+def load_newest_checkpoint_model(folder: RunFolder, tries: int = 5) -> tuple[Agent, Path]:
+    """The agent of the run's newest complete checkpoint, and its model folder, read while
+    the run may still be training: a checkpoint pruned between choosing and loading it is
+    passed over for the newest again (a corrupt one that stays is an error)."""
+    from rlkit.agents.base import load
+
+    for attempt in range(tries):
+        model_dir = checkpoint_model_dir(latest_checkpoint(folder))
+        try:
+            return load(model_dir), model_dir
+        except UsageError:
+            if model_dir.parent.is_dir() or attempt == tries - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
 def checkpoint_model_dir(checkpoint: Path) -> Path:
     """The agent folder inside a checkpoint (``rlkit.load`` reads it)."""
     return Path(checkpoint) / MODEL_DIR

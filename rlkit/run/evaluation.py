@@ -2,20 +2,87 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
+
+from rlkit.core.errors import UsageError
 
 
 def evaluate(agent, env, episodes: int = 10, seed: int | None = None) -> tuple[float, float]:
     """Mean and standard deviation of the return of ``episodes`` greedy episodes.
 
+    ``env``: an environment, or its id (made with :func:`rlkit.make_env`, for evaluation).
     ``seed`` seeds the first reset (later resets continue the env's generator).
     """
+    env = env_of(env, training=False)
+    check_fits(agent, env)
+    if isinstance(episodes, bool) or not isinstance(episodes, int | np.integer) or episodes <= 0:
+        raise UsageError(f"episodes must be a positive whole number, got {episodes!r}")
     returns = episode_returns(agent, env, episodes, seed)
     return float(np.mean(returns)), float(np.std(returns))
 
 
-def episode_returns(agent, env, episodes: int, seed: int | None = None) -> list[float]:
-    """Returns of ``episodes`` greedy episodes (``agent.act(obs, explore=False)``)."""
+def env_of(env: Any, training: bool = True) -> Any:
+    """``env`` itself, or the environment an id names (``"CartPole-v1"``), as SB3 takes."""
+    if isinstance(env, str):
+        from rlkit.envs.make import make_env
+
+        return make_env(env, training=training)
+    return env
+
+
+def _shape_of(description: Any) -> Any:
+    """A space's description without its bounds (an agent works on any Box of its shape
+    and dtype)."""
+    if isinstance(description, dict):
+        return {k: _shape_of(v) for k, v in description.items() if k not in ("low", "high")}
+    if isinstance(description, list):
+        return [_shape_of(v) for v in description]
+    return description
+
+
+def check_fits(agent: Any, env: Any) -> None:
+    """UsageError when ``env``'s spaces (a vector env's: one sub-environment's) are not the
+    ones ``agent`` was made for (as Stable-Baselines3 checks): not a numpy reshape error
+    deep in acting."""
+    from rlkit.core.spaces import space_to_dict
+
+    for kind in ("observation_space", "action_space"):
+        mine = getattr(agent, kind, None)
+        theirs = getattr(env, f"single_{kind}", getattr(env, kind, None))
+        if mine is None or theirs is None:
+            continue
+        try:
+            same = _shape_of(space_to_dict(mine)) == _shape_of(space_to_dict(theirs))
+        except Exception:  # a space rlkit does not describe: leave it to the agent
+            continue
+        if not same:
+            name = kind.replace("_", " ")
+            raise UsageError(
+                f"the agent was made for another {name} ({mine}) than this environment's "
+                f"({theirs}); train and evaluate it on the environment it was made for"
+            )
+
+
+class EvaluationStopped(Exception):
+    """A stop was requested (Ctrl-C) in the middle of an evaluation: it was abandoned."""
+
+
+def episode_returns(
+    agent,
+    env,
+    episodes: int,
+    seed: int | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> list[float]:
+    """Returns of ``episodes`` greedy episodes (``agent.act(obs, explore=False)``).
+
+    ``should_stop``: asked before every step; when it says True the evaluation is abandoned
+    (:class:`EvaluationStopped`), so that Ctrl-C stops a run after the current step even
+    while it evaluates.
+    """
     if episodes <= 0:
         raise ValueError(f"episodes must be > 0, got {episodes}")
     returns = []
@@ -23,6 +90,8 @@ def episode_returns(agent, env, episodes: int, seed: int | None = None) -> list[
     for _ in range(episodes):
         total, done = 0.0, False
         while not done:
+            if should_stop is not None and should_stop():
+                raise EvaluationStopped
             obs, reward, terminated, truncated, _ = env.step(agent.act(obs, explore=False))
             total += float(reward)
             done = terminated or truncated

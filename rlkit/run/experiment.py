@@ -29,11 +29,12 @@ from typing import Any
 from rlkit.config.run import RunConfig
 from rlkit.core import seeding
 from rlkit.core.errors import UsageError
-from rlkit.run.folder import RunFolder
+from rlkit.run.folder import RunFolder, first_missing, remove_made_folders
 from rlkit.run.plan import RunPlan, make_envs, plan, variant_name
 
 __all__ = [
-    "DIVERGED", "FAILED", "FINISHED", "INTERRUPTED", "RunPlan", "RunResult", "drive", "finish",
+    "DIVERGED", "FAILED", "FINISHED", "INTERRUPTED", "RunPlan", "RunResult", "check", "drive",
+    "finish",
     "make_envs", "plan", "resume", "run", "start", "variant_name",
 ]  # fmt: skip
 
@@ -98,24 +99,46 @@ def start(
             f"buffer_size ({config.buffer_size}) must hold one step of all "
             f"{settings.num_envs} environments"
         )
+    made = first_missing(Path(out) if run_dir is None else Path(run_dir))
     if run_dir is None:
         folder = RunFolder.create(out, run_plan.variant, settings.env, settings.seed)
     else:
         folder = RunFolder.create_at(run_dir)
-    folder.lock()  # until the trainer is closed
     try:
+        folder.lock()  # until the trainer is closed
         from rlkit.core.quiet import import_tensorflow_quietly
 
         import_tensorflow_quietly()
         agent = spec.load_class().from_env(env, seed=settings.seed, config=config)
-    except MemoryError:
-        folder.remove()  # it holds nothing yet
-        raise UsageError("not enough memory for this agent (is buffer_size too large?)") from None
-    except BaseException:
+        folder.write_config(settings, agent.config)  # as resolved by the agent (presets)
+        return _trainer(agent, env, settings, folder, tensorboard)
+    except BaseException as exc:
+        # nothing written stays: the run folder goes, and the folders above it this call
+        # made (an --out that was there before is kept, with what it held)
         folder.remove()
+        remove_made_folders(folder.path, made)
+        if isinstance(exc, MemoryError):
+            raise UsageError(
+                "not enough memory for this agent (is buffer_size too large?)"
+            ) from None
         raise
-    folder.write_config(settings, agent.config)  # as resolved by the agent (presets)
-    return _trainer(agent, env, settings, folder, tensorboard)
+
+
+def check(run_plan: RunPlan) -> None:
+    """What :func:`start` checks, without making a run folder: the environment and its
+    spaces, and the agent built on them (its networks, a builder of one's own). Sweeps and
+    tunes call it before any trial starts; UsageError in one line."""
+    settings, spec, config = run_plan.settings, run_plan.spec, run_plan.agent_config
+    env = make_envs(settings, spec)
+    try:
+        from rlkit.core.quiet import import_tensorflow_quietly
+
+        import_tensorflow_quietly()
+        spec.load_class().from_env(env, seed=settings.seed, config=config)
+    except MemoryError:
+        raise UsageError("not enough memory for this agent (is buffer_size too large?)") from None
+    finally:
+        env.close()
 
 
 def _trainer(agent, env, settings: RunConfig, folder: RunFolder, tensorboard: bool):
@@ -168,7 +191,14 @@ def drive(
                 f"Continue with: rlkit resume {run_dir}"
             )
             return RunResult(run_dir, INTERRUPTED, history, message)
-        return finish(trainer, settings)
+        try:
+            return finish(trainer, settings)
+        except KeyboardInterrupt:  # Ctrl-C in the final evaluation: the checkpoint is whole
+            message = (
+                f"stopped in the final evaluation at step {history.steps}; training is "
+                f"complete and checkpointed. Finish with: rlkit resume {run_dir}"
+            )
+            return RunResult(run_dir, INTERRUPTED, history, message)
     except TrainingDiverged as exc:
         if folder.has_checkpoints():
             message = f"training stopped: {exc}; checkpoints in {folder.checkpoints_dir}"
@@ -207,7 +237,7 @@ def finish(trainer, settings: RunConfig) -> RunResult:
     }  # fmt: skip
     n = settings.eval_episodes
     played = episodes_phrase(n, agent.evaluation_epsilon)
-    headline = f"eval return {_score(mean, std, n)} over {played}"
+    line = f"eval return {_score(mean, std, n)} over {played}"
     if trainer.state.best_step is not None:
         best = load(folder.best_dir)
         best_mean, best_std = evaluate(
@@ -219,21 +249,33 @@ def finish(trainer, settings: RunConfig) -> RunResult:
             "eval_return_mean": best_mean,
             "eval_return_std": best_std,
         }
-        headline = (
-            f"eval return {_score(best_mean, best_std, n)} over {played} (best "
-            f"model, step {trainer.state.best_step}, in best/; final model "
-            f"{_score(mean, std, n)}, in model/)"
-        )
+        line = headline((mean, std), (best_mean, best_std), trainer.state.best_step, n, played)
     folder.write_summary(summary)
     if history.episode_returns:  # the learning curve, as `rlkit plot RUN_DIR` draws it
         from rlkit.run.plotting import plot_runs
 
         plot_runs([run_dir], folder.curves_path)
     message = (
-        f"{variant} {settings.env}: {headline} after {history.steps} steps "
+        f"{variant} {settings.env}: {line} after {history.steps} steps "
         f"({summary['steps_per_second']:.0f} steps/s); saved to {run_dir}"
     )
     return RunResult(run_dir, FINISHED, history, message, summary, agent.report(trainer.env))
+
+
+def headline(
+    final: tuple[float, float], best: tuple[float, float], best_step: int, episodes: int,
+    played: str,
+) -> str:  # fmt: skip
+    """The final line's figures: the model that scored higher on the same fresh episodes
+    first (the final one on a tie: ``model/``, what ``rlkit evaluate RUN`` plays), the
+    other in brackets."""
+    final_text = _score(*final, episodes)
+    best_text = _score(*best, episodes)
+    if final[0] >= best[0]:
+        return (f"eval return {final_text} over {played} (final model, in model/; best model, "
+                f"step {best_step}, in best/: {best_text})")  # fmt: skip
+    return (f"eval return {best_text} over {played} (best model, step {best_step}, in best/; "
+            f"final model {final_text}, in model/)")  # fmt: skip
 
 
 def _score(mean: float, std: float, episodes: int) -> str:

@@ -59,6 +59,7 @@ class RunFolder:
     def __init__(self, path: str | os.PathLike) -> None:
         self.path = Path(path)
         self._lock = None  # the open lock file while this process holds the run
+        self._lock_made = False  # whether taking the lock made the file
 
     def __repr__(self) -> str:
         return f"RunFolder({str(self.path)!r})"
@@ -126,15 +127,24 @@ class RunFolder:
         shutil.rmtree(self.path, ignore_errors=True)
 
     # -- one process at a time ---------------------------------------------------------------
-    def lock(self) -> None:
+    def lock(self, announce: bool = True) -> None:
         """Hold the run for this process until :meth:`unlock` (or its end, however it ends:
         the lock is an ``flock`` the kernel drops with the process). UsageError when another
-        process holds it."""
+        process holds it. ``announce``: write this process's id into the lock file now
+        (else :meth:`announce` does, once the work really starts: a command refused after
+        taking the lock then leaves the file as it was)."""
         import fcntl
 
         if self._lock is not None:
             return
-        handle = open(self.path / LOCK_FILE, "a+")  # noqa: SIM115 - kept open while held
+        self._lock_made = not (self.path / LOCK_FILE).exists()
+        try:
+            handle = open(self.path / LOCK_FILE, "a+")  # noqa: SIM115 - kept open while held
+        except OSError as exc:  # a read-only filesystem, a folder of another user
+            raise UsageError(
+                f"cannot write to run folder {self.path}: {exc.strerror}; a run is trained "
+                "where it can write (copy the folder somewhere writable)"
+            ) from None
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
@@ -145,16 +155,27 @@ class RunFolder:
                 f"{self.path} is in use by another rlkit process (pid {holder}); "
                 "wait for it to finish or stop it first"
             ) from None
-        handle.seek(0)
-        handle.truncate()
-        handle.write(f"{os.getpid()}\n")
-        handle.flush()
         self._lock = handle
+        if announce:
+            self.announce()
 
-    def unlock(self) -> None:
+    def announce(self) -> None:
+        """Write this process's id into the lock it holds (what another process, refused,
+        names)."""
+        if self._lock is not None:
+            self._lock.seek(0)
+            self._lock.truncate()
+            self._lock.write(f"{os.getpid()}\n")
+            self._lock.flush()
+
+    def unlock(self, refused: bool = False) -> None:
+        """Let go of the run. ``refused``: the command did nothing, so a lock file this
+        process made is removed too (nothing written)."""
         if self._lock is not None:
             self._lock.close()  # (closing drops the flock)
             self._lock = None
+            if refused and self._lock_made:
+                (self.path / LOCK_FILE).unlink(missing_ok=True)
 
     def remove_unfinished_writes(self) -> list[Path]:
         """Delete what a process that died while writing left behind: temporary checkpoint
@@ -292,8 +313,19 @@ class RunFolder:
             oldest_kept = done[-keep]
             for old in self.checkpoint_dirs():
                 if old < oldest_kept:
-                    shutil.rmtree(old, ignore_errors=True)
+                    self._remove_checkpoint(old)
         return self.checkpoint_dirs()
+
+    def _remove_checkpoint(self, checkpoint: Path) -> None:
+        """Take ``checkpoint`` out of the index in one rename (to a hidden name
+        :meth:`remove_unfinished_writes` knows), then delete its files: a reader never sees
+        a ``step-<N>`` folder half deleted."""
+        hidden = checkpoint.with_name(f".{checkpoint.name}.pruned-{os.getpid()}")
+        try:
+            checkpoint.rename(hidden)
+        except OSError:  # gone already (another process pruned it)
+            return
+        shutil.rmtree(hidden, ignore_errors=True)
 
     def set_aside(self, checkpoint: Path) -> Path:
         """Rename a checkpoint that did not load to ``<name>.unusable``: out of the index
@@ -331,3 +363,33 @@ def save_agent_atomically(agent, path: Path) -> Path:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return path
+
+
+def first_missing(path: Path) -> Path | None:
+    """The topmost folder of ``path`` (``path`` itself included) that does not exist yet:
+    what making ``path`` will create. None when ``path`` is there already."""
+    path = Path(path).absolute()
+    if path.exists():
+        return None
+    top = path
+    while not top.parent.exists():
+        top = top.parent
+    return top
+
+
+def remove_made_folders(path: Path, made: Path | None) -> None:
+    """Remove the now empty folders from ``path``'s parent up to ``made`` (what
+    :func:`first_missing` said a call would create); a folder that holds anything is
+    kept, and so is every folder above ``made``."""
+    if made is None:
+        return
+    path = Path(path).absolute()
+    for folder in [path, *path.parents]:
+        if not folder.is_relative_to(made):
+            return
+        try:
+            folder.rmdir()  # only when empty
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return

@@ -127,6 +127,10 @@ class Trainer:
         """Ask the loop to stop after the current step (safe from a signal handler)."""
         self._stop.set()
 
+    def stop_requested(self) -> bool:
+        """Has a stop been asked for (an evaluation in progress abandons itself)?"""
+        return self._stop.is_set()
+
     def run(self, total_steps: int, max_episodes: int | None = None) -> TrainHistory:
         """Train until the agent's step count (``agent.num_steps``) reaches ``total_steps``
         (or ``max_episodes`` episodes of this trainer end), then call the hooks' ``on_end``
@@ -310,6 +314,12 @@ def train(
     """
     import contextlib
 
+    from rlkit.run.evaluation import check_fits, env_of
+
+    if isinstance(steps, bool) or not isinstance(steps, int | np.integer) or steps <= 0:
+        raise UsageError(f"steps must be a positive whole number, got {steps!r}")
+    env = env_of(env)
+    check_fits(agent, env)
     callbacks = [callback] if callback else []
     bar = contextlib.nullcontext()
     if progress:

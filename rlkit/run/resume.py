@@ -9,19 +9,20 @@ index once, newest first, passing over checkpoints that do not load.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from rlkit.config.options import make_config
 from rlkit.config.run import RunConfig
 from rlkit.core import seeding, structure
 from rlkit.core.errors import UsageError
 from rlkit.run.checkpoint import (
+    checkpoint_model_dir,
     checkpoints_newest_first,
     load_newest_usable,
     read_checkpoint_summary,
 )
-from rlkit.run.folder import RunFolder
+from rlkit.run.folder import CONFIG_FILE, RunFolder
 from rlkit.run.loop import Trainer
 from rlkit.run.state import LoopState, TrainHistory
 
@@ -35,16 +36,26 @@ def resume_run(run_dir: str | Path, steps: int | None = None, episodes: int | No
     stopped before ``summary.json`` is returned as is: ``drive`` only finishes it.
     """
     folder = RunFolder.open(run_dir)
-    run, _ = folder.read_config()
-    folder.lock()  # until the trainer is closed: one process trains a run at a time
+    run, agent_table = folder.read_config()
+    # until the trainer is closed: one process trains a run at a time (its id written
+    # once the checks pass: a refused resume leaves the folder as it was)
+    folder.lock(announce=False)
     try:
-        return _resume_locked(folder, run, steps, episodes)
+        resumed = _resume_locked(folder, run, steps, episodes, agent_table)
     except BaseException:
-        folder.unlock()
+        folder.unlock(refused=True)
         raise
+    folder.announce()
+    return resumed
 
 
-def _resume_locked(folder: RunFolder, run: RunConfig, steps: int | None, episodes: int | None):
+def _resume_locked(
+    folder: RunFolder,
+    run: RunConfig,
+    steps: int | None,
+    episodes: int | None,
+    agent_table: dict[str, Any] | None = None,
+):
     folder.remove_unfinished_writes()  # of a process killed while writing
     candidates = checkpoints_newest_first(folder)
     saved, skipped = _newest_readable(candidates)
@@ -53,6 +64,7 @@ def _resume_locked(folder: RunFolder, run: RunConfig, steps: int | None, episode
             f"{candidates[len(skipped)]} holds a {saved['agent']} agent but {folder.path} is "
             f"a {run.agent} run"
         )
+    check_config_matches(folder, run, agent_table or {}, candidates[len(skipped)])
     for name, value in (("steps", steps), ("episodes", episodes)):
         if value is not None and value < (1 if name == "steps" else 0):
             raise UsageError(f"--{name} must be a positive number, got {value}")
@@ -61,11 +73,12 @@ def _resume_locked(folder: RunFolder, run: RunConfig, steps: int | None, episode
             f"{folder.path} is already at step {saved['step']}; --steps is the total to train "
             f"to: pass more than {saved['step']} to go on"
         )
-    run = replace(
-        run,
-        steps=run.steps if steps is None else steps,
-        episodes=run.episodes if episodes is None else episodes,
-    )
+    raised = {"steps": steps, "episodes": episodes}
+    try:  # checked as a new run's are (a range, num_envs within the steps)
+        run = make_config(RunConfig, {k: v for k, v in raised.items() if v is not None}, base=run)
+    except UsageError as exc:
+        raise UsageError(str(exc).replace("for steps", "for --steps").replace(
+            "for episodes", "for --episodes")) from None  # fmt: skip
     # A run stopped after its last checkpoint but before summary.json (its final evaluation
     # was interrupted) is resumed with nothing left to train: drive() only finishes it.
     if saved["step"] >= run.steps and folder.is_finished:
@@ -94,6 +107,68 @@ def _resume_locked(folder: RunFolder, run: RunConfig, steps: int | None, episode
         checkpoint_every=run.checkpoint_every,
     )
     return trainer, run
+
+
+def check_config_matches(
+    folder: RunFolder, run: RunConfig, agent_table: dict[str, Any], checkpoint: Path
+) -> None:
+    """UsageError naming the keys where ``config.toml`` (perhaps edited by hand) no longer
+    describes the run its checkpoint holds: an agent key, the seed, or an environment of
+    other spaces. A resume trains what the checkpoint holds, so the file would misdescribe
+    the run (and its environment would not fit the agent)."""
+    import json
+
+    from rlkit.core.spaces import space_to_dict
+
+    try:
+        meta = json.loads((checkpoint_model_dir(checkpoint) / "agent.json").read_text())
+        saved_config, saved_seed = dict(meta["config"]), meta["seed"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return  # loading the checkpoint says what is wrong with it
+    differ = [
+        f"{key} ({_shown(agent_table[key])} in {CONFIG_FILE}, {_shown(saved_config[key])} in "
+        "the checkpoint)"
+        for key in agent_table
+        if key in saved_config and _plain(agent_table[key]) != _plain(saved_config[key])
+    ]
+    if run.seed != saved_seed:
+        differ.append(f"seed ({run.seed} in {CONFIG_FILE}, {saved_seed} in the checkpoint)")
+    if not differ:  # the environment: its spaces must be the agent's
+        from rlkit.envs.make import make_env
+
+        env = make_env(run.env, **run.env_kwargs)
+        try:
+            for kind in ("observation_space", "action_space"):
+                if kind in meta and _plain(space_to_dict(getattr(env, kind))) != _plain(meta[kind]):
+                    differ.append(f"env ({run.env}'s {kind.replace('_', ' ')} is not the "
+                                  "checkpoint's)")  # fmt: skip
+                    break
+        finally:
+            env.close()
+    if differ:
+        raise UsageError(
+            f"{folder.config_path} no longer describes the run in {checkpoint.name}: it differs "
+            f"in {'; '.join(differ)}; put the file back as the run made it, or start a new run "
+            "with 'rlkit train --config FILE'"
+        )
+
+
+def _plain(value: Any) -> Any:
+    """Lists for tuples, all the way down (TOML and JSON read lists)."""
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def _shown(value: Any) -> str:
+    from rlkit.config.run import toml_value
+
+    try:
+        return toml_value(_plain(value))
+    except TypeError:
+        return repr(value)
 
 
 def resume_trainer(

@@ -88,6 +88,8 @@ class LoopState:
     best_step: int | None = None
     metrics_rows: int = 0
     seconds: float | None = None  # training time up to the checkpoint (None: not recorded)
+    #: an evaluation a stop request cut short at this step: made first thing on resume
+    eval_pending: bool = False
 
     def __post_init__(self) -> None:
         # an older rlkit's checkpoint of one environment kept plain numbers

@@ -10,6 +10,10 @@ import numpy as np
 
 from rlkit.core.errors import UsageError
 
+#: the file names a video is written to: moviepy picks the codec from the suffix (.avi,
+#: for one, has none by default); .gif through moviepy's GIF writer
+VIDEO_SUFFIXES = (".mp4", ".mkv", ".mov", ".webm", ".ogv", ".gif")
+
 
 def record_frames(
     agent,
@@ -69,12 +73,18 @@ def record_video(
             "recording video needs moviepy and pygame: from a clone of rlkit, "
             "pip install '.[video]' (or pip install moviepy pygame)"
         )
+    if Path(path).suffix.lower() not in VIDEO_SUFFIXES:
+        raise UsageError(f"cannot write video {path}: its name must end with one of "
+                         f"{', '.join(VIDEO_SUFFIXES)}")  # fmt: skip
     frames, returns = record_frames(agent, env_id, episodes, seed, env_kwargs)
     from moviepy import ImageSequenceClip
 
     clip = ImageSequenceClip(frames, fps=fps)
     try:
-        clip.write_videofile(str(path), logger=None)
+        if Path(path).suffix.lower() == ".gif":
+            clip.write_gif(str(path), logger=None)
+        else:
+            clip.write_videofile(str(path), logger=None)
     except Exception as exc:  # a missing ffmpeg codec surfaces here
         raise UsageError(f"cannot write video {path}: {exc}".splitlines()[0]) from None
     return returns

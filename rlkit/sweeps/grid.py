@@ -158,6 +158,16 @@ def split_values(text: str) -> list[str]:
     return [*items, current.strip()]
 
 
+def brackets_closed(text: str) -> bool:
+    """Every ``[`` closed by a ``]`` after it, none nested (``[64,64],[256`` is not)."""
+    depth = 0
+    for char in text:
+        depth += {"[": 1, "]": -1}.get(char, 0)
+        if depth not in (0, 1):
+            return False
+    return depth == 0
+
+
 def parse_grid(pairs: list[str]) -> dict[str, list[str]]:
     """``["lr=1e-3,3e-4", "hidden_sizes=[64,64],[256]"]`` ->
     ``{"lr": ["1e-3", "3e-4"], "hidden_sizes": ["[64,64]", "[256]"]}``; a value given
@@ -166,7 +176,8 @@ def parse_grid(pairs: list[str]) -> dict[str, list[str]]:
     for pair in pairs:
         key, sep, values = pair.partition("=")
         items = split_values(values)
-        if not sep or not key.strip() or not values.strip() or any(v == "" for v in items):
+        if (not sep or not key.strip() or not values.strip() or any(v == "" for v in items)
+                or not brackets_closed(values)):  # fmt: skip
             raise UsageError(
                 f"malformed --grid {pair!r}: expected KEY=V1,V2,..., "
                 "e.g. --grid learning_rate=1e-3,3e-4"
@@ -180,24 +191,50 @@ def parse_grid(pairs: list[str]) -> dict[str, list[str]]:
     return grid
 
 
+#: the most seeds a sweep runs (each is a whole run per configuration)
+MAX_SEEDS = 1_000
+
+
 def parse_seeds(text: str) -> list[int]:
     """``"0-9"`` -> ``[0, ..., 9]``; ``"0,3,7"`` -> ``[0, 3, 7]``; UsageError otherwise."""
     try:
         if "-" in text.strip("-"):
             first, last = (int(x) for x in text.split("-"))
+            if last - first >= MAX_SEEDS:  # (not made into a list: it may be billions)
+                raise OverflowError(last - first + 1)
             seeds = list(range(first, last + 1))
         else:
             seeds = [int(s) for s in text.split(",")]
     except ValueError:
         seeds = []
+    except OverflowError as many:
+        raise UsageError(
+            f"--seeds {text!r} asks for {many.args[0]:,} seeds: at most {MAX_SEEDS:,} (each is a "
+            "whole run of every configuration)"
+        ) from None
     if not seeds or any(not 0 <= s < 2**32 for s in seeds):
         raise UsageError(f"bad --seeds {text!r}: expected e.g. 0-9 or 0,3,7 (each in [0, 2**32))")
+    if len(seeds) > MAX_SEEDS:
+        raise UsageError(f"--seeds {text!r} gives {len(seeds):,} seeds: at most {MAX_SEEDS:,}")
     twice = sorted({s for s in seeds if seeds.count(s) > 1})
     if twice:
         raise UsageError(
             f"--seeds {text!r} gives seed {twice[0]} twice: two trials would share a run folder"
         )
     return seeds
+
+
+def check_cpus(cpus_per_trial: float, address: str | None) -> None:
+    """On a cluster started here (no ``--address``), a trial that asks for more CPUs than
+    the machine has would never start (Ray waits for them, silently): UsageError."""
+    import os
+
+    cpus = os.cpu_count() or 1
+    if address is None and cpus_per_trial > cpus:
+        raise UsageError(
+            f"--cpus-per-trial {cpus_per_trial:g} is more than this machine's {cpus} CPUs: no "
+            f"trial could start; give at most {cpus} (or --address of a larger Ray cluster)"
+        )
 
 
 # -- aggregation ----------------------------------------------------------------------------------

@@ -136,7 +136,7 @@ class _Reporter(Hook):
             tune.report(metrics, checkpoint=tune.Checkpoint.from_directory(pointer))
 
 
-def _progress_callback(interval: float):
+def _progress_callback(interval: float, spec: SweepSpec | None = None):
     """A Tune callback printing one line per configuration (done/running/failed, best) to
     stderr. (Tune pickles its callbacks with the experiment: it holds no stream itself.)"""
     from ray import tune
@@ -161,14 +161,15 @@ def _progress_callback(interval: float):
             self.last = now
             import sys
 
-            sys.stderr.write(progress_lines(trials) + "\n")
+            sys.stderr.write(progress_lines(trials, len(spec.seeds) if spec else None) + "\n")
             sys.stderr.flush()
 
     return Progress()
 
 
-def progress_lines(trials) -> str:
-    """``config: 3 done, 2 running, 0 failed; best final 500.0`` for each configuration."""
+def progress_lines(trials, per_config: int | None = None) -> str:
+    """``config: 3/5 done, 2 running, 0 failed; best final 500.0`` for each configuration;
+    ``per_config``: its trials in all (its seeds), started or not (default: those started)."""
     by_config: dict[str, list] = {}
     for trial in trials:
         by_config.setdefault(trial.config["trial"]["config"], []).append(trial)
@@ -178,7 +179,7 @@ def progress_lines(trials) -> str:
         finals = [t.last_result.get("final_return") for t in group if t.last_result]
         finals = [f for f in finals if f is not None]
         best = f"; best final {max(finals):.1f}" if finals else ""
-        lines.append(f"  {label}: {counts['TERMINATED']}/{len(group)} done, "
+        lines.append(f"  {label}: {counts['TERMINATED']}/{per_config or len(group)} done, "
                      f"{counts['RUNNING']} running, {counts['ERROR']} failed{best}")  # fmt: skip
     return "\n".join(lines)
 
@@ -308,7 +309,7 @@ def run_sweep(
                     failure_config=tune.FailureConfig(max_failures=max_failures),
                     checkpoint_config=tune.CheckpointConfig(num_to_keep=1),
                     verbose=0,
-                    callbacks=[_progress_callback(interval)],
+                    callbacks=[_progress_callback(interval, spec)],
                 ),
             )
         results = tuner.fit()
@@ -326,11 +327,18 @@ def run_sweep(
             + f" (the other trials' results are in {out / RESULTS_FILE})"
         )
     if unfinished:
-        raise SweepInterrupted(
-            f"sweep stopped with {len(results) - len(unfinished)} of {len(results)} trials "
-            f"finished; continue with: rlkit sweep --resume {out}"
-        )
+        raise SweepInterrupted(stopped_message(spec, len(results) - len(unfinished), out))
     return rows
+
+
+def stopped_message(spec: SweepSpec, finished: int, out: Path) -> str:
+    """What a stopped sweep says: of all its trials (Tune's results hold only those that
+    started), how many finished."""
+    total = len(spec.trials())
+    return (
+        f"sweep stopped with {finished} of {total} trial{'s' * (total != 1)} finished; "
+        f"continue with: rlkit sweep --resume {out}"
+    )
 
 
 #: the operational options of ``rlkit sweep`` and how a restored sweep's saved value reads

@@ -348,4 +348,10 @@ def _short(value: str) -> str:
         number = float(value)
     except ValueError:
         return value.replace(" ", "")
-    return f"{number:.3g}" if "." in value or "e" in value else value
+    if "." not in value and "e" not in value:
+        return value
+    for digits in range(3, 7):  # short, but never rounded onto a whole number it is not
+        text = f"{number:.{digits}g}"
+        if float(text) != round(number) or number == round(number):
+            return text
+    return repr(number)

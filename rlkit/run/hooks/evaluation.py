@@ -9,7 +9,7 @@ import numpy as np
 
 from rlkit.core import seeding
 from rlkit.core.schedules import crossed
-from rlkit.run.evaluation import episode_returns
+from rlkit.run.evaluation import EvaluationStopped, episode_returns
 from rlkit.run.hooks.base import Hook
 
 if TYPE_CHECKING:
@@ -32,15 +32,32 @@ class EvaluationHook(Hook):
         self.every = int(every)
         self.episodes = int(episodes)
 
+    def on_start(self, loop: Trainer) -> None:
+        if loop.state.eval_pending:  # cut short by a stop request: made now, as it would have
+            self.evaluate(loop)
+
     def on_step(self, loop: Trainer, before: int, info: dict[str, Any]) -> None:
         if crossed(before, loop.step, self.every):
-            info["eval"] = self.evaluate(loop)
+            result = self.evaluate(loop)
+            if result is not None:
+                info["eval"] = result
 
-    def evaluate(self, loop: Trainer) -> tuple[float, float]:
-        """Evaluate now; log it and keep the best model."""
+    def evaluate(self, loop: Trainer) -> tuple[float, float] | None:
+        """Evaluate now; log it and keep the best model. A stop request in the middle
+        abandons it (None): the agent's generators are put back as they were before it, and
+        the loop state says it is pending, so that a resume makes it exactly."""
         state, step = loop.state, loop.step
         seed = seeding.eval_seed(loop.seed, state.evaluations)
-        returns = episode_returns(loop.agent, self.env, self.episodes, seed=seed)
+        rngs = {k: rng.bit_generator.state for k, rng in loop.agent.state()["rngs"].items()}
+        try:
+            returns = episode_returns(loop.agent, self.env, self.episodes, seed=seed,
+                                      should_stop=loop.stop_requested)  # fmt: skip
+        except EvaluationStopped:
+            for name, rng in loop.agent.state()["rngs"].items():
+                rng.bit_generator.state = rngs[name]
+            state.eval_pending = True
+            return None
+        state.eval_pending = False
         mean, std = float(np.mean(returns)), float(np.std(returns))
         state.evaluations += 1
         loop.history.evaluations.append((step, mean, std))
