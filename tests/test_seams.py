@@ -217,10 +217,14 @@ def test_a_blocks_td_errors_reach_the_sampler_after_the_block(agent_class):
     agent.replay.sampler = sampler = RecordingSampler()
     obs, _ = env.reset(seed=0)
     agent.observe_first(obs)
+    env.action_space.seed(0)
     for _ in range(12):
         action = env.action_space.sample()
         obs, reward, terminated, truncated, _ = env.step(action)
         agent.observe(action, reward, obs, terminated, truncated)
+        if terminated or truncated:
+            obs, _ = env.reset()
+            agent.observe_first(obs)
     assert sampler.writes == 12
     block = agent.replay.sample(4, 3)
 

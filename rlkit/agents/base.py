@@ -75,6 +75,25 @@ class Agent:
     def update(self) -> dict[str, float] | None:
         raise NotImplementedError
 
+    def unfit_observation(self, obs, error: Exception) -> Exception:
+        """What ``act`` raises when ``obs`` failed: a UsageError in one line where its shape
+        does not fit the observation space (the error itself where the shape fits)."""
+        expected = self.observation_space.shape
+        if expected is None:  # a Dict or Tuple space
+            kind = type(self.observation_space).__name__
+            return UsageError(
+                f"this observation does not fit the agent's {kind} observation space ({error}): "
+                "give one of its structure, or a batch of them"
+            )
+        expected, shape = tuple(expected), np.shape(obs)
+        if shape == expected or shape[1:] == expected:
+            return error
+        batch = ", ".join(map(str, expected))
+        return UsageError(
+            f"an observation of shape {shape} does not fit this agent's observation space: "
+            f"expected shape {expected} or a batch [N, {batch}]"
+        )
+
     # -- the experience protocol: streams of episodes -----------------------------------------
     # Each environment is a stream of experience. An episode of a stream begins with
     # observe_first(obs); each step then brings observe(action, reward, next_obs, terminated,

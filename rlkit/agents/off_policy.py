@@ -106,7 +106,10 @@ class OffPolicyAgent(Agent):
     # -- the parts, joined -------------------------------------------------------------------
     def act(self, obs, explore: bool = True):
         """The acting rule's action for one observation, or ``N`` for a batch."""
-        return self.acting.act(obs, explore, self.num_steps)
+        try:
+            return self.acting.act(obs, explore, self.num_steps)
+        except (ValueError, IndexError, KeyError, TypeError) as exc:
+            raise self.unfit_observation(obs, exc) from None
 
     def learn(self, batch: Batch) -> dict[str, float]:
         """One block of ``K`` updates on ``batch`` (leading shape ``[K, B]``); its metrics.

@@ -186,7 +186,10 @@ class Reinforce(Agent):
         observation (an int or one action is returned) or a batch (``[N]`` / ``[N, D]``; a
         ``Dict`` or ``Tuple`` observation: its structure, ``[N, *part_shape]`` per part).
         """
-        return self.acting.act(obs, explore, self.num_steps)
+        try:
+            return self.acting.act(obs, explore, self.num_steps)
+        except (ValueError, IndexError, KeyError, TypeError) as exc:
+            raise self.unfit_observation(obs, exc) from None
 
     # -- learning ----------------------------------------------------------------------------
     def experience_memory(self) -> ReplayMemory:

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from rlkit.core.errors import UsageError
 from rlkit.replay.batch import Batch
 from rlkit.replay.nstep import n_step
 from rlkit.replay.samplers import Sampler, UniformSampler
@@ -72,11 +73,9 @@ class ReplayMemory(SavedState):
         gamma: float | None = None,
     ) -> None:
         if n_step < 1 or (n_step > 1 and gamma is None):
-            raise ValueError(f"n_step must be >= 1 (and needs gamma above 1), got {n_step}")
-        if capacity <= 0:
-            raise ValueError(f"ReplayMemory capacity must be > 0, got {capacity}")
-        if capacity >= 2**31:
-            raise ValueError(f"ReplayMemory capacity must be < 2**31, got {capacity}")
+            raise UsageError(f"n_step must be >= 1 (and needs gamma above 1), got {n_step}")
+        if not 0 < capacity < 2**31:
+            raise UsageError(f"ReplayMemory capacity must lie in [1, 2**31), got {capacity}")
         self.capacity = int(capacity)
         self.obs_shape, self.obs_dtype = obs_shape, obs_dtype
         self.obs = self._allocate(capacity)

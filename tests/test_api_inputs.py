@@ -1,0 +1,35 @@
+"""Bad input to the Python API is one line (UsageError), found by labs/bad_inputs.py (issue 40,
+item 11): an observation that does not fit the agent, a replay of no capacity."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import rlkit
+from rlkit.core.errors import UsageError
+
+
+@pytest.mark.parametrize("agent_class", ["DQN", "Reinforce"])
+def test_act_on_an_observation_of_another_shape_is_one_line(agent_class):
+    env = gym.make("CartPole-v1")
+    agent = getattr(rlkit.agents, agent_class).from_env(env, hidden_sizes=(8,))
+    with pytest.raises(UsageError, match=r"shape \(7,\) .* expected shape \(4,\) or a batch"):
+        agent.act(np.zeros(7))
+    with pytest.raises(UsageError, match=r"shape \(2, 3\)"):
+        agent.act(np.zeros((2, 3)))
+    assert np.shape(agent.act(np.zeros((3, 4), np.float32))) == (3,)  # a batch still works
+
+
+def test_ddpg_act_on_another_shape_is_one_line():
+    agent = rlkit.agents.DDPG.from_env(gym.make("Pendulum-v1"), actor_hidden_sizes=(8,),
+                                       critic_hidden_sizes=(8,))  # fmt: skip
+    with pytest.raises(UsageError, match=r"expected shape \(3,\)"):
+        agent.act(np.zeros(5))
+
+
+@pytest.mark.parametrize("capacity", [0, -3, 2**31])
+def test_a_replay_of_no_or_too_much_capacity_is_one_line(capacity):
+    with pytest.raises(UsageError, match="capacity must lie in"):
+        rlkit.ReplayMemory(capacity, (4,))
