@@ -33,3 +33,23 @@ def test_ddpg_act_on_another_shape_is_one_line():
 def test_a_replay_of_no_or_too_much_capacity_is_one_line(capacity):
     with pytest.raises(UsageError, match="capacity must lie in"):
         rlkit.ReplayMemory(capacity, (4,))
+
+
+def test_load_with_another_network_says_the_network_does_not_fit(tmp_path):
+    import keras
+
+    def small(observation_space, action_space):
+        inputs = keras.Input(observation_space.shape)
+        hidden = keras.layers.Dense(8, activation="relu")(inputs)
+        return keras.Model(inputs, keras.layers.Dense(int(action_space.n))(hidden))
+
+    def wide(observation_space, action_space):
+        inputs = keras.Input(observation_space.shape)
+        hidden = keras.layers.Dense(32, activation="relu")(inputs)
+        return keras.Model(inputs, keras.layers.Dense(int(action_space.n))(hidden))
+
+    agent = rlkit.agents.DQN.from_env(gym.make("CartPole-v1"), q_network=small)
+    agent.save(tmp_path / "a")
+    with pytest.raises(UsageError, match=r"the network given \(q_network=\) does not fit"):
+        rlkit.load(tmp_path / "a", q_network=wide)
+    assert rlkit.load(tmp_path / "a", q_network=small).config.q_network == "<python object>"

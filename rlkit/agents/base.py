@@ -323,6 +323,12 @@ class Agent:
         except UsageError:
             raise
         except Exception as exc:  # zip, shape and key errors all mean the same to the user
+            if networks and isinstance(exc, ValueError | KeyError):
+                given = ", ".join(f"{key}=" for key in networks)
+                raise UsageError(
+                    f"the network given ({given}) does not fit the weights saved in {path} "
+                    f"({exc}): give the one the agent was trained with"
+                ) from None
             raise UsageError(f"corrupt checkpoint in {path}: {type(exc).__name__}: {exc}") from None
         return agent
 
