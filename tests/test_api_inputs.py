@@ -53,3 +53,26 @@ def test_load_with_another_network_says_the_network_does_not_fit(tmp_path):
     with pytest.raises(UsageError, match=r"the network given \(q_network=\) does not fit"):
         rlkit.load(tmp_path / "a", q_network=wide)
     assert rlkit.load(tmp_path / "a", q_network=small).config.q_network == "<python object>"
+
+
+@pytest.mark.parametrize("agent_class, key", [("DQN", "q_network"), ("DDPG", "actor")])
+def test_a_plain_keras_network_of_ones_own_loads_by_itself(agent_class, key, tmp_path):
+    import keras
+
+    env = gym.make("CartPole-v1" if agent_class == "DQN" else "Pendulum-v1")
+    width = 2 if agent_class == "DQN" else 1
+
+    def build(observation_space, action_space):
+        inputs = keras.Input(observation_space.shape)
+        hidden = keras.layers.Dense(8, activation="relu")(inputs)
+        return keras.Model(inputs, keras.layers.Dense(width)(hidden))
+
+    agent = getattr(rlkit.agents, agent_class).from_env(env, seed=1, **{key: build})
+    rlkit.train(agent, env, steps=50)
+    agent.save(tmp_path / "a")
+    assert (tmp_path / "a" / f"{key}.keras").is_file()
+    loaded = rlkit.load(tmp_path / "a")  # no builder given
+    probe = np.random.default_rng(0).normal(size=(4, *env.observation_space.shape))
+    probe = probe.astype(np.float32)
+    np.testing.assert_allclose(loaded.act(probe, explore=False), agent.act(probe, explore=False),
+                               rtol=1e-5)  # fmt: skip

@@ -56,11 +56,15 @@ def test_any_other_model_acts_through_one_compiled_call_and_learns(env):
         np.testing.assert_array_equal(target.numpy(), online.numpy())  # copied at step 400
 
 
-def test_a_model_instance_gets_a_cloned_target_and_save_load_needs_the_builder(env, tmp_path):
+def test_a_model_instance_gets_a_cloned_target_and_save_load_needs_no_builder(env, tmp_path):
     agent = rlkit.agents.DQN.from_env(env, q_network=mlp(env.observation_space,
                                                           env.action_space), **SMALL)  # fmt: skip
     rlkit.train(agent, env, steps=300)
     agent.save(tmp_path / "a")
+    obs = np.ones((2, 4), np.float32)
+    by_itself = rlkit.load(tmp_path / "a")  # a plain Keras model: kept in Keras' format
+    np.testing.assert_array_equal(by_itself.q_values(obs), agent.q_values(obs))
+    (tmp_path / "a" / "q_network.keras").unlink()  # without it, the builder is given again
     with pytest.raises(UsageError, match=r"give it again, e.g. rlkit.load\(path, q_network="):
         rlkit.load(tmp_path / "a")
     loaded = rlkit.load(tmp_path / "a", q_network=mlp)

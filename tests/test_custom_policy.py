@@ -122,6 +122,8 @@ def test_save_and_load_need_the_builder_given_again(env, tmp_path):
     agent = rlkit.agents.Reinforce.from_env(env, policy=layer_norm, baseline=value)
     rlkit.train(agent, env, steps=200)
     agent.save(tmp_path / "a")
+    assert rlkit.load(tmp_path / "a", baseline=value).config.policy == "<python object>"
+    (tmp_path / "a" / "policy.keras").unlink()  # (a plain Keras policy is kept in its format)
     with pytest.raises(UsageError, match=r"give it again, e.g. rlkit.load\(path, policy="):
         rlkit.load(tmp_path / "a", baseline=value)
     with pytest.raises(UsageError, match=r"give it again, e.g. rlkit.load\(path, baseline="):

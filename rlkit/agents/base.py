@@ -288,8 +288,16 @@ class Agent:
             "seed": self.seed,
             "num_steps": self.num_steps,
         }
+        for key, model in self.python_networks().items():
+            _save_keras_model(model, path / f"{key}{KERAS_SUFFIX}")
         atomic_write_bytes(path / AGENT_FILE, json.dumps(meta, indent=2).encode())
         return path
+
+    def python_networks(self) -> dict[str, Any]:
+        """``{config key: keras.Model}``: the networks given as Python objects (the config
+        records them as ``"<python object>"``); :meth:`save` keeps each in Keras' own format
+        where Keras can, so that :meth:`load` needs no builder for them."""
+        return {}
 
     @classmethod
     def load(cls, path: str | os.PathLike, **networks):
@@ -310,6 +318,7 @@ class Agent:
         if cls is not Agent and agent_name != cls.name:
             raise UsageError(f"{path} holds a {agent_name} agent, not {cls.name}")
         agent_class = cls if cls is not Agent else _agent_class(agent_name)
+        networks = {**_saved_keras_models(path, meta.get("config", {}), networks), **networks}
         try:
             agent = agent_class(
                 space_from_dict(meta["observation_space"]),
@@ -353,6 +362,37 @@ class Agent:
         from rlkit.agents.export import export
 
         return export(self, path, format, **options)
+
+
+KERAS_SUFFIX = ".keras"
+
+
+def _save_keras_model(model: Any, file: Path) -> None:
+    """``model`` in Keras' format at ``file`` (atomically), where Keras can save it (a model
+    with layers of one's own that do not serialise is left out: its builder is then given
+    again to load)."""
+    tmp = file.with_name(f".{file.name}.tmp{KERAS_SUFFIX}")
+    try:
+        model.save(tmp)
+    except Exception:  # Keras cannot serialise it: the builder is needed to load, as before
+        tmp.unlink(missing_ok=True)
+        return
+    os.replace(tmp, file)
+
+
+def _saved_keras_models(path: Path, config: dict, given: dict) -> dict[str, Any]:
+    """The Keras models :meth:`Agent.save` kept for networks given in Python and not given
+    again now."""
+    from rlkit.networks.custom import GIVEN_IN_PYTHON
+
+    found = {}
+    for key, value in config.items():
+        file = path / f"{key}{KERAS_SUFFIX}"
+        if value == GIVEN_IN_PYTHON and key not in given and file.is_file():
+            import keras
+
+            found[key] = keras.models.load_model(file, compile=False)
+    return found
 
 
 def _agent_class(name: str) -> type[Agent]:

@@ -98,6 +98,10 @@ class DDPG(OffPolicyAgent):
         if unused:  # (an old run's saved config may hold them: it still loads)
             warnings.warn(unused, RlkitWarning, stacklevel=2)
 
+    def python_networks(self) -> dict:
+        models = {"actor": self.learner.actor.model, "critic": self.learner.critics[0].model}
+        return {k: m for k, m in models.items() if getattr(self.config, k) == GIVEN_IN_PYTHON}
+
     def replay_class(self) -> type[ReplayMemory]:
         """One array per part for Dict and Tuple observations (:class:`StructuredReplay`)."""
         return StructuredReplay if self.obs_format.parts else ReplayMemory

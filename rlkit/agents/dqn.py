@@ -103,6 +103,11 @@ class DQN(OffPolicyAgent):
                                cfg.eval_epsilon, self.eval_rng, self._action_start)  # fmt: skip
         return Parts(learner, acting, ((), np.int64))
 
+    def python_networks(self) -> dict:
+        if self.config.q_network == GIVEN_IN_PYTHON:
+            return {"q_network": self.learner.q.model}
+        return {}
+
     def value_head(self) -> ValueHead:
         """What the network outputs per action: one Q-value (a distribution for C51 and
         QR-DQN, :mod:`rlkit.agents.distributional`)."""

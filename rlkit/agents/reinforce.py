@@ -167,6 +167,12 @@ class Reinforce(Agent):
         """How many times the update graph was traced (1 after any number of updates)."""
         return self.learner.tracing_count
 
+    def python_networks(self) -> dict:
+        """The policy given in Python (a baseline given in Python is given again to load)."""
+        if self.config.policy == GIVEN_IN_PYTHON:
+            return {"policy": self.learner.policy_network.model}
+        return {}
+
     def returns(self, batch: Batch) -> tuple[np.ndarray, int]:
         """Returns-to-go ``[T]`` of ``batch`` and its number of segments (see
         :meth:`ReinforceLearner.returns`: open ends bootstrap from ``V`` with the baseline)."""
