@@ -280,13 +280,21 @@ def test_evaluate_and_plot_commands(capsys, tmp_path):
     assert status == 2
 
 
-@pytest.mark.skipif(
-    __import__("importlib").util.find_spec("moviepy") is not None, reason="moviepy installed"
-)
-def test_video_without_moviepy_is_a_clear_error(capsys, tmp_path):
+def test_video_without_moviepy_is_a_clear_error(capsys, tmp_path, monkeypatch):
     run_dir = train_run(capsys, tmp_path, "--steps", "200")
+    # moviepy as if not installed (the test extra installs it): not found, not importable
+    import importlib.util
+
+    real_find_spec = importlib.util.find_spec
+
+    def find_spec(name, *args):
+        return None if name == "moviepy" else real_find_spec(name, *args)
+
+    monkeypatch.setattr(importlib.util, "find_spec", find_spec)
+    monkeypatch.setitem(sys.modules, "moviepy", None)
     status, _, err = cli(capsys, "evaluate", run_dir, "--video", tmp_path / "out.mp4")
     assert status == 2 and "moviepy" in err
+    assert not (tmp_path / "out.mp4").exists()
 
 
 def test_callbacks_can_stop_early_and_log_custom_scalars(tmp_path):
