@@ -5,6 +5,8 @@ import importlib
 
 import pytest
 
+pytestmark = [pytest.mark.labs]
+
 
 @pytest.fixture(scope="module")
 def reference():

@@ -57,7 +57,10 @@ def test_a_run_stopped_mid_episode_resumes_to_the_uninterrupted_metrics(tmp_path
     assert stopped.metrics_path.read_text() == whole.metrics_path.read_text()
 
 
-@pytest.mark.parametrize("env_id", ["LunarLander-v3", "BipedalWalker-v3", "ALE/Pong-v5"])
+@pytest.mark.parametrize(
+    "env_id",
+    ["LunarLander-v3", "BipedalWalker-v3", pytest.param("ALE/Pong-v5", marks=pytest.mark.atari)],
+)
 def test_a_pickled_training_env_goes_on_as_the_original(env_id):
     env = make_env(env_id)
     assert isinstance(env, ResumableEnv)

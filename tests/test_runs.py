@@ -146,6 +146,7 @@ def test_metrics_csv_and_tensorboard_tags(capsys, tmp_path):
     assert (run_dir / "best" / "agent.json").is_file()
 
 
+@pytest.mark.slow
 def test_sigint_writes_a_loadable_checkpoint_and_exits_130(tmp_path):
     cmd = [sys.executable, "-m", "rlkit.cli.main", "train", "dqn", "--steps", "10000000",
            "--checkpoint-every", "0", "--out", str(tmp_path), *TINY]  # fmt: skip
@@ -166,6 +167,7 @@ def test_sigint_writes_a_loadable_checkpoint_and_exits_130(tmp_path):
     assert not list((run_dir / "checkpoints").glob(".*"))  # no temporary leftovers
 
 
+@pytest.mark.slow
 def test_sigterm_also_stops_cleanly(tmp_path):
     cmd = [sys.executable, "-m", "rlkit.cli.main", "train", "dqn", "--steps", "10000000",
            "--checkpoint-every", "0", "--out", str(tmp_path), *TINY]  # fmt: skip
@@ -361,6 +363,7 @@ def test_video_is_recorded(capsys, tmp_path):
     assert video.stat().st_size > 1000
 
 
+@pytest.mark.slow
 def test_evaluate_command_in_a_fresh_process(tmp_path, capsys):
     run_dir = train_run(capsys, tmp_path, "--steps", "200")
     result = subprocess.run(

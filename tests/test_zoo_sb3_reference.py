@@ -7,6 +7,8 @@ import pytest
 
 from rlkit.config import presets
 
+pytestmark = [pytest.mark.labs]
+
 
 @pytest.fixture(scope="module")
 def reference():
