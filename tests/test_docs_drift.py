@@ -49,14 +49,18 @@ def is_named(name: str, names: set[str]) -> bool:
 
 
 def unnamed_modules(root: Path, text: str) -> list[str]:
-    rooms = rooms_in(the_drawing(text))
+    drawing = the_drawing(text)
+    rooms = rooms_in(drawing)
     missing = []
     for path in sorted((root / "rlkit").rglob("*.py")):
         relative = path.relative_to(root / "rlkit")
-        if path.name == "__init__.py" or len(relative.parts) < 2:
+        if path.name == "__init__.py":
             continue
-        room, *folders = relative.parts[:-1]
-        names = names_in(rooms.get(room, ""))
+        if len(relative.parts) == 1:  # a module beside rlkit/__init__.py: anywhere in it
+            folders, names = [], names_in(drawing)
+        else:
+            room, *folders = relative.parts[:-1]
+            names = names_in(rooms.get(room, ""))
         if not all(is_named(name, names) for name in (*folders, path.stem)):
             missing.append(f"rlkit/{relative.as_posix()}")
     return missing
