@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = [pytest.mark.labs, pytest.mark.atari]
+
 ale_py = pytest.importorskip("ale_py")
 
 

@@ -151,6 +151,7 @@ def test_plan_resolves_like_the_cli_and_refuses_bad_values():
         experiment.plan()
 
 
+@pytest.mark.slow
 def test_experiment_run_returns_a_result_and_writes_what_the_cli_writes(tmp_path):
     from pathlib import Path
 

@@ -18,6 +18,8 @@ import rlkit  # noqa: E402
 from rlkit.cli.main import main  # noqa: E402
 from rlkit.envs.atari import make_atari  # noqa: E402
 
+pytestmark = [pytest.mark.atari]
+
 
 def cli(capsys, *args):
     status = main([str(a) for a in args])
@@ -120,6 +122,7 @@ def test_an_env_checkpointed_before_game_figures_existed_resumes():
         resumed.step(1)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("num_envs", [1, 2])
 def test_training_on_atari_logs_each_whole_game(capsys, tmp_path, num_envs):
     import csv
@@ -167,6 +170,7 @@ def test_running_r_max_follows_the_lua_rule():
     assert clipped.learner.r_max == 1.0 and clipped.replay.rewards[0] == 1.0
 
 
+@pytest.mark.slow
 def test_minatar_smoke_run_uses_its_preset(capsys, tmp_path):
     status, out, err = cli(capsys, "train", "dqn", "--env", "MinAtar/Breakout-v0", "--steps",
                            "600", "--eval-every", "300", "--eval-episodes", "2", "--quiet",
@@ -182,6 +186,7 @@ def test_minatar_smoke_run_uses_its_preset(capsys, tmp_path):
     )
 
 
+@pytest.mark.slow
 def test_making_atari_and_minatar_envs_prints_nothing():
     """No ALE banner (printed by the C++ library for every env made) and no gymnasium
     advice to use MinAtar's v1 ids (v0, all 6 actions, is the paper's setting)."""
@@ -209,6 +214,7 @@ def test_minatar_ids_without_a_preset_of_their_own_use_the_minatar_preset():
         assert plan.agent_config.learning_rate == 2.0**exponent
 
 
+@pytest.mark.slow
 def test_a_run_with_a_large_replay_says_what_each_checkpoint_writes(capsys, tmp_path):
     status, _, err = cli(capsys, "train", "dqn", "--env", "ALE/Pong-v5", "--steps", "5",
                          "--eval-every", "0", "--eval-episodes", "1", "--quiet",
@@ -262,6 +268,7 @@ class Recorder(gym.Wrapper):
         return obs, reward, terminated, truncated, info
 
 
+@pytest.mark.slow
 def test_training_stores_in_the_frame_replay_exactly_what_the_atari_env_gave():
     """End to end on Breakout (lives lost, zero-padded restarts, the replay wrapped twice):
     each transition the frame replay can sample is rebuilt into the very stacks, action,

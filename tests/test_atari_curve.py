@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+pytestmark = [pytest.mark.labs]
+
 CONFIG = """[run]
 agent = "dqn"
 env = "ALE/Breakout-v5"

@@ -8,6 +8,8 @@ import sys
 
 import pytest
 
+pytestmark = [pytest.mark.labs, pytest.mark.atari]
+
 pytest.importorskip("ale_py")
 pytest.importorskip("cv2")
 
@@ -17,6 +19,7 @@ def run_script(monkeypatch, *args: str) -> None:
     importlib.import_module("labs.atari_dopamine").main()
 
 
+@pytest.mark.slow
 def test_a_resumed_run_continues_with_dopamines_environment(monkeypatch, tmp_path, capsys):
     import rlkit.envs.atari
 

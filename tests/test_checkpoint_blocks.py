@@ -76,6 +76,7 @@ def test_a_checkpoint_writes_only_the_blocks_the_ring_changed(small_blocks, tmp_
     assert newer.replay.rng.bit_generator.state == agent.replay.rng.bit_generator.state
 
 
+@pytest.mark.slow
 def test_interrupted_and_resumed_run_with_block_checkpoints_equals_uninterrupted_run(
     small_blocks, capsys, tmp_path
 ):

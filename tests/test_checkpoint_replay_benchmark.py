@@ -5,6 +5,8 @@ import importlib
 
 import pytest
 
+pytestmark = [pytest.mark.labs, pytest.mark.atari]
+
 pytest.importorskip("ale_py")  # the atari extra: the dqn3 agent is built for an ALE env
 
 

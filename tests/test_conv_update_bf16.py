@@ -4,6 +4,8 @@ import importlib
 
 import pytest
 
+pytestmark = [pytest.mark.labs]
+
 
 @pytest.mark.parametrize("bad", [["--updates", "0"], ["--reps", "-1"]])
 def test_bad_counts_are_usage_errors(monkeypatch, capsys, bad):

@@ -57,6 +57,7 @@ def env():
 OBS = np.random.default_rng(1).normal(size=(5, 4)).astype(np.float32)
 
 
+@pytest.mark.slow
 def test_a_dense_stack_policy_acts_through_the_numpy_copy_and_follows_updates(env):
     agent = rlkit.agents.Reinforce.from_env(env, policy=policy, baseline=value)
     assert agent.policy.fast_path and agent.value.fast_path
@@ -191,6 +192,7 @@ def wide(observation_space, action_space):
 """
 
 
+@pytest.mark.slow
 def test_the_cli_takes_importable_builders_records_them_and_resumes_exactly(
     capsys, tmp_path, monkeypatch
 ):

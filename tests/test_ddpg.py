@@ -378,6 +378,7 @@ def test_gaussian_noise_scale():
 # -- the fused block, persistence, spaces --------------------------------------------------
 
 
+@pytest.mark.slow
 def test_fused_xla_block_matches_plain_graph():
     agents = [make_agent(seed=11, td3=True, jit_compile=jit) for jit in (False, True)]
     for agent in agents:
@@ -579,6 +580,7 @@ def test_cli_bad_config_value_and_config_listing(capsys, tmp_path):
     assert status == 0 and "tau = 0.005" in out and "policy_delay = 2" in out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "schedule",
     [
@@ -626,6 +628,7 @@ def _feed(agent, lengths):
     return counts
 
 
+@pytest.mark.slow
 def test_episode_unit_runs_one_update_per_step_collected_at_each_episode_end():
     """rl-zoo's train_freq [1, "episode"], gradient_steps -1 (SB3): after each episode,
     as many updates as steps that episode took; none before learning_starts."""
@@ -647,6 +650,7 @@ def test_gradient_steps_minus_one_per_step_is_train_freq_updates_a_block():
     assert _feed(agent, [25]) == [20]
 
 
+@pytest.mark.slow
 def test_trains_on_vector_envs_with_batched_acting():
     from rlkit.envs.make import make_vector_env
     from rlkit.run.loop import Trainer
@@ -661,6 +665,7 @@ def test_trains_on_vector_envs_with_batched_acting():
     assert actions.shape == (4, 1) and np.all(np.abs(actions) <= 2.0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("jit_compile", [False, True])
 def test_acting_copy_follows_each_update(jit_compile):
     agent = make_agent(seed=5, jit_compile=jit_compile, gradient_steps=3, train_freq=1)

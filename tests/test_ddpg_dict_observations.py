@@ -109,6 +109,7 @@ def changed(before, after) -> bool:
 # -- learning ------------------------------------------------------------------------------------
 # the critic's [observation, action] reaches the model in its declared structure (Keras warns
 # when it has to flatten a structure that does not match)
+@pytest.mark.slow
 @pytest.mark.filterwarnings("error:The structure of `inputs`:UserWarning")
 @pytest.mark.parametrize("td3", [False, True])
 def test_ddpg_learns_on_a_dict_env_and_replay_keeps_each_part(slides, td3):
@@ -319,6 +320,7 @@ def test_an_actor_or_critic_that_does_not_take_the_structure_is_one_line(slides,
 
 
 # -- save, load, resume --------------------------------------------------------------------------
+@pytest.mark.slow
 def test_save_and_load_with_the_builders_given_again(slides, tmp_path):
     env = gym.make("slides/GoalSlide-v0", structure="tuple")
     agent = rlkit.agents.DDPG.from_env(env, seed=4, actor=slides.actor_tuple,
@@ -354,6 +356,7 @@ COMMON = ["ddpg", "--env", ENV, "--set", "actor=slides:actor", "--set", "critic=
           "--quiet"]  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("extra", [[], ["--set", "td3=true", "--num-envs", "2"]])
 def test_the_cli_trains_a_dict_env_and_resumes_it_exactly(capsys, slides, tmp_path, extra):
     assert main(["train", *COMMON, *extra, "--steps", "300", "--out", str(tmp_path / "whole")]) == 0
@@ -380,6 +383,7 @@ def test_the_cli_refuses_the_builtin_networks_for_a_dict_env_in_one_line(capsys,
     assert not out.exists() or not any(out.iterdir())
 
 
+@pytest.mark.slow
 def test_the_docs_sketch_builds_an_actor_and_a_critic_that_learn(slides):
     import re
     from pathlib import Path

@@ -280,6 +280,7 @@ def test_vector_envs_store_each_final_obs_of_a_dict_env(goals):
                 assert next_pos[a] == pos[b] and next_goal[a] == goal[b]
 
 
+@pytest.mark.slow
 def test_a_tuple_env_learns_with_a_list_of_inputs_and_saves_and_loads(goals, tmp_path):
     env = gym.make("goals/GoalLine-v0", structure="tuple")
     agent = rlkit.agents.DQN.from_env(env, seed=2, q_network=goals.build_tuple, **SMALL)
@@ -384,6 +385,7 @@ COMMON = ["dqn", "--env", ENV, "--set", "q_network=goals:build", "--set", "learn
           "--set", "eps_anneal_fraction=0", "--set", "lr_anneal_fraction=0"]  # fmt: skip
 
 
+@pytest.mark.slow
 def test_the_cli_trains_a_dict_env_and_resumes_it_exactly(capsys, goals, tmp_path):
     import json
 

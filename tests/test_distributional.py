@@ -272,6 +272,7 @@ def test_cosine_embedding_paper_and_dopamine_indices():
     assert dist.iqn_cosine_embedding(tf.zeros([3, 8])).shape == (3, 8, 64)
 
 
+@pytest.mark.slow
 def test_ops_run_inside_xla():
     atoms = dist.categorical_atoms(-10.0, 10.0, 51)
 

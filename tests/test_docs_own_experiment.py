@@ -33,6 +33,7 @@ def mylab(tmp_path, monkeypatch):
     sys.modules.pop("mylab", None)
 
 
+@pytest.mark.slow
 def test_the_python_loop_runs_and_the_agent_comes_back(mylab):
     loop = blocks("python")[1].replace("range(5_000)", "range(400)")
     names: dict = {}
@@ -44,6 +45,7 @@ def test_the_python_loop_runs_and_the_agent_comes_back(mylab):
     assert names["agent"].num_steps == 400 and not names["agent"].q.fast_path
 
 
+@pytest.mark.slow
 def test_the_shell_command_trains_records_and_resumes(mylab, capsys):
     command = " ".join(blocks("bash")[0].replace("\\\n", " ").split())
     argv = command.split()[1:]  # drop "rlkit"

@@ -46,6 +46,7 @@ def weights_after(agent: DQN, blocks: list[Batch]) -> list[np.ndarray]:
     return [w.numpy() for w in agent.q.model.weights]
 
 
+@pytest.mark.labs
 def test_the_preset_is_the_labs_tf1_start_on_the_summed_update():
     from labs.atari_dopamine import start_like_tf1_rmsprop
 
@@ -73,6 +74,7 @@ def test_the_dqn3_optimizer_on_the_same_update_steps_hundreds_of_times_further_a
     assert keras_step > 30 * tf1_step
 
 
+@pytest.mark.labs
 @pytest.mark.parametrize("key", ["life_loss_terminal", "noop_max", "repeat_action_probability"])
 def test_the_preset_plays_dopamines_environment(key):
     from labs.atari_dopamine import DOPAMINE_ENV

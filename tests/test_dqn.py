@@ -287,6 +287,7 @@ def test_dqn_rejects_continuous_actions():
         DQN.from_env(gym.make("Pendulum-v1"))
 
 
+@pytest.mark.slow
 def test_fused_xla_block_matches_plain_graph():
     plain = DQN(OBS, ACTIONS, seed=11, **{**SMALL, "jit_compile": False})
     xla = DQN(OBS, ACTIONS, seed=11, **{**SMALL, "jit_compile": True})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 
+import pytest
 from click.testing import CliRunner
 
 from rlkit.cli.main import cli as click_cli
@@ -19,6 +20,7 @@ def run(capsys, *args):
     return status, out, err
 
 
+@pytest.mark.slow
 def test_evaluate_defaults_to_the_runs_own_eval_episodes(capsys, tmp_path):
     status, _, err = run(capsys, "train", "dqn", "--out", tmp_path, "--eval-episodes", "3", *TINY)
     assert status == 0, err

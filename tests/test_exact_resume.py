@@ -46,7 +46,13 @@ def train(tmp_path, name: str, argv: list[str]):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("family", sorted(FAMILIES))
+@pytest.mark.parametrize(
+    "family",
+    [
+        pytest.param(f, marks=pytest.mark.atari) if f in ("ale", "minatar") else f
+        for f in sorted(FAMILIES)
+    ],
+)
 def test_a_run_stopped_mid_episode_resumes_to_the_uninterrupted_metrics(tmp_path, family):
     argv = [*FAMILIES[family], "--eval-every", "250", "--checkpoint-every", "250"]
     whole = train(tmp_path, "whole", [*argv, "--steps", "500"])
@@ -57,7 +63,10 @@ def test_a_run_stopped_mid_episode_resumes_to_the_uninterrupted_metrics(tmp_path
     assert stopped.metrics_path.read_text() == whole.metrics_path.read_text()
 
 
-@pytest.mark.parametrize("env_id", ["LunarLander-v3", "BipedalWalker-v3", "ALE/Pong-v5"])
+@pytest.mark.parametrize(
+    "env_id",
+    ["LunarLander-v3", "BipedalWalker-v3", pytest.param("ALE/Pong-v5", marks=pytest.mark.atari)],
+)
 def test_a_pickled_training_env_goes_on_as_the_original(env_id):
     env = make_env(env_id)
     assert isinstance(env, ResumableEnv)

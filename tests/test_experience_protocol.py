@@ -144,6 +144,7 @@ def manual_run(agent, env, steps, whole: bool):
                 agent.observe_first(obs)
 
 
+@pytest.mark.slow
 def test_six_value_observe_and_the_protocol_and_the_trainer_learn_the_same():
     agents = [DQN.from_env(gym.make("CartPole-v1"), seed=3, **SMALL) for _ in range(3)]
     manual_run(agents[0], gym.make("CartPole-v1"), 300, whole=True)
@@ -259,6 +260,7 @@ def test_an_agent_of_one_environment_refuses_a_batch():
     assert agent.num_steps == 0
 
 
+@pytest.mark.slow
 def test_ddpg_acts_on_loaded_weights_after_a_block_run_by_hand():
     from rlkit.agents import DDPG
 

@@ -47,6 +47,7 @@ def newest_checkpoint_files(run_dir: Path) -> list[str]:
     return sorted(str(p.relative_to(newest)) for p in newest.rglob("*") if p.is_file())
 
 
+@pytest.mark.slow
 def test_the_newest_checkpoint_holds_the_files_the_cut_test_cuts(runs):
     _, stopped = runs
     files = newest_checkpoint_files(stopped)
@@ -176,6 +177,7 @@ def test_a_full_disk_stops_the_run_in_one_line_and_the_last_checkpoint_resumes(
 
 
 # -- two processes on one run -----------------------------------------------------------------
+@pytest.mark.slow
 def test_a_second_resume_of_a_run_in_use_is_refused_and_a_killed_one_leaves_no_lock(
     capsys, tmp_path
 ):

@@ -27,6 +27,7 @@ def modes(root: Path) -> dict[str, set[str]]:
     return seen
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("mask", "file", "folder"), [(0o022, "0o644", "0o755"),
                                                       (0o077, "0o600", "0o700")])  # fmt: skip
 def test_a_run_folder_honours_the_umask(tmp_path, mask, file, folder):

@@ -113,6 +113,7 @@ def test_cli_progress_fits_an_80_column_terminal(tmp_path):
 
 
 # -- 3: Ctrl-C is answered at once ----------------------------------------------------------------
+@pytest.mark.slow
 def test_stop_is_announced_while_the_main_thread_is_busy_in_native_code(tmp_path):
     env = gym.make("CartPole-v1")
     agent = rlkit.agents.DQN.from_env(env, hidden_sizes=(8,), jit_compile=False)
@@ -149,6 +150,7 @@ def test_checkpoint_every_zero_means_only_at_the_end_and_negative_is_refused(cap
 
 
 # -- 5, 11: metrics.csv and summary.json after a resume --------------------------------------------
+@pytest.mark.slow
 def test_resume_keeps_lf_line_endings_and_times_the_whole_run(capsys, tmp_path):
     run_dir = train(capsys, tmp_path, "--steps", "300")
     assert cli(capsys, "resume", run_dir, "--steps", "600", "--quiet")[0] == 0
@@ -162,6 +164,7 @@ def test_resume_keeps_lf_line_endings_and_times_the_whole_run(capsys, tmp_path):
 
 
 # -- 6: a Trainer's run folder ---------------------------------------------------------------------
+@pytest.mark.slow
 def test_trainer_makes_its_run_folder_and_it_resumes_and_evaluates(capsys, tmp_path):
     run_dir = tmp_path / "runs" / "mine"
     env = gym.make("CartPole-v1")
@@ -223,6 +226,7 @@ def test_library_import_is_quiet(tmp_path):
 
 
 # -- 10: one panel per environment ---------------------------------------------------------------
+@pytest.mark.slow
 def test_plot_draws_one_panel_per_environment(capsys, tmp_path):
     import matplotlib.pyplot as plt
 

@@ -79,6 +79,7 @@ def test_the_cli_says_which_preset_it_uses(capsys, tmp_path):
     assert status == 0 and "using preset" not in err
 
 
+@pytest.mark.slow
 def test_box2d_run_resumes(capsys, tmp_path):
     pytest.importorskip("Box2D")
     args = ["--out", tmp_path, "--quiet", "--eval-every", "0", "--checkpoint-every", "1000",

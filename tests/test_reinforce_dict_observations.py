@@ -274,6 +274,7 @@ COMMON = ["reinforce", "--env", ENV, "--set", "policy=rgoals:build", "--set",
           "--checkpoint-every", "150", "--quiet"]  # fmt: skip
 
 
+@pytest.mark.slow
 def test_the_cli_trains_a_dict_env_and_resumes_it_exactly(capsys, rgoals, tmp_path):
     assert main(["train", *COMMON, "--steps", "300", "--out", str(tmp_path / "whole")]) == 0
     assert main(["train", *COMMON, "--steps", "150", "--out", str(tmp_path / "cut")]) == 0

@@ -146,6 +146,7 @@ def test_metrics_csv_and_tensorboard_tags(capsys, tmp_path):
     assert (run_dir / "best" / "agent.json").is_file()
 
 
+@pytest.mark.slow
 def test_sigint_writes_a_loadable_checkpoint_and_exits_130(tmp_path):
     cmd = [sys.executable, "-m", "rlkit.cli.main", "train", "dqn", "--steps", "10000000",
            "--checkpoint-every", "0", "--out", str(tmp_path), *TINY]  # fmt: skip
@@ -166,6 +167,7 @@ def test_sigint_writes_a_loadable_checkpoint_and_exits_130(tmp_path):
     assert not list((run_dir / "checkpoints").glob(".*"))  # no temporary leftovers
 
 
+@pytest.mark.slow
 def test_sigterm_also_stops_cleanly(tmp_path):
     cmd = [sys.executable, "-m", "rlkit.cli.main", "train", "dqn", "--steps", "10000000",
            "--checkpoint-every", "0", "--out", str(tmp_path), *TINY]  # fmt: skip
@@ -280,13 +282,21 @@ def test_evaluate_and_plot_commands(capsys, tmp_path):
     assert status == 2
 
 
-@pytest.mark.skipif(
-    __import__("importlib").util.find_spec("moviepy") is not None, reason="moviepy installed"
-)
-def test_video_without_moviepy_is_a_clear_error(capsys, tmp_path):
+def test_video_without_moviepy_is_a_clear_error(capsys, tmp_path, monkeypatch):
     run_dir = train_run(capsys, tmp_path, "--steps", "200")
+    # moviepy as if not installed (the test extra installs it): not found, not importable
+    import importlib.util
+
+    real_find_spec = importlib.util.find_spec
+
+    def find_spec(name, *args):
+        return None if name == "moviepy" else real_find_spec(name, *args)
+
+    monkeypatch.setattr(importlib.util, "find_spec", find_spec)
+    monkeypatch.setitem(sys.modules, "moviepy", None)
     status, _, err = cli(capsys, "evaluate", run_dir, "--video", tmp_path / "out.mp4")
     assert status == 2 and "moviepy" in err
+    assert not (tmp_path / "out.mp4").exists()
 
 
 def test_callbacks_can_stop_early_and_log_custom_scalars(tmp_path):
@@ -353,6 +363,7 @@ def test_video_is_recorded(capsys, tmp_path):
     assert video.stat().st_size > 1000
 
 
+@pytest.mark.slow
 def test_evaluate_command_in_a_fresh_process(tmp_path, capsys):
     run_dir = train_run(capsys, tmp_path, "--steps", "200")
     result = subprocess.run(

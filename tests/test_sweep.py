@@ -145,6 +145,7 @@ def test_summary_rows_from_trial_folders(tmp_path):
 
 
 # -- with Ray -------------------------------------------------------------------------------------
+@pytest.mark.ray
 @pytest.mark.slow
 @pytest.mark.skipif(not HAS_RAY, reason="needs the ray extra")
 def test_trial_writes_what_rlkit_train_writes_and_aggregates(capsys, tmp_path):
@@ -165,6 +166,7 @@ def test_trial_writes_what_rlkit_train_writes_and_aggregates(capsys, tmp_path):
     assert cli(capsys, "plot", tmp_path / "s", "-o", tmp_path / "s.png")[0] == 0
 
 
+@pytest.mark.ray
 @pytest.mark.slow
 @pytest.mark.skipif(not HAS_RAY, reason="needs the ray extra")
 def test_interrupted_sweep_resumes_without_rerunning_finished_trials(tmp_path):
@@ -212,6 +214,7 @@ def test_interrupted_sweep_resumes_without_rerunning_finished_trials(tmp_path):
     assert "3/3 seeds" in result.stdout, result.stdout[-3000:]  # the table: stdout
 
 
+@pytest.mark.ray
 @pytest.mark.skipif(not HAS_RAY, reason="needs the ray extra")
 def test_address_with_no_cluster_there_is_one_line_and_leaves_nothing(capsys, tmp_path):
     status, _, err = cli(capsys, "sweep", "dqn", "--address", "127.0.0.1:9", "--out",
@@ -258,6 +261,7 @@ def test_resume_with_another_grid_or_seeds_is_refused_in_one_line(capsys, tmp_pa
     assert status == 2 and "it differs in --grid ({'gamma': ['0.9']} here" in err
 
 
+@pytest.mark.ray
 @pytest.mark.skipif(not HAS_RAY, reason="needs the ray extra")
 def test_an_address_where_something_else_listens_is_refused_within_seconds(capsys, tmp_path):
     import socket
@@ -288,6 +292,7 @@ def test_an_address_where_something_else_listens_is_refused_within_seconds(capsy
     server.close()
 
 
+@pytest.mark.ray
 @pytest.mark.slow
 @pytest.mark.skipif(not HAS_RAY, reason="needs the ray extra")
 def test_a_trial_that_fails_every_time_is_named_and_the_others_are_kept(capsys, tmp_path):

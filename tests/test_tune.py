@@ -264,6 +264,7 @@ def test_an_interrupted_tune_exits_130_with_the_resume_command(capsys, monkeypat
     assert f"rlkit tune --resume {tmp_path / 't'}" in capsys.readouterr().err
 
 
+@pytest.mark.ray
 @pytest.mark.slow
 def test_a_small_tune_end_to_end(tmp_path):
     """4 trials of 1,200 CartPole steps (ASHA at 400 and 1,200), the best 2 on one fresh
@@ -297,6 +298,7 @@ def test_a_small_tune_end_to_end(tmp_path):
     assert subprocess.run(rerun, capture_output=True, timeout=300).returncode == 0
 
 
+@pytest.mark.ray
 def test_asha_also_stops_a_trial_tied_with_the_floor_of_its_rung():
     pytest.importorskip("ray")
     from ray.tune.schedulers import ASHAScheduler, TrialScheduler

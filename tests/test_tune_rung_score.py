@@ -43,6 +43,7 @@ def test_shown_falls_back_on_the_newest_episode_then_on_the_evaluation():
     assert tuning.rung_score("shown", -50.0, RETURNS, ENDS, step=900, window=1500) == -50.0
 
 
+@pytest.mark.ray
 def test_the_reporter_gives_tpe_the_evaluation_and_asha_the_rung_score(monkeypatch):
     pytest.importorskip("ray")
     from ray import tune
@@ -85,6 +86,7 @@ def test_an_unknown_rung_score_is_a_usage_error(capsys):
     assert "--rung-score" in err and "'shown'" in err and len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.ray
 def test_asha_reads_the_rung_score_and_tpe_the_evaluation(monkeypatch, tmp_path):
     pytest.importorskip("ray")
     pytest.importorskip("optuna")

@@ -12,6 +12,8 @@ pytest.importorskip("minatar")
 from rlkit.envs.minatar_frames import SCALE, minatar_frame, minatar_palette  # noqa: E402
 from rlkit.run.video import record_frames  # noqa: E402
 
+pytestmark = [pytest.mark.atari]
+
 
 class FixedAction:
     """A stand-in for a trained agent: always the same action."""

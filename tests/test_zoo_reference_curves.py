@@ -6,6 +6,8 @@ import importlib
 import numpy as np
 import pytest
 
+pytestmark = [pytest.mark.labs]
+
 
 @pytest.fixture(scope="module")
 def curves():

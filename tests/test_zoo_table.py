@@ -4,6 +4,10 @@ import importlib
 import json
 from pathlib import Path
 
+import pytest
+
+pytestmark = [pytest.mark.labs]
+
 
 def test_report_groups_ddpg_and_td3_runs_by_preset_though_their_folders_look_alike(
     tmp_path, monkeypatch

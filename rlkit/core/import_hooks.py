@@ -44,7 +44,7 @@ class _AroundImport:
                 exec_module(module)
                 finder.after()
 
-        spec.loader.exec_module = wrapped
+        spec.loader.exec_module = wrapped  # type: ignore[method-assign]  # the point: wrap it
         return spec
 
 

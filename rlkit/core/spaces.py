@@ -17,7 +17,9 @@ from gymnasium import spaces
 from rlkit.core import structure
 from rlkit.core.errors import UsageError
 
-Encoder = Callable[[np.ndarray], np.ndarray]
+#: one observation or a batch -> its stored form: an array, or for a ``Dict`` or ``Tuple``
+#: space the same structure of arrays (:func:`rlkit.core.structure.encoder`)
+Encoder = Callable[[Any], "np.ndarray | dict | tuple"]
 
 #: network inputs of these kinds
 VECTOR, ONE_HOT, IMAGE = "vector", "one_hot", "image"

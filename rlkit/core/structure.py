@@ -47,6 +47,7 @@ def parts_of(space: spaces.Space, agent: str = "this agent") -> tuple[str, tuple
     """``(kind, parts)`` of a ``Dict`` or ``Tuple`` space whose parts are ``Box`` or
     ``Discrete`` spaces (a ``Discrete`` part is its integer, shape ``()``); UsageError for
     anything else (a nested ``Dict``, a ``MultiBinary`` part...)."""
+    items: list[tuple[str | int, spaces.Space]]
     if isinstance(space, spaces.Dict):
         kind, items = DICT, list(space.spaces.items())
     elif isinstance(space, spaces.Tuple):
@@ -62,6 +63,7 @@ def parts_of(space: spaces.Space, agent: str = "this agent") -> tuple[str, tuple
                 f"{agent} takes Box and Discrete parts in a {type(space).__name__} observation, "
                 f"but part {key!r} is {sub}; flatten it (gymnasium.wrappers.FlattenObservation)"
             )
+        assert sub.shape is not None  # a Box's or a Discrete's shape is always set
         parts.append(Part(key, tuple(sub.shape), np.dtype(sub.dtype)))
     return kind, tuple(parts)
 
