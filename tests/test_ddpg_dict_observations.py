@@ -327,6 +327,11 @@ def test_save_and_load_with_the_builders_given_again(slides, tmp_path):
                                        critic=slides.critic_tuple, td3=True, **SMALL)  # fmt: skip
     rlkit.train(agent, env, steps=150)
     agent.save(tmp_path / "t")
+    obs, _ = env.reset(seed=5)
+    by_itself = rlkit.load(tmp_path / "t")  # plain Keras models: kept in Keras' own format
+    np.testing.assert_array_equal(by_itself.act(obs, explore=False), agent.act(obs, explore=False))
+    for name in ("actor", "critic"):
+        (tmp_path / "t" / f"{name}.keras").unlink()  # without them the builders are given again
     with pytest.raises(UsageError, match=r"rlkit.load\(path, actor=build\)"):
         rlkit.load(tmp_path / "t")
     loaded = rlkit.load(tmp_path / "t", actor=slides.actor_tuple, critic=slides.critic_tuple)

@@ -256,6 +256,8 @@ def test_save_and_load_with_the_builders_given_again(rgoals, tmp_path):
     agent = rlkit.agents.Reinforce.from_env(env, seed=4, **networks)
     rlkit.train(agent, env, steps=150)
     agent.save(tmp_path / "t")
+    assert rlkit.load(tmp_path / "t", baseline=rgoals.value_tuple).memory is not None
+    (tmp_path / "t" / "policy.keras").unlink()  # (kept in Keras' format: loads by itself)
     with pytest.raises(UsageError, match=r"rlkit.load\(path, policy=build\)"):
         rlkit.load(tmp_path / "t", baseline=rgoals.value_tuple)
     loaded = rlkit.load(tmp_path / "t", **networks)
