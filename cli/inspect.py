@@ -131,8 +131,7 @@ def evaluate(path, episodes, seed, best, env_id, video, render,
     if is_export(path):
         if best:
             raise UsageError(f"{path} is an export of one model: --best applies to a run folder")
-        return _evaluate_export(path, env_id, episodes, 0 if seed is None else seed,
-                                extra_env_kwargs, video)  # fmt: skip
+        return _evaluate_export(path, env_id, episodes, seed, extra_env_kwargs, video)
     model_dir, env_id, env_kwargs, run_episodes = _model_and_env(path, env_id, best)
     episodes = episodes or run_episodes
     seed, seed_note = _seed(path, model_dir, seed)
@@ -200,10 +199,11 @@ def _evaluate_export(path: Path, env_id, episodes, seed, extra_env_kwargs, video
     from rlkit.run.export import evaluate_export
 
     env_kwargs = parse_env_kwargs(extra_env_kwargs) if extra_env_kwargs else {}
-    returns, policy, env_id, episodes = evaluate_export(path, env_id, episodes, seed, env_kwargs)
+    returns, policy, env_id, episodes, seed_note = evaluate_export(path, env_id, episodes, seed,
+                                                                   env_kwargs)  # fmt: skip
     click.echo(
         f"{policy.name} {env_id}: return {np.mean(returns):.1f} ± {np.std(returns):.1f} "
-        f"over {episodes_phrase(episodes)} ({policy.format} {path})"
+        f"over {episodes_phrase(episodes)}, {seed_note} ({policy.format} {path})"
     )
 
 

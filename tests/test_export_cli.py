@@ -44,7 +44,8 @@ def test_cli_exports_a_run_checked_on_env_and_replay_and_evaluates_the_same(
     assert meta["env_id"] == "CartPole-v1" and meta["model"] == "best"
     strict = json.loads((out / "rlkit_export.json").read_text(), parse_constant=_not_json)
     assert strict["observation_space"]["high"][1] == "inf"  # any JSON parser reads it
-    assert meta["training_step"] > 0 and meta["evaluation"] == {"episodes": 3}
+    assert meta["training_step"] > 0
+    assert meta["evaluation"] == {"episodes": 3, "seed": 2_000_000}  # the run's final evaluation
     assert main(["export", str(run_dir), "--out", str(tmp_path / "lite"), "--format", "tflite",
                  "--model", "final"]) == 0  # fmt: skip
     capsys.readouterr()

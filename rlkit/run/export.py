@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from rlkit.agents.export import CHECK_OBSERVATIONS, ExportResult, check_request
+from rlkit.core import seeding
 from rlkit.core.errors import UsageError
 from rlkit.run.folder import RunFolder
 
@@ -91,7 +92,8 @@ def _load(path: Path, model: str, env_id: str | None, notes: list[str], networks
         )
     agent = rlkit.load(folder.best_dir if best else folder.model_dir, **networks)
     kwargs = run.env_kwargs if env_id in (None, run.env) else {}
-    extra = {"evaluation": {"episodes": run.eval_episodes}, "env_kwargs": kwargs,
+    evaluation = {"episodes": run.eval_episodes, "seed": seeding.final_eval_seed(run.seed)}
+    extra = {"evaluation": evaluation, "env_kwargs": kwargs,
              "model": "best" if best else "final"}  # fmt: skip
     return agent, env_id or run.env, extra, _replay(folder, notes)
 
@@ -118,11 +120,12 @@ def _replay(folder: RunFolder, notes: list[str]):
 
 
 def evaluate_export(
-    path: Path, env_id: str | None, episodes: int | None, seed: int, env_kwargs: dict
-) -> tuple[list[float], Any, str, int]:
+    path: Path, env_id: str | None, episodes: int | None, seed: int | None, env_kwargs: dict
+) -> tuple[list[float], Any, str, int, str]:
     """Play an export's greedy policy as ``rlkit evaluate`` plays a run's model: ``(returns,
-    policy, env id, episodes)``. Defaults: the export's env, its run's evaluation episodes
-    and environment arguments."""
+    policy, env id, episodes, what the seed is)``. Defaults: the export's env, its run's evaluation
+    episodes, final-evaluation seed (0 for an export that does not say) and environment
+    arguments."""
     from rlkit.agents.export import strict_json
     from rlkit.agents.exported import ExportedPolicy, read_metadata
     from rlkit.core.spaces import space_to_dict
@@ -136,6 +139,12 @@ def evaluate_export(
         env_kwargs = {**meta.get("env_kwargs", {}), **env_kwargs}
     env_id = env_id or meta["env_id"]
     episodes = episodes or meta.get("evaluation", {}).get("episodes", 10)
+    if seed is None:  # the run's final-evaluation seed, where the export says it
+        seed = meta.get("evaluation", {}).get("seed")
+        seed_note = f"seed {seed} (the run's final evaluation)" if seed is not None else "seed 0"
+        seed = 0 if seed is None else seed
+    else:
+        seed_note = f"seed {seed}"
     env = make_env(env_id, training=False, **env_kwargs)
     policy = ExportedPolicy(path)
     for kind in ("observation_space", "action_space"):
@@ -143,4 +152,4 @@ def evaluate_export(
             what = kind.replace("_", " ")
             raise UsageError(f"the policy in {path} was exported for another {what} than "
                              f"{env_id}'s {getattr(env, kind)}")  # fmt: skip
-    return episode_returns(policy, env, episodes, seed=seed), policy, env_id, episodes
+    return episode_returns(policy, env, episodes, seed=seed), policy, env_id, episodes, seed_note
