@@ -59,6 +59,8 @@ def n_step(
     the discount ``float32(gamma)`` or 0, bit for bit what a one-step target computes.
     """
     g = np.float32(gamma)
+    if n == 1:  # the transition itself (the hot path of every one-step learner)
+        return NStep(idx, rewards[idx], np.where(terminated[idx], np.float32(0), g))
     last = idx
     returns = rewards[idx].astype(np.float32)
     scale = np.ones(np.shape(idx), np.float32)  # gamma ** (steps walked - 1)
