@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from rlkit.agents.keras_files import KERAS_SUFFIX, save_keras_model, saved_keras_models
 from rlkit.config import options as configs
 from rlkit.core.errors import UsageError
 from rlkit.core.files import atomic_write_bytes
@@ -289,7 +290,7 @@ class Agent:
             "num_steps": self.num_steps,
         }
         for key, model in self.python_networks().items():
-            _save_keras_model(model, path / f"{key}{KERAS_SUFFIX}")
+            save_keras_model(model, path / f"{key}{KERAS_SUFFIX}")
         atomic_write_bytes(path / AGENT_FILE, json.dumps(meta, indent=2).encode())
         return path
 
@@ -318,7 +319,7 @@ class Agent:
         if cls is not Agent and agent_name != cls.name:
             raise UsageError(f"{path} holds a {agent_name} agent, not {cls.name}")
         agent_class = cls if cls is not Agent else _agent_class(agent_name)
-        networks = {**_saved_keras_models(path, meta.get("config", {}), networks), **networks}
+        networks = {**saved_keras_models(path, meta.get("config", {}), networks), **networks}
         try:
             agent = agent_class(
                 space_from_dict(meta["observation_space"]),
@@ -362,37 +363,6 @@ class Agent:
         from rlkit.agents.export import export
 
         return export(self, path, format, **options)
-
-
-KERAS_SUFFIX = ".keras"
-
-
-def _save_keras_model(model: Any, file: Path) -> None:
-    """``model`` in Keras' format at ``file`` (atomically), where Keras can save it (a model
-    with layers of one's own that do not serialise is left out: its builder is then given
-    again to load)."""
-    tmp = file.with_name(f".{file.name}.tmp{KERAS_SUFFIX}")
-    try:
-        model.save(tmp)
-    except Exception:  # Keras cannot serialise it: the builder is needed to load, as before
-        tmp.unlink(missing_ok=True)
-        return
-    os.replace(tmp, file)
-
-
-def _saved_keras_models(path: Path, config: dict, given: dict) -> dict[str, Any]:
-    """The Keras models :meth:`Agent.save` kept for networks given in Python and not given
-    again now."""
-    from rlkit.networks.custom import GIVEN_IN_PYTHON
-
-    found = {}
-    for key, value in config.items():
-        file = path / f"{key}{KERAS_SUFFIX}"
-        if value == GIVEN_IN_PYTHON and key not in given and file.is_file():
-            import keras
-
-            found[key] = keras.models.load_model(file, compile=False)
-    return found
 
 
 def _agent_class(name: str) -> type[Agent]:
