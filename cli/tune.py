@@ -366,15 +366,15 @@ def _check_ray(address: str | None) -> None:
         if importlib.util.find_spec(module) is None:
             raise UsageError(f"rlkit tune needs Ray and Optuna: from a clone of rlkit, "
                              f"pip install '.[ray]' ({module} is missing)")  # fmt: skip
-    from rlkit.sweeps.ray_tune import check_address
+    from rlkit.sweeps.sweep_on_ray import check_address
 
     check_address(address)
 
 
 def _run(spec, out: Path, address, resume: bool, ranking: dict | None = None) -> int:
     """Run the tune; exit status 0, 1 (trials failed) or 130 (stopped: --resume goes on)."""
-    from rlkit.sweeps.ray_tune import SweepFailed, SweepInterrupted
     from rlkit.sweeps.ray_tuner import run_tune
+    from rlkit.sweeps.sweep_on_ray import SweepFailed, SweepInterrupted
 
     try:
         run_tune(spec, out, address=address, resume=resume, ranking=ranking)

@@ -204,7 +204,7 @@ class FakeTrial:
 
 
 def test_14_progress_counts_every_trial_of_a_configuration_started_or_not():
-    from rlkit.sweeps.ray_tune import progress_lines
+    from rlkit.sweeps.sweep_on_ray import progress_lines
 
     assert progress_lines([FakeTrial("RUNNING")], 2).strip() == (
         "default: 0/2 done, 1 running, 0 failed"
@@ -215,7 +215,7 @@ def test_14_progress_counts_every_trial_of_a_configuration_started_or_not():
 
 def test_14_a_stopped_sweep_counts_the_trials_that_never_started():
     from rlkit.sweeps.grid import SweepSpec
-    from rlkit.sweeps.ray_tune import stopped_message
+    from rlkit.sweeps.sweep_on_ray import stopped_message
 
     spec = SweepSpec("dqn", {}, [0, 1])
     assert stopped_message(spec, 0, Path("s")).startswith("sweep stopped with 0 of 2 trials ")

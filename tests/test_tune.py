@@ -253,7 +253,7 @@ def test_show_space_names_only_the_ties_a_trial_applies(capsys):
 
 def test_an_interrupted_tune_exits_130_with_the_resume_command(capsys, monkeypatch, tmp_path):
     from rlkit.sweeps import ray_tuner
-    from rlkit.sweeps.ray_tune import SweepInterrupted
+    from rlkit.sweeps.sweep_on_ray import SweepInterrupted
 
     def interrupted(spec, out, **kwargs):
         raise SweepInterrupted(f"tune stopped; continue with: rlkit tune --resume {out}")

@@ -21,7 +21,7 @@ def tune_dir(tmp_path, monkeypatch, capsys):
     run_tune call is recorded in ``calls``."""
     from rlkit.cli import tune as tune_command
     from rlkit.sweeps import ray_tuner
-    from rlkit.sweeps.ray_tune import SweepInterrupted
+    from rlkit.sweeps.sweep_on_ray import SweepInterrupted
 
     calls = []
 
@@ -143,7 +143,7 @@ def test_an_interrupted_search_counts_the_trials_that_ended(monkeypatch, tmp_pat
     from ray import tune
 
     from rlkit.sweeps import ray_tuner
-    from rlkit.sweeps.ray_tune import SweepInterrupted
+    from rlkit.sweeps.sweep_on_ray import SweepInterrupted
 
     ended = [{"done": True, "finished": 1}, {"done": True, "finished": 0}]  # ran, ASHA-stopped
     results = Results(SimpleNamespace(metrics=m, error=None)
