@@ -373,8 +373,8 @@ def _check_ray(address: str | None) -> None:
 
 def _run(spec, out: Path, address, resume: bool, ranking: dict | None = None) -> int:
     """Run the tune; exit status 0, 1 (trials failed) or 130 (stopped: --resume goes on)."""
-    from rlkit.sweeps.ray_tuner import run_tune
     from rlkit.sweeps.sweep_on_ray import SweepFailed, SweepInterrupted
+    from rlkit.sweeps.tune_on_ray import run_tune
 
     try:
         run_tune(spec, out, address=address, resume=resume, ranking=ranking)

@@ -12,7 +12,7 @@ Tune folder::
     OUT/best.toml                    the best configuration: rlkit train --config OUT/best.toml
     OUT/ray/                         Ray Tune's experiment state (for --resume)
 
-:mod:`rlkit.sweeps.ray_tuner` runs the search and the ranking on Ray Tune.
+:mod:`rlkit.sweeps.tune_on_ray` runs the search and the ranking on Ray Tune.
 """
 
 from __future__ import annotations
