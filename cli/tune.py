@@ -180,7 +180,7 @@ def _show_space(spec) -> int:
     """``--show-space``: the space, the ties a trial applies and the fixed keys."""
     from rlkit.config.options import to_dict
     from rlkit.config.run import toml_value
-    from rlkit.sweeps.spaces import describe
+    from rlkit.sweeps.search_spaces import describe
 
     run = to_dict(spec.plan(spec.fixed, spec.search_seed).agent_config)
     click.echo(f"{spec.agent} on {spec.train['env']} searches:")
@@ -232,7 +232,7 @@ def _differences(spec, params: dict, given: set[str], resume_dir: Path) -> list[
     options compared as the runs they plan: a preset's short name is its full one)."""
     from rlkit.agents.registry import agent_spec
     from rlkit.config.options import parse_overrides
-    from rlkit.sweeps.spaces import parse_spaces
+    from rlkit.sweeps.search_spaces import parse_spaces
 
     phrases = []
 
@@ -318,7 +318,7 @@ def _operational(ctx: click.Context, spec, resume_dir: Path) -> dict:
 def _spec(params: dict):
     """The :class:`TuneSpec` the options describe; UsageError for a bad space or key."""
     from rlkit.config.options import parse_overrides
-    from rlkit.sweeps.spaces import parse_spaces, resolve_space
+    from rlkit.sweeps.search_spaces import parse_spaces, resolve_space
     from rlkit.sweeps.tuning import TuneSpec
 
     train = plan_options(params)

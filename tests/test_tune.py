@@ -16,7 +16,7 @@ from rlkit.cli.main import main
 from rlkit.core.errors import UsageError
 from rlkit.run.folder import RunFolder
 from rlkit.sweeps import tuning
-from rlkit.sweeps.spaces import (
+from rlkit.sweeps.search_spaces import (
     Dimension,
     default_space,
     format_value,
