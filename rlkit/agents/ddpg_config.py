@@ -22,7 +22,7 @@ from rlkit.config.replay_options import (
     priority_epsilon_option,
     priority_exponent_option,
 )
-from rlkit.config.schedules import learning_rate_phrase
+from rlkit.config.schedule_fractions import learning_rate_phrase
 from rlkit.learn.optimizers import OPTIMIZERS
 
 NOISES = ("gaussian", "ou")
