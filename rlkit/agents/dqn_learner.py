@@ -42,7 +42,7 @@ from rlkit.networks.custom import (
     network_source,
     twin,
 )
-from rlkit.networks.torso import QNetwork
+from rlkit.networks.q_network import QNetwork
 from rlkit.replay.memory import Batch
 
 if TYPE_CHECKING:
