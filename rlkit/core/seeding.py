@@ -2,7 +2,7 @@
 
 A run has one seed ``s``. Each consumer of randomness gets its own stream so that,
 e.g., exploring more does not change which minibatches are sampled. The numbers are
-those rlkit has always used (pinned by tests/test_pinned.py); change one and every
+those rlkit has always used (pinned by tests/integration/test_pinned.py); change one and every
 seeded result changes.
 
 - numpy generators: ``np.random.default_rng([s, k])`` with ``k`` from :data:`STREAMS`

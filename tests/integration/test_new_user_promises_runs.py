@@ -1,6 +1,6 @@
 """What a new user met (issue 40), items 10-14: resume of an edited config, the Python
 API's arguments, Ctrl-C, configs and videos, sweep and tune progress. Helpers and
-fixtures: tests/test_new_user_promises.py."""
+fixtures: tests/integration/test_new_user_promises.py."""
 
 from __future__ import annotations
 
@@ -10,7 +10,13 @@ import gymnasium as gym
 import pytest
 
 from rlkit.core.errors import UsageError
-from tests.test_new_user_promises import TINY, cli, nothing_in, refused, train_finished_run
+from tests.integration.test_new_user_promises import (
+    TINY,
+    cli,
+    nothing_in,
+    refused,
+    train_finished_run,
+)
 
 
 @pytest.fixture(scope="module", name="finished_run")
