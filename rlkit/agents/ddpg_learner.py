@@ -184,7 +184,9 @@ class DDPGLearner(Learner):
         weights, self._actor_weights = self._actor_weights, None
         return self.actor.to_numpy([w.numpy() for w in weights])
 
-    def _tensors(self, batch: Batch) -> tuple[tf.Tensor, ...]:
+    def _tensors(
+        self, batch: Batch
+    ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor]:
         """The batch as tensors: ``(obs, actions, rewards, next_obs, pcont, weights)``
         (observations: float32, or a dict or tuple of parts)."""
         return (
