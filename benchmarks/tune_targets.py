@@ -48,7 +48,7 @@ def tune(case: dict, out: Path, args) -> float:
 
 def full_runs(out: Path, full: Path, concurrent: int) -> float:
     """The tune's search trials again, every one to the end (one sweep); its wall-clock."""
-    from rlkit.sweeps.ray_tune import run_sweep
+    from rlkit.sweeps.sweep_on_ray import run_sweep
     from rlkit.sweeps.tuning import TuneSpec, search_trials
 
     spec = TuneSpec.load(out)

@@ -165,7 +165,7 @@ def _refuse_other_settings(ctx: click.Context, spec, resume_dir: Path) -> None:
 def _operational(ctx: click.Context) -> dict:
     """``--max-concurrent``, ``--cpus-per-trial`` and ``--max-failures`` given with
     ``--resume``: the sweep goes on with them where Ray can take them, else one line says
-    which values go on instead (:func:`rlkit.sweeps.ray_tune.run_sweep`)."""
+    which values go on instead (:func:`rlkit.sweeps.sweep_on_ray.run_sweep`)."""
     from click.core import ParameterSource
 
     return {name: ctx.params[name] for name in ("max_concurrent", "cpus_per_trial", "max_failures")
@@ -204,14 +204,14 @@ def _ray(address: str | None) -> None:
 
     if importlib.util.find_spec("ray") is None:
         raise UsageError("rlkit sweep needs Ray: from a clone of rlkit, pip install '.[ray]'")
-    from rlkit.sweeps.ray_tune import check_address
+    from rlkit.sweeps.sweep_on_ray import check_address
 
     check_address(address)
 
 
 def _run(spec, out: Path, address, resume: bool, max_failures: int, asked=None) -> int:
     """Run the sweep; its exit status: 0, 1 (a trial failed every try) or 130 (stopped)."""
-    from rlkit.sweeps.ray_tune import SweepFailed, SweepInterrupted, run_sweep
+    from rlkit.sweeps.sweep_on_ray import SweepFailed, SweepInterrupted, run_sweep
 
     try:
         run_sweep(spec, out, address=address, resume=resume, max_failures=max_failures,

@@ -180,7 +180,7 @@ def _show_space(spec) -> int:
     """``--show-space``: the space, the ties a trial applies and the fixed keys."""
     from rlkit.config.options import to_dict
     from rlkit.config.run import toml_value
-    from rlkit.sweeps.spaces import describe
+    from rlkit.sweeps.search_spaces import describe
 
     run = to_dict(spec.plan(spec.fixed, spec.search_seed).agent_config)
     click.echo(f"{spec.agent} on {spec.train['env']} searches:")
@@ -232,7 +232,7 @@ def _differences(spec, params: dict, given: set[str], resume_dir: Path) -> list[
     options compared as the runs they plan: a preset's short name is its full one)."""
     from rlkit.agents.registry import agent_spec
     from rlkit.config.options import parse_overrides
-    from rlkit.sweeps.spaces import parse_spaces
+    from rlkit.sweeps.search_spaces import parse_spaces
 
     phrases = []
 
@@ -318,7 +318,7 @@ def _operational(ctx: click.Context, spec, resume_dir: Path) -> dict:
 def _spec(params: dict):
     """The :class:`TuneSpec` the options describe; UsageError for a bad space or key."""
     from rlkit.config.options import parse_overrides
-    from rlkit.sweeps.spaces import parse_spaces, resolve_space
+    from rlkit.sweeps.search_spaces import parse_spaces, resolve_space
     from rlkit.sweeps.tuning import TuneSpec
 
     train = plan_options(params)
@@ -366,15 +366,15 @@ def _check_ray(address: str | None) -> None:
         if importlib.util.find_spec(module) is None:
             raise UsageError(f"rlkit tune needs Ray and Optuna: from a clone of rlkit, "
                              f"pip install '.[ray]' ({module} is missing)")  # fmt: skip
-    from rlkit.sweeps.ray_tune import check_address
+    from rlkit.sweeps.sweep_on_ray import check_address
 
     check_address(address)
 
 
 def _run(spec, out: Path, address, resume: bool, ranking: dict | None = None) -> int:
     """Run the tune; exit status 0, 1 (trials failed) or 130 (stopped: --resume goes on)."""
-    from rlkit.sweeps.ray_tune import SweepFailed, SweepInterrupted
-    from rlkit.sweeps.ray_tuner import run_tune
+    from rlkit.sweeps.sweep_on_ray import SweepFailed, SweepInterrupted
+    from rlkit.sweeps.tune_on_ray import run_tune
 
     try:
         run_tune(spec, out, address=address, resume=resume, ranking=ranking)

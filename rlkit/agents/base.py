@@ -17,6 +17,7 @@ from rlkit.core.files import atomic_write_bytes
 from rlkit.core.spaces import space_from_dict, space_to_dict
 
 if TYPE_CHECKING:
+    from rlkit.core.spaces import Encoder, ObservationFormat
     from rlkit.replay.memory import ReplayMemory
 
 AGENT_FILE = "agent.json"
@@ -40,6 +41,9 @@ class Agent:
     config_class: ClassVar[type]
     #: whether it learns from a gymnasium VectorEnv (``observe_batch``: N steps at once)
     vector_envs: ClassVar[bool] = False
+    #: the experience protocol's observation format and encoder (each subclass sets them)
+    obs_format: ObservationFormat
+    encode: Encoder
 
     def __init__(self, observation_space, action_space, config=None, seed: int = 0, **overrides):
         self.check_spaces(observation_space, action_space)
@@ -273,7 +277,7 @@ class Agent:
         """Write ``agent.json`` (type, config, spaces) and ``weights.npz`` into folder ``path``."""
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
-        arrays = {
+        arrays: dict[str, Any] = {  # (keyword arguments of np.savez)
             f"{group}/{i}": np.asarray(v.numpy())
             for group, variables in self.checkpoint_variables().items()
             for i, v in enumerate(variables)

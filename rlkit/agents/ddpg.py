@@ -15,7 +15,7 @@ through its own :class:`~rlkit.learn.gradients.UpdatePipeline`.
 ``td3=True``: twin critics and the smaller of the two target values, target policy
 smoothing (clipped Gaussian noise on ``mu'(s2)``) and actor + target updates every
 ``policy_delay`` critic updates (Fujimoto et al. 2018). These are the learner's
-:class:`~rlkit.agents.td3_terms.LearnerTerms` (DDPG: one critic, no smoothing, delay 1),
+:class:`~rlkit.agents.learner_terms.LearnerTerms` (DDPG: one critic, no smoothing, delay 1),
 not branches of their own.
 
 Speed: updates run in blocks of ``gradient_steps`` in one compiled ``tf.function``

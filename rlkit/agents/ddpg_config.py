@@ -22,11 +22,11 @@ from rlkit.config.replay_options import (
     priority_epsilon_option,
     priority_exponent_option,
 )
-from rlkit.config.schedules import learning_rate_phrase
+from rlkit.config.schedule_fractions import learning_rate_phrase
 from rlkit.learn.optimizers import OPTIMIZERS
 
 NOISES = ("gaussian", "ou")
-#: settings only TD3 reads (rlkit.agents.td3_terms.LearnerTerms)
+#: settings only TD3 reads (rlkit.agents.learner_terms.LearnerTerms)
 TD3_KEYS = ("policy_delay", "target_noise", "target_noise_clip")
 HIDDEN_INITS = ("glorot", "torch")
 

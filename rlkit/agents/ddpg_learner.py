@@ -15,7 +15,7 @@ gets back. Actor: the gradient of ``-mean Q(s, mu(s))`` w.r.t. the actor's varia
 only. Each goes through its own :class:`~rlkit.learn.gradients.UpdatePipeline` (own
 optimizer and gradient transforms).
 
-TD3 is this learner with other :class:`~rlkit.agents.td3_terms.LearnerTerms`: twin critics
+TD3 is this learner with other :class:`~rlkit.agents.learner_terms.LearnerTerms`: twin critics
 (the smaller target value), target policy smoothing (clipped Gaussian noise on ``mu'(s2)``,
 drawn in numpy from the agent's ``"explore"`` generator) and actor + target updates every
 ``policy_delay`` critic updates (DDPG: one critic, no smoothing, delay 1).
@@ -30,8 +30,8 @@ import numpy as np
 import tensorflow as tf
 
 from rlkit.agents import ddpg_networks
+from rlkit.agents.learner_terms import LearnerTerms
 from rlkit.agents.parts import Learner
-from rlkit.agents.td3_terms import LearnerTerms
 from rlkit.core.schedules import dqn3_linear
 from rlkit.core.spaces import ObservationFormat
 from rlkit.learn.compiled import CompiledFunction, NestedCompiledFunction
@@ -184,7 +184,9 @@ class DDPGLearner(Learner):
         weights, self._actor_weights = self._actor_weights, None
         return self.actor.to_numpy([w.numpy() for w in weights])
 
-    def _tensors(self, batch: Batch) -> tuple[tf.Tensor, ...]:
+    def _tensors(
+        self, batch: Batch
+    ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor]:
         """The batch as tensors: ``(obs, actions, rewards, next_obs, pcont, weights)``
         (observations: float32, or a dict or tuple of parts)."""
         return (

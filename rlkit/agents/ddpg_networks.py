@@ -58,6 +58,7 @@ def networks(
     if fmt.parts and not (cfg.actor and cfg.critic):
         refuse_builtin_networks(fmt, cfg)
     init = {"init": cfg.init, "output_scale": cfg.output_init_scale}
+    actor: Actor | KerasActor
     if cfg.actor:
         source = network_source("actor", cfg.actor, given["actor"])
         actor_seed = seeding.network_seed(seed, "actor")
@@ -67,7 +68,10 @@ def networks(
     if cfg.critic:
         source = network_source("critic", cfg.critic, given["critic"])
         seeds = [seeding.network_seed(seed, "critic", k) for k in range(critics)]
-        return actor, make_critics(source, spaces, fmt, bounds.dim, seeds)
+        critics_given: list[Critic | KerasCritic] = [
+            *make_critics(source, spaces, fmt, bounds.dim, seeds)
+        ]
+        return actor, critics_given
     return actor, [
         Critic(fmt.size, bounds, cfg.critic_hidden_sizes, seed, f"critic{k}", k, **init)
         for k in range(critics)

@@ -28,7 +28,7 @@ from rlkit.core.errors import UsageError
 from rlkit.core.schedules import dqn3_epsilon
 from rlkit.learn.gradients import UpdatePipeline
 from rlkit.networks.custom import GIVEN_IN_PYTHON, KerasQNetwork
-from rlkit.networks.torso import QNetwork
+from rlkit.networks.q_network import QNetwork
 from rlkit.replay.frames import FrameReplay
 from rlkit.replay.memory import Batch, ReplayMemory
 from rlkit.replay.structured import StructuredReplay

@@ -22,7 +22,7 @@ from rlkit.config.replay_options import (
     priority_epsilon_option,
     priority_exponent_option,
 )
-from rlkit.config.schedules import epsilon_phrase, learning_rate_phrase
+from rlkit.config.schedule_fractions import epsilon_phrase, learning_rate_phrase
 from rlkit.learn.optimizers import OPTIMIZERS
 
 
@@ -232,7 +232,7 @@ def anneal_start(config: DQNConfig) -> int:
 
 def describe_schedules(config: DQNConfig, steps: int = 0, episodes: int = 0) -> list[str]:
     """One phrase per annealed schedule (epsilon; the learning rate unless constant), as
-    the run's first lines print them (:mod:`rlkit.config.schedules`)."""
+    the run's first lines print them (:mod:`rlkit.config.schedule_fractions`)."""
     lines = [epsilon_phrase(config, steps, episodes)]
     if config.lr_anneal_steps > 0 and config.learning_rate_end >= 0:
         rates = f"{config.learning_rate:g} -> {config.learning_rate_end:g}"

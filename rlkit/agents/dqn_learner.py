@@ -42,7 +42,7 @@ from rlkit.networks.custom import (
     network_source,
     twin,
 )
-from rlkit.networks.torso import QNetwork
+from rlkit.networks.q_network import QNetwork
 from rlkit.replay.memory import Batch
 
 if TYPE_CHECKING:
@@ -87,6 +87,8 @@ class DQNLearner(Learner):
         self.num_updates = 0
         if obs_format.parts and not cfg.q_network:
             refuse_builtin_network(obs_format)
+        self.q: QNetwork | KerasQNetwork
+        self.q_target: QNetwork | KerasQNetwork
         if cfg.q_network:
             spaces = observation_space, action_space
             self.q, self.q_target = custom_networks(cfg.q_network, q_network, spaces, obs_format,
@@ -135,7 +137,10 @@ class DQNLearner(Learner):
 
     def exploring_policy(self) -> Callable[[Any], np.ndarray] | None:
         """A noisy network's online values with fresh noise on every call (None without)."""
-        return self.head.acting(self.q.exploring_policy()) if self.config.noisy else None
+        if not self.config.noisy:
+            return None
+        assert isinstance(self.q, QNetwork)  # (noisy: rlkit's network; DQNConfig refuses a user's)
+        return self.head.acting(self.q.exploring_policy())
 
     def diagnostics(self, step: int) -> dict[str, float]:
         return {"learning_rate": self.learning_rate(step)}
@@ -299,6 +304,7 @@ class DQNLearner(Learner):
     def variables(self) -> dict[str, list]:
         groups = {"q": self.q.variables, "q_target": self.q_target.variables}
         if self.config.noisy:  # the noise generators: exact resume draws the same noise
+            assert isinstance(self.q, QNetwork) and isinstance(self.q_target, QNetwork)
             groups["q_noise"] = self.q.noise_variables + self.q_target.noise_variables
         return groups
 
@@ -314,7 +320,7 @@ class DQNLearner(Learner):
 def custom_networks(
     named: str,
     given: Any,
-    spaces: tuple,
+    spaces: tuple[Any, Any],
     obs_format: ObservationFormat,
     seed: int,
     num_outputs: int,

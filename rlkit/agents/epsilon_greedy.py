@@ -62,6 +62,7 @@ class EpsilonGreedy(Acting):
         if explore:
             return self.epsilon_greedy(x, rows, self.schedule(step), self.rng, self.exploring)
         if self.eval_epsilon > 0:
+            assert self.eval_rng is not None  # (eval_epsilon > 0 needs one: the docstring)
             return self.epsilon_greedy(x, rows, self.eval_epsilon, self.eval_rng, self.policy)
         q = self.policy(x)
         return (int(np.argmax(q)) if rows is None else np.argmax(q, axis=-1)) + self.action_start

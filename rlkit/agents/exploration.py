@@ -99,5 +99,6 @@ class NoisyActing(Acting):
 
     def load_scalars(self, counters: dict[str, int], extra: dict[str, Any]) -> None:
         """Take back the noise process state :meth:`state` gave."""
-        if "noise_state" in extra:
+        if "noise_state" in extra:  # (only the Ornstein-Uhlenbeck process has one)
+            assert isinstance(self.noise, OrnsteinUhlenbeckNoise)
             self.noise.state = np.asarray(extra["noise_state"], np.float64)

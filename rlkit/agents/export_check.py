@@ -92,7 +92,7 @@ def from_replay(agent, count: int):
     try:
         obs = memory.sample(min(count, len(memory))).obs
     finally:
-        if saved is not None:
+        if rng is not None:  # (saved is its state)
             rng.bit_generator.state = saved
     return raw_observations(obs, agent.observation_space)
 
@@ -103,6 +103,7 @@ def raw_observations(encoded, space: spaces.Space):
         return encoded  # each part is kept as it is
     if isinstance(space, spaces.Discrete):
         return np.argmax(encoded, axis=-1).astype(np.int64) + int(space.start)
+    assert space.shape is not None  # (a Box or MultiBinary space: shaped)
     return np.asarray(encoded).reshape(-1, *space.shape).astype(space.dtype)
 
 
@@ -155,7 +156,7 @@ def compare(agent, exported, batch, quantized: bool = False) -> CheckResult:
         result.equal = int(same.sum())
         name = value_signature(exported)
         values = exported.run(name, batch)[name] if name else None
-        if values is not None:
+        if name and values is not None:
             result.value_kind, mine = agent_values(agent, batch, name)
             theirs = values if name == "q_values" else softmax(values)
             result.value_difference = float(np.abs(theirs - mine).max())

@@ -59,6 +59,7 @@ def input_names(space: spaces.Space) -> list[tuple[Any, str]]:
 def _spec(space: spaces.Space, name: str) -> tf.TensorSpec:
     if isinstance(space, spaces.Discrete):
         return tf.TensorSpec([None], tf.int64, name=name)
+    assert space.shape is not None  # (not Discrete: shaped)
     return tf.TensorSpec([None, *space.shape], tf.as_dtype(space.dtype), name=name)
 
 
@@ -224,7 +225,7 @@ def reinforce_module(agent, specs, encode, frozen: bool = False) -> PolicyModule
     def mean(inputs):
         return tf.cast(model(encode(inputs)), tf.float32)
 
-    def action(inputs):
+    def action(inputs):  # type: ignore[no-redef]  # (Box actions; Discrete returned above)
         return {"action": _to_space(to_action(mean(inputs)), space)}
 
     def distribution(inputs):
@@ -233,7 +234,7 @@ def reinforce_module(agent, specs, encode, frozen: bool = False) -> PolicyModule
         return {"mean": _to_space(center + half * tf.cast(out, wide), space),
                 "std": _to_space(half * tf.cast(std, wide), space)}  # fmt: skip
 
-    def sample(inputs):
+    def sample(inputs):  # type: ignore[no-redef]  # (Box actions; Discrete returned above)
         out = mean(inputs)
         seed = tf.stack([inputs["seed"], tf.constant(0, tf.int64)])
         raw = out + tf.exp(log_std) * tf.random.stateless_normal(tf.shape(out), seed)

@@ -105,6 +105,8 @@ class Reinforce(Agent):
         fmt = observation_format(observation_space, "reinforce", structured=True)
         self.obs_format, self.encode = fmt, fmt.encode
         self.discrete = isinstance(action_space, spaces.Discrete)
+        action_shape: tuple[int, ...]
+        action_dtype: type[np.generic]
         if self.discrete:
             self.num_actions = int(action_space.n)
             action_shape, action_dtype = (), np.int64

@@ -43,7 +43,13 @@ from rlkit.learn.losses import (
 from rlkit.learn.optimizers import make_optimizer
 from rlkit.learn.returns import returns_to_go
 from rlkit.networks.custom import network_source
-from rlkit.networks.policy import PolicyMLP, make_baseline, make_policy, refuse_builtin
+from rlkit.networks.policy import (
+    KerasPolicyNetwork,
+    PolicyMLP,
+    make_baseline,
+    make_policy,
+    refuse_builtin,
+)
 from rlkit.replay.memory import Batch
 
 
@@ -160,6 +166,7 @@ class ReinforceLearner(Learner):
         obs_dim = 0 if self.obs_format.parts else self.obs_format.size
         spaces_ = self.observation_space, self.action_space
         policy_seed, value_seed = (seeding.network_seed(seed, n) for n in ("policy", "value"))
+        policy: PolicyMLP | KerasPolicyNetwork
         if cfg.policy:
             source = network_source("policy", cfg.policy, networks["policy"])
             policy = make_policy(source, spaces_, self.obs_format, out_dim, self.discrete,
@@ -218,7 +225,9 @@ class ReinforceLearner(Learner):
         value = self._snapshot.value
         if value is not None and open_end.any():
             if self.obs_format.parts:  # those rows of each part
-                values = value(take_rows(batch.next_obs, np.flatnonzero(open_end).tolist()))
+                next_obs = batch.next_obs
+                assert isinstance(next_obs, (dict, tuple))  # (the structure: StructuredReplay)
+                values = value(take_rows(next_obs, np.flatnonzero(open_end).tolist()))
             else:
                 values = value(batch.next_obs[open_end])
             bootstrap[open_end] = values[:, 0] if values.ndim == 2 else values
@@ -264,6 +273,7 @@ class ReinforceLearner(Learner):
         weights = returns
         v_loss = tf.constant(0.0)
         if self.value_network is not None:
+            assert self.value_pipeline is not None  # (made with the value network)
             with tf.GradientTape() as tape:
                 values = self.value_network.model(obs, training=True)
                 values = values[:, 0] if values.shape.rank == 2 else values  # [T]

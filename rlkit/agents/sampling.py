@@ -60,7 +60,8 @@ class Sampling(Acting):
             self._center, self._half_range = (high + low) / 2, (high - low) / 2
         self._last_sample: tuple[np.ndarray, np.ndarray] | None = None  # Gaussian (env, raw)
 
-    def follow(self, policy: PolicySnapshot) -> None:
+    # (a PolicySnapshot, not Acting's plain callable: REINFORCE's learner gives it one)
+    def follow(self, policy: PolicySnapshot) -> None:  # type: ignore[override]
         """Act from ``policy`` from now on: its ``forward`` (logits or the Gaussian's mean)
         and, for Box actions, its ``std``."""
         self.policy = policy
@@ -85,6 +86,7 @@ class Sampling(Acting):
                 out = out + self.rng.gumbel(size=out.shape)
             action = np.argmax(out, axis=-1) + self.action_start
             return int(action) if out.ndim == 1 else action
+        assert self._std is not None  # (Box actions: the policy's std)
         raw = out + self._std * self.rng.standard_normal(out.shape) if explore else out
         raw = raw.astype(np.float32)
         shape = (*out.shape[:-1], *self.action_space.shape)

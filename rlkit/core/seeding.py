@@ -2,14 +2,14 @@
 
 A run has one seed ``s``. Each consumer of randomness gets its own stream so that,
 e.g., exploring more does not change which minibatches are sampled. The numbers are
-those rlkit has always used (pinned by tests/test_pinned.py); change one and every
+those rlkit has always used (pinned by tests/integration/test_pinned.py); change one and every
 seeded result changes.
 
 - numpy generators: ``np.random.default_rng([s, k])`` with ``k`` from :data:`STREAMS`
   (``default_rng(s)`` alone is what gymnasium seeds the environment with, so no
   stream of ours uses it, except REINFORCE's episode store which never samples);
 - network initialisers: ``s * 1000 + offset`` per network (:func:`network_seed`), and
-  within a network one seed per layer (see :func:`rlkit.networks.torso.dense`);
+  within a network one seed per layer (see :func:`rlkit.networks.builders.dense`);
 - environment resets: training ``s``; the i-th evaluation during training
   ``s + 1_000_000 + 1000 i``; the final evaluation ``s + 2_000_000``; a training env
   that could not be restored from a checkpoint restarts at ``s + step``.

@@ -1,2 +1,2 @@
-"""Every network: MLP and CNN torsos, the Q-network, actor and critic, the policy,
+"""Every network: MLP and CNN torsos (builders), the Q-network, actor and critic, the policy,
 and their numpy copies for fast acting."""

@@ -6,7 +6,7 @@ in the environment's own units, for any (even asymmetric) bounds. The critic
 takes ``concat(s, a_n)`` where ``a_n = 2 (a - low) / (high - low) - 1`` is the
 action mapped back to ``[-1, 1]``, so that wide bounds do not distort its input scale.
 
-Acting reads a :class:`~rlkit.networks.torso.NumpyMLP`, a numpy copy of the actor's weights
+Acting reads a :class:`~rlkit.networks.builders.NumpyMLP`, a numpy copy of the actor's weights
 refreshed after each block of updates: no TensorFlow call per environment step.
 """
 
@@ -18,7 +18,7 @@ import keras
 import numpy as np
 
 from rlkit.core.seeding import network_seed
-from rlkit.networks.torso import NumpyMLP, apply_layers, dense, layer_weights, mlp_layers
+from rlkit.networks.builders import NumpyMLP, apply_layers, dense, layer_weights, mlp_layers
 
 
 class ActionBounds:
@@ -51,7 +51,7 @@ class ActionBounds:
 class Actor:
     """``mu(s)``: ``[B, obs_dim] -> [B, act_dim]`` in the action bounds' units.
 
-    ReLU hidden layers initialised by ``init`` (:func:`rlkit.networks.torso.dense`), a final
+    ReLU hidden layers initialised by ``init`` (:func:`rlkit.networks.builders.dense`), a final
     layer initialised to ``U(-output_scale, output_scale)`` (the DDPG paper's 3e-3: the
     initial policy is near the middle of the bounds; 0: by ``init`` too), ``tanh``, then
     the affine map to ``[low, high]``.

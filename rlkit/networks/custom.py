@@ -24,13 +24,13 @@ import numpy as np
 from rlkit.core.errors import UsageError
 from rlkit.core.spaces import ObservationFormat
 from rlkit.learn.compiled import CompiledFunction
+from rlkit.networks.builders import NumpyMLP
 from rlkit.networks.structured import (
     critic_sample,
     first_line,
     structured_policy,
     structured_sample,
 )
-from rlkit.networks.torso import NumpyMLP
 
 #: what a config key holds when the network was given as a Python object (not recorded)
 GIVEN_IN_PYTHON = "<python object>"
@@ -198,7 +198,7 @@ class UserNetwork:
 
 
 class KerasQNetwork(UserNetwork):
-    """A user's Keras model in the place of :class:`~rlkit.networks.torso.QNetwork`: the same
+    """A user's Keras model in the place of :class:`~rlkit.networks.q_network.QNetwork`: the same
     ``model``, ``variables`` and ``policy()``."""
 
     def __init__(self, model: keras.Model, sample: np.ndarray, parts: tuple = ()) -> None:

@@ -17,6 +17,7 @@ import numpy as np
 from rlkit.core.errors import UsageError
 from rlkit.core.spaces import ObservationFormat
 from rlkit.core.structure import Part, describe
+from rlkit.networks.builders import NumpyMLP, apply_layers, dense, layer_weights, mlp_layers
 from rlkit.networks.custom import (
     UserNetwork,
     build_model,
@@ -25,7 +26,6 @@ from rlkit.networks.custom import (
     dense_stack,
 )
 from rlkit.networks.structured import structured_policy
-from rlkit.networks.torso import NumpyMLP, apply_layers, dense, layer_weights, mlp_layers
 
 _softmax = keras.activations.softmax
 

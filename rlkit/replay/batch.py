@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -37,7 +38,7 @@ class Batch:
 
     def as_block(self) -> Batch:
         """This ``[B]`` minibatch as a block of one update, leading shape ``[1, B]``."""
-        fields = {k: v if v is None else v[None] for k, v in self.__dict__.items()}
+        fields: dict[str, Any] = {k: v if v is None else v[None] for k, v in self.__dict__.items()}
         return Batch(**fields)
 
     def weights_or_ones(self) -> np.ndarray:

@@ -128,6 +128,7 @@ class FrameReplay(ReplayMemory):
         last = self._last.get(stream)
         if last is None or last[1]:
             self._start(stream, obs, cut=False)  # (raises: not zero-padded)
+        assert last is not None  # (_start raised)
         held = last[0] >= self._total - self._size
         if held and obs[..., -2].tobytes() != self.obs[last[0] % self.capacity].tobytes():
             raise ValueError(

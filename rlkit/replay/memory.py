@@ -383,7 +383,11 @@ class ReplayMemory(SavedState):
     def clear(self) -> None:
         """Forget every transition (the arrays stay allocated); each stream's episode in
         progress goes on from its current observation."""
-        heads = {stream: self._current(stream) for stream in [*self._open, *self._first]}
+        heads: dict[int, int] = {}
+        for stream in [*self._open, *self._first]:
+            slot = self._current(stream)
+            assert slot is not None  # (a stream in _open or _first is in an episode)
+            heads[stream] = slot
         self._next = 0
         self._size = 0
         kept = set(heads.values())

@@ -16,8 +16,13 @@ slot, size), ``rng_state``, ``format``; a sampler's arrays under ``sampler/<name
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from rlkit.replay.samplers import Sampler
 
 LINKED, STORED = 0, 1  # (as rlkit.replay.memory)
 #: the layout's version: 1 kept next_obs as a second full array (before the side store),
@@ -25,7 +30,7 @@ LINKED, STORED = 0, 1  # (as rlkit.replay.memory)
 STATE_FORMAT = 3
 
 
-def compact_side(kind: np.ndarray, ref: np.ndarray, side) -> tuple[np.ndarray, object]:
+def compact_side(kind: np.ndarray, ref: np.ndarray, side: Any) -> tuple[np.ndarray, Any]:
     """``(next_ref, side_obs)`` with the side store compacted: the ``k``-th ``STORED`` slot's
     next observation becomes ``side_obs[k]`` (``side``: the live side store)."""
     ref = ref.copy()
@@ -66,6 +71,24 @@ class SavedState:
     own methods."""
 
     _ARRAYS = ("obs", "actions", "rewards", "terminated", "truncated")
+
+    # The memory's members these methods read and write, declared for the type checker
+    # (annotations only: ReplayMemory.__init__ sets them, ReplayMemory defines the methods).
+    capacity: int
+    obs: np.ndarray
+    next_kind: np.ndarray
+    next_ref: np.ndarray
+    rng: np.random.Generator
+    sampler: Sampler
+    _side: np.ndarray
+    _free: list[int]
+    _first: dict[int, int]
+    _open: dict[int, int]
+    _stream_of: dict[int, int]
+    _next: int
+    _size: int
+    _allocate: Callable[[int], np.ndarray]
+    _side_start: Callable[[int], int]
 
     def state_dict(self) -> dict[str, np.ndarray]:
         """The filled part of the arrays, the streams, position, generator and sampler

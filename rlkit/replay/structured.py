@@ -105,10 +105,14 @@ class StructuredReplay(ReplayMemory):
         else:
             self.kind, keys = TUPLE, list(range(len(obs_shape)))
         self.parts = tuple(Part(k, tuple(obs_shape[k]), np.dtype(obs_dtype[k])) for k in keys)
-        super().__init__(capacity, obs_shape, obs_dtype, action_shape, action_dtype, seed,
+        # the parts' shapes and dtypes where ReplayMemory takes one: only _allocate reads them,
+        # and it is this class's
+        super().__init__(capacity, obs_shape, obs_dtype, action_shape, action_dtype, seed,  # type: ignore[arg-type]
                          **options)  # fmt: skip
 
-    def _allocate(self, rows: int) -> PartArrays:
+    # PartArrays stands in for ReplayMemory's observation array (indexed, assigned and
+    # compared as one), so each store and row of it is one where the base has an array
+    def _allocate(self, rows: int) -> PartArrays:  # type: ignore[override]
         return PartArrays.zeros(rows, self.parts)
 
     @classmethod
@@ -140,7 +144,7 @@ class StructuredReplay(ReplayMemory):
         return assemble(self.kind, self.parts, rows.arrays)
 
     @property
-    def next_obs(self) -> dict | tuple:
+    def next_obs(self) -> dict | tuple:  # type: ignore[override]  # (the observation's structure)
         """Every slot's next observation, one ``[capacity, *shape]`` array per part."""
         out = self._allocate(self.capacity)
         out[: self._size] = self._next_obs_of(np.arange(self._size))
@@ -154,24 +158,28 @@ class StructuredReplay(ReplayMemory):
 
     def _gather(self, idx: np.ndarray, weights: np.ndarray | None = None) -> Batch:
         batch = super()._gather(idx, weights)
-        return replace(
-            batch, obs=self._structure(batch.obs), next_obs=self._structure(batch.next_obs)
-        )
+        rows, next_rows = batch.obs, batch.next_obs  # PartArrays here (_allocate)
+        assert isinstance(rows, PartArrays) and isinstance(next_rows, PartArrays)
+        structured: dict[str, Any] = {
+            "obs": self._structure(rows),
+            "next_obs": self._structure(next_rows),
+        }
+        return replace(batch, **structured)
 
     # -- checkpoints -------------------------------------------------------------------------
     def state_dict(self) -> dict[str, np.ndarray]:
         """:meth:`ReplayMemory.state_dict` with ``obs/<i>``, ``side_obs/<i>`` and
         ``first_obs/<i>`` (part ``i``'s rows) in place of ``obs``, ``side_obs`` and
         ``first_obs``."""
-        state = super().state_dict()
+        state: dict[str, Any] = super().state_dict()  # the observations as PartArrays
         for name in _OBSERVATIONS:
             for i, array in enumerate(state.pop(name).arrays):
                 state[f"{name}/{i}"] = array
         return state
 
-    def load_state_dict(self, state: dict[str, np.ndarray]) -> None:
+    def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore what :meth:`state_dict` returned (the same parts, shapes and dtypes)."""
-        state = dict(state)
+        state = dict(state)  # (its observations become PartArrays)
         for name in _OBSERVATIONS:
             keys = [f"{name}/{i}" for i in range(len(self.parts))]
             if name == "first_obs" and keys[0] not in state:

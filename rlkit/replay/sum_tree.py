@@ -62,7 +62,7 @@ class SumTree:
         """A copy of all ``capacity`` leaf values, float64 ``[capacity]``."""
         return self._nodes[self._first_leaf : self._first_leaf + self.capacity].copy()
 
-    def set(self, indices: np.ndarray, values: np.ndarray) -> None:
+    def set(self, indices: np.ndarray, values: np.ndarray | float) -> None:
         """Set the leaves ``indices`` to ``values`` (same shape, or ``values`` a scalar).
 
         Where an index repeats, the last of its values in flattened order wins. Runs in
@@ -129,12 +129,13 @@ class SumTree:
         return nodes - self._first_leaf
 
     def state_dict(self) -> dict[str, np.ndarray]:
-        """The tree's state as numpy arrays (copies): ``capacity`` int64, ``nodes`` float64
-        ``[2 L - 1]`` and ``max_recorded`` float64."""
+        """The tree's state as numpy arrays (copies): ``capacity`` int64 ``[]``, ``nodes``
+        float64 ``[2 L - 1]`` and ``max_recorded`` float64 ``[]`` (0-d arrays: as written to
+        and read from a checkpoint's npz)."""
         return {
-            "capacity": np.int64(self.capacity),
+            "capacity": np.array(self.capacity, np.int64),
             "nodes": self._nodes.copy(),
-            "max_recorded": np.float64(self._max_recorded),
+            "max_recorded": np.array(self._max_recorded, np.float64),
         }
 
     def load_state_dict(self, state: dict[str, np.ndarray]) -> None:

@@ -90,7 +90,11 @@ def plan(
     from rlkit.config import presets
     from rlkit.config.options import make_config, parse_overrides
     from rlkit.config.run import load_config_file, resolve_run_config
-    from rlkit.config.schedules import check_fraction_base, resolve_fractions, steps_over_fractions
+    from rlkit.config.schedule_fractions import (
+        check_fraction_base,
+        resolve_fractions,
+        steps_over_fractions,
+    )
 
     file_run, file_agent = load_config_file(config_file) if config_file else ({}, {})
     own_agent = dict(file_agent)  # the config file's own [agent] table, above the preset

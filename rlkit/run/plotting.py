@@ -83,13 +83,13 @@ def describe_run(run_dir: Path) -> tuple[str, str, dict[str, str]]:
     defaults filled in (so runs written before a key existed compare equal), plus the
     ``[run]`` settings other than :data:`NOT_CONFIGURATION` (``num_envs``, each of
     ``env_kwargs``). Schedules compare as the steps they came to, not as the fractions of
-    the run they were given in (:func:`~rlkit.config.schedules.resolved_table`): a run
+    the run they were given in (:func:`~rlkit.config.schedule_fractions.resolved_table`): a run
     made before fractions existed groups with one whose fraction came to the same steps.
     A folder without a readable ``config.toml`` is described by its name.
     """
     from rlkit.config.options import to_dict
     from rlkit.config.run import toml_value
-    from rlkit.config.schedules import resolved_table
+    from rlkit.config.schedule_fractions import resolved_table
     from rlkit.run.plan import variant_name
 
     folder = RunFolder(run_dir)

@@ -8,7 +8,7 @@ the cutoff and plain ASHA keeps them all. Here, from the second rung on, a trial
 score equals the lowest score recorded at its rung is stopped: it is no better than the
 worst trial seen there. At the first rung ties go on (there the floor is where nearly
 every trial starts: stopping them all would leave the first trial alone), and the first
-trial at a rung always goes on. Imports Ray: only :mod:`rlkit.sweeps.ray_tuner` imports
+trial at a rung always goes on. Imports Ray: only :mod:`rlkit.sweeps.tune_on_ray` imports
 this, when a tune runs.
 """
 

@@ -3,7 +3,7 @@
 This module holds what a sweep *is*, without Ray: the spec (saved as ``sweep.json``),
 its expansion into trials (the cross product of ``--grid`` values, times the seeds), the
 check of every trial's config before any runs, where each trial's run folder lives, and
-the aggregation of finished trials into ``sweep.csv``. :mod:`rlkit.sweeps.ray_tune` runs the
+the aggregation of finished trials into ``sweep.csv``. :mod:`rlkit.sweeps.sweep_on_ray` runs the
 trials as Ray Tune trials.
 
 Sweep folder::

@@ -12,7 +12,7 @@ Tune folder::
     OUT/best.toml                    the best configuration: rlkit train --config OUT/best.toml
     OUT/ray/                         Ray Tune's experiment state (for --resume)
 
-:mod:`rlkit.sweeps.ray_tuner` runs the search and the ranking on Ray Tune.
+:mod:`rlkit.sweeps.tune_on_ray` runs the search and the ranking on Ray Tune.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from rlkit.core.errors import UsageError
 from rlkit.core.files import atomic_write_text
 from rlkit.run.folder import RunFolder
 from rlkit.sweeps.grid import SweepSpec, trial_dir
-from rlkit.sweeps.spaces import Dimension, parse_dimension, trial_overrides
+from rlkit.sweeps.search_spaces import Dimension, parse_dimension, trial_overrides
 
 SPEC_FILE = "tune.json"
 SEARCH_DIR = "search"
@@ -48,7 +48,7 @@ class TuneSpec:
 
     ``train``: keyword arguments of :func:`rlkit.run.experiment.plan` shared by every trial
     (env, steps, eval_every, eval_episodes, preset, overrides: the ``--set`` strings ...).
-    ``space``: key -> dimension text (:mod:`rlkit.sweeps.spaces`). ``trials`` search
+    ``space``: key -> dimension text (:mod:`rlkit.sweeps.search_spaces`). ``trials`` search
     trials, all on ``search_seed``; then the ``top`` best that ran to the end are run on
     each of ``seeds`` (fresh seeds) and ranked by their final models' mean return.
     ``grace``: the steps every trial runs before ASHA may stop it; a trial goes on past

@@ -1,6 +1,7 @@
-"""The built-in hook that logs: episode, game and evaluation rows to ``metrics.csv``
-(through the loop's :class:`~rlkit.run.metrics.MetricsLogger`), update scalars, the step
-rate and the agent's diagnostics to TensorBoard."""
+"""The built-in hook that logs: episode and game rows to ``metrics.csv`` (through the loop's
+:class:`~rlkit.run.metrics.MetricsLogger`), update scalars, the step rate and the agent's
+diagnostics to TensorBoard. The evaluation rows are written by
+:class:`~rlkit.run.hooks.evaluation.EvaluationHook`, which runs the evaluations."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ RATE_INTERVAL = 1000
 
 
 class MetricsHook(Hook):
-    """Writes what the loop reports to ``metrics.csv`` and TensorBoard."""
+    """Writes the episodes and games the loop reports to ``metrics.csv``, and the update
+    scalars, step rate and diagnostics to TensorBoard."""
 
     def on_start(self, loop: Trainer) -> None:
         self._rate_step, self._rate_time = loop.step, time.perf_counter()

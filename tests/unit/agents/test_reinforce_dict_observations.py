@@ -19,10 +19,10 @@ import rlkit
 from rlkit.cli.main import main
 from rlkit.core.errors import UsageError
 from rlkit.replay.structured import StructuredReplay
-from tests.test_ddpg_dict_observations import MODULE as SLIDES_MODULE
+from tests.unit.agents.test_ddpg_dict_observations import MODULE as SLIDES_MODULE
 
 # DQN's GoalLine (Discrete actions) and DDPG's GoalSlide (a Box action in [-1, 1]) with their
-# networks (tests/test_dict_observations.py, tests/test_ddpg_dict_observations.py): ``build``
+# networks (test_dict_observations.py, test_ddpg_dict_observations.py beside this file): ``build``
 # gives logits, ``actor`` a tanh mean; and value baselines for the Dict and the Tuple
 MODULE = (
     SLIDES_MODULE

@@ -10,7 +10,7 @@ import pytest
 from rlkit.agents import ddpg_config, dqn_config
 from rlkit.agents.ddpg_config import DDPGConfig
 from rlkit.agents.dqn_config import DQNConfig
-from rlkit.config.schedules import resolve_fractions
+from rlkit.config.schedule_fractions import resolve_fractions
 from rlkit.run.plan import plan
 
 #: preset -> (eps_anneal_steps, lr_anneal_steps) at its own budget, as its source line

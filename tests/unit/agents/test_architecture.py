@@ -155,7 +155,7 @@ def test_plan_resolves_like_the_cli_and_refuses_bad_values():
 def test_experiment_run_returns_a_result_and_writes_what_the_cli_writes(tmp_path):
     from pathlib import Path
 
-    fixtures = Path(__file__).parent / "fixtures" / "pinned"
+    fixtures = Path(__file__).parents[2] / "fixtures" / "pinned"
     plan = experiment.plan(
         "dqn", "CartPole-v1", steps=4000, eval_every=2000, eval_episodes=3,
         checkpoint_every=2000, overrides={"hidden_sizes": "32,32", "buffer_size": 3000,

@@ -225,7 +225,7 @@ def test_the_cli_takes_importable_builders_records_them_and_resumes_exactly(
 
 
 def test_the_docs_example_runs(tmp_path, monkeypatch):
-    doc = (Path(__file__).resolve().parents[1] / "docs" / "api.md").read_text()
+    doc = (Path(__file__).resolve().parents[3] / "docs" / "api.md").read_text()
     section = doc.split("### REINFORCE: a policy and a baseline of one's own", 1)[1]
     (example,) = re.findall(r"```python\n(.*?)```", section.split("\n## ", 1)[0], re.S)
     monkeypatch.chdir(tmp_path)

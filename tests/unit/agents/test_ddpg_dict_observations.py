@@ -19,10 +19,10 @@ import rlkit
 from rlkit.cli.main import main
 from rlkit.core.errors import UsageError
 from rlkit.replay.structured import StructuredReplay
-from tests.test_dict_observations import MODULE as GOALS_MODULE
-from tests.test_dict_observations import SPACE
+from tests.unit.agents.test_dict_observations import MODULE as GOALS_MODULE
+from tests.unit.agents.test_dict_observations import SPACE
 
-# DQN's GoalLine module (tests/test_dict_observations.py), with a continuous-action variant
+# DQN's GoalLine module (test_dict_observations.py), with a continuous-action variant
 # and DDPG's networks for its Dict and its Tuple observations
 MODULE = (
     GOALS_MODULE
@@ -393,7 +393,7 @@ def test_the_docs_sketch_builds_an_actor_and_a_critic_that_learn(slides):
     import re
     from pathlib import Path
 
-    doc = (Path(__file__).resolve().parents[1] / "docs" / "api.md").read_text()
+    doc = (Path(__file__).resolve().parents[3] / "docs" / "api.md").read_text()
     section = doc.split("## Your own experiment", 1)[1].split("\n## ", 1)[0]
     (sketch,) = [block for block in re.findall(r"```python\n(.*?)```", section, re.S)
                  if "DDPG.from_env(env, actor=actor" in block]  # fmt: skip

@@ -1,5 +1,6 @@
 """What a new user met (issue 40), items 15-19, the Docs paragraph (40) and what the rerun
-of labs/bad_inputs.py found (50). Helpers and fixtures: tests/test_new_user_promises.py."""
+of labs/bad_inputs.py found (50). Helpers and fixtures:
+tests/integration/test_new_user_promises.py."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ import numpy as np
 import pytest
 
 from rlkit.core.errors import UsageError
-from tests.test_new_user_promises import TINY, cli, refused, train_finished_run
-from tests.test_new_user_promises_runs import copy_stopped
+from tests.integration.test_new_user_promises import TINY, cli, refused, train_finished_run
+from tests.integration.test_new_user_promises_runs import copy_stopped
 
 
 @pytest.fixture(scope="module", name="finished_run")
@@ -151,11 +152,11 @@ def test_40_the_api_docs_name_every_argument_of_train():
 
     import rlkit
 
-    text = (Path(__file__).resolve().parents[1] / "docs" / "api.md").read_text()
+    text = (Path(__file__).resolve().parents[2] / "docs" / "api.md").read_text()
     for name, parameter in inspect.signature(rlkit.train).parameters.items():
         if parameter.default is not inspect.Parameter.empty:
             assert f"{name}=" in text, name
-    assert "about 3 minutes" not in (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    assert "about 3 minutes" not in (Path(__file__).resolve().parents[2] / "README.md").read_text()
 
 
 # -- 50: found by the rerun of labs/bad_inputs.py -------------------------------------------------

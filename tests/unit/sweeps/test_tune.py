@@ -16,7 +16,7 @@ from rlkit.cli.main import main
 from rlkit.core.errors import UsageError
 from rlkit.run.folder import RunFolder
 from rlkit.sweeps import tuning
-from rlkit.sweeps.spaces import (
+from rlkit.sweeps.search_spaces import (
     Dimension,
     default_space,
     format_value,
@@ -252,13 +252,13 @@ def test_show_space_names_only_the_ties_a_trial_applies(capsys):
 
 
 def test_an_interrupted_tune_exits_130_with_the_resume_command(capsys, monkeypatch, tmp_path):
-    from rlkit.sweeps import ray_tuner
-    from rlkit.sweeps.ray_tune import SweepInterrupted
+    from rlkit.sweeps import tune_on_ray
+    from rlkit.sweeps.sweep_on_ray import SweepInterrupted
 
     def interrupted(spec, out, **kwargs):
         raise SweepInterrupted(f"tune stopped; continue with: rlkit tune --resume {out}")
 
-    monkeypatch.setattr(ray_tuner, "run_tune", interrupted)
+    monkeypatch.setattr(tune_on_ray, "run_tune", interrupted)
     status = main(["tune", "dqn", "--steps", "1000", "--out", str(tmp_path / "t")])
     assert status == 130
     assert f"rlkit tune --resume {tmp_path / 't'}" in capsys.readouterr().err

@@ -26,7 +26,7 @@ from rlkit.core.files import atomic_write_text
 from rlkit.run.folder import RunFolder
 from rlkit.run.hooks.base import Hook
 from rlkit.sweeps import tuning
-from rlkit.sweeps.ray_tune import (
+from rlkit.sweeps.sweep_on_ray import (
     SweepFailed,
     SweepInterrupted,
     _error_line,

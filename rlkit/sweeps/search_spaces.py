@@ -5,7 +5,7 @@ A dimension is one of ``loguniform(a,b)``, ``uniform(a,b)``, ``int(a,b)`` (both 
 included) and ``choice(v1,v2,...)`` (a list value in brackets: ``choice([64,64],[256])``).
 A choice of one value fixes the key. Every value a trial gets is handed to the run as the
 string ``--set KEY=VALUE`` would give, so a tuned trial is an ordinary ``rlkit train``
-run. No Ray here: :mod:`rlkit.sweeps.ray_tuner` turns a space into Ray Tune's.
+run. No Ray here: :mod:`rlkit.sweeps.tune_on_ray` turns a space into Ray Tune's.
 """
 
 from __future__ import annotations

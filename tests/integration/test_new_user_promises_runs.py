@@ -1,6 +1,6 @@
 """What a new user met (issue 40), items 10-14: resume of an edited config, the Python
 API's arguments, Ctrl-C, configs and videos, sweep and tune progress. Helpers and
-fixtures: tests/test_new_user_promises.py."""
+fixtures: tests/integration/test_new_user_promises.py."""
 
 from __future__ import annotations
 
@@ -10,7 +10,13 @@ import gymnasium as gym
 import pytest
 
 from rlkit.core.errors import UsageError
-from tests.test_new_user_promises import TINY, cli, nothing_in, refused, train_finished_run
+from tests.integration.test_new_user_promises import (
+    TINY,
+    cli,
+    nothing_in,
+    refused,
+    train_finished_run,
+)
 
 
 @pytest.fixture(scope="module", name="finished_run")
@@ -204,7 +210,7 @@ class FakeTrial:
 
 
 def test_14_progress_counts_every_trial_of_a_configuration_started_or_not():
-    from rlkit.sweeps.ray_tune import progress_lines
+    from rlkit.sweeps.sweep_on_ray import progress_lines
 
     assert progress_lines([FakeTrial("RUNNING")], 2).strip() == (
         "default: 0/2 done, 1 running, 0 failed"
@@ -215,7 +221,7 @@ def test_14_progress_counts_every_trial_of_a_configuration_started_or_not():
 
 def test_14_a_stopped_sweep_counts_the_trials_that_never_started():
     from rlkit.sweeps.grid import SweepSpec
-    from rlkit.sweeps.ray_tune import stopped_message
+    from rlkit.sweeps.sweep_on_ray import stopped_message
 
     spec = SweepSpec("dqn", {}, [0, 1])
     assert stopped_message(spec, 0, Path("s")).startswith("sweep stopped with 0 of 2 trials ")

@@ -281,7 +281,7 @@ def test_td3_smoothing_noise_is_clipped_and_scaled_to_the_bounds():
 
 
 def test_td3_is_ddpgs_learner_with_three_numbers():
-    from rlkit.agents.td3_terms import LearnerTerms
+    from rlkit.agents.learner_terms import LearnerTerms
 
     assert make_agent().learner.terms == LearnerTerms(critics=1, policy_delay=1, target_noise=0.0)
     td3 = make_agent(td3=True, policy_delay=3, target_noise=0.1, target_noise_clip=0.3)

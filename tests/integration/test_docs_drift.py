@@ -7,7 +7,7 @@ import fnmatch
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
 #: a room's first line in the drawing: ``  rlkit.run   experiment.py ...`` (two rooms side
 #: by side: ``  rlkit.learn │ rlkit.replay   ...``)

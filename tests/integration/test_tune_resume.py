@@ -20,8 +20,8 @@ def tune_dir(tmp_path, monkeypatch, capsys):
     """A tune made with TUNE and stopped at once (no Ray): its tune.json; every later
     run_tune call is recorded in ``calls``."""
     from rlkit.cli import tune as tune_command
-    from rlkit.sweeps import ray_tuner
-    from rlkit.sweeps.ray_tune import SweepInterrupted
+    from rlkit.sweeps import tune_on_ray
+    from rlkit.sweeps.sweep_on_ray import SweepInterrupted
 
     calls = []
 
@@ -31,7 +31,7 @@ def tune_dir(tmp_path, monkeypatch, capsys):
             spec.save(Path(out))
         raise SweepInterrupted(f"tune stopped; continue with: rlkit tune --resume {out}")
 
-    monkeypatch.setattr(ray_tuner, "run_tune", stopped)
+    monkeypatch.setattr(tune_on_ray, "run_tune", stopped)
     monkeypatch.setattr(tune_command, "_check_ray", lambda address: None)
     out = tmp_path / "tune"
     assert main([*TUNE, "--out", str(out)]) == 130
@@ -101,7 +101,7 @@ def test_the_progress_line_counts_a_trial_as_it_completes(capsys):
     """Tune calls on_trial_complete before it sets the trial TERMINATED: the trial that
     just ended counts as done, not as running."""
     pytest.importorskip("ray")
-    from rlkit.sweeps.ray_tuner import _progress
+    from rlkit.sweeps.tune_on_ray import _progress
 
     progress = _progress(0.0, 4)
     completing = fake_trial("RUNNING", done=True, finished=1)
@@ -142,8 +142,8 @@ def test_an_interrupted_search_counts_the_trials_that_ended(monkeypatch, tmp_pat
     pytest.importorskip("ray")
     from ray import tune
 
-    from rlkit.sweeps import ray_tuner
-    from rlkit.sweeps.ray_tune import SweepInterrupted
+    from rlkit.sweeps import tune_on_ray
+    from rlkit.sweeps.sweep_on_ray import SweepInterrupted
 
     ended = [{"done": True, "finished": 1}, {"done": True, "finished": 0}]  # ran, ASHA-stopped
     results = Results(SimpleNamespace(metrics=m, error=None)
@@ -157,4 +157,4 @@ def test_an_interrupted_search_counts_the_trials_that_ended(monkeypatch, tmp_pat
                            space={"learning_rate": "loguniform(1e-4,1e-2)"}, trials=4,
                            seeds=[1], grace=100)  # fmt: skip
     with pytest.raises(SweepInterrupted, match="tune stopped with 2 of 4 search trials done"):
-        ray_tuner._search(spec, tmp_path, resume=False, interval=10.0)
+        tune_on_ray._search(spec, tmp_path, resume=False, interval=10.0)

@@ -15,7 +15,7 @@ from rlkit.cli.main import main
 from rlkit.config import presets
 from rlkit.config.presets import results
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 
 

@@ -48,7 +48,7 @@ def test_the_reporter_gives_tpe_the_evaluation_and_asha_the_rung_score(monkeypat
     pytest.importorskip("ray")
     from ray import tune
 
-    from rlkit.sweeps import ray_tuner
+    from rlkit.sweeps import tune_on_ray
 
     reported = []
     monkeypatch.setattr(tune, "report", lambda metrics, **kw: reported.append(metrics))
@@ -57,14 +57,14 @@ def test_the_reporter_gives_tpe_the_evaluation_and_asha_the_rung_score(monkeypat
     def report_at(rule: str, step: int) -> None:
         spec = SimpleNamespace(steps=10_000, rung_score=rule, train={"eval_every": 2500})
         loop = SimpleNamespace(step=step, history=history)
-        ray_tuner._EvaluationReporter(spec).on_step(loop, step - 1, {"eval": (-0.5, 0.1)})
+        tune_on_ray._EvaluationReporter(spec).on_step(loop, step - 1, {"eval": (-0.5, 0.1)})
 
     report_at("shown", 5000)
     report_at("eval", 5000)
     report_at("shown", 10_000)  # the last step: the summary's final model is reported later
     assert reported == [
-        {"step": 5000, ray_tuner.METRIC: -0.5, ray_tuner.RUNG_METRIC: 50.0, "finished": 0},
-        {"step": 5000, ray_tuner.METRIC: -0.5, ray_tuner.RUNG_METRIC: -0.5, "finished": 0},
+        {"step": 5000, tune_on_ray.METRIC: -0.5, tune_on_ray.RUNG_METRIC: 50.0, "finished": 0},
+        {"step": 5000, tune_on_ray.METRIC: -0.5, tune_on_ray.RUNG_METRIC: -0.5, "finished": 0},
     ]
 
 
@@ -92,7 +92,7 @@ def test_asha_reads_the_rung_score_and_tpe_the_evaluation(monkeypatch, tmp_path)
     pytest.importorskip("optuna")
     from ray import tune
 
-    from rlkit.sweeps import ray_tuner
+    from rlkit.sweeps import tune_on_ray
 
     built = {}
 
@@ -108,6 +108,6 @@ def test_asha_reads_the_rung_score_and_tpe_the_evaluation(monkeypatch, tmp_path)
                            space={"gamma": "choice(0.9,0.99)"}, trials=2, seeds=[1],
                            grace=200)  # fmt: skip
     with pytest.raises(Built):
-        ray_tuner._search(spec, tmp_path, resume=False, interval=10.0)
-    assert built["scheduler"]._metric == ray_tuner.RUNG_METRIC == "rung_score"
-    assert built["searcher"].metric == ray_tuner.METRIC == "eval_return"
+        tune_on_ray._search(spec, tmp_path, resume=False, interval=10.0)
+    assert built["scheduler"]._metric == tune_on_ray.RUNG_METRIC == "rung_score"
+    assert built["searcher"].metric == tune_on_ray.METRIC == "eval_return"

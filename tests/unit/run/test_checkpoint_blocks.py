@@ -17,7 +17,7 @@ from rlkit.run.checkpoint import (
 )
 from rlkit.run.folder import RunFolder
 from rlkit.run.loop import Trainer
-from tests.test_runs import ABSOLUTE, TINY, cli, only_run, weights
+from tests.integration.test_runs import ABSOLUTE, TINY, cli, only_run, weights
 
 ROW_BYTES = 16  # one CartPole observation: 4 float32
 

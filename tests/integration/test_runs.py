@@ -357,7 +357,7 @@ def test_on_policy_agent_rejects_num_envs(capsys, tmp_path):
 )
 def test_video_is_recorded(capsys, tmp_path):
     run_dir = train_run(capsys, tmp_path, "--steps", "200")
-    video = tmp_path / "out.mp4"  # (a missing folder is refused: tests/test_cli_edges.py)
+    video = tmp_path / "out.mp4"  # (a missing folder is refused: integration/test_cli_edges.py)
     status, out, err = cli(capsys, "evaluate", run_dir, "--episodes", "1", "--video", video)
     assert status == 0, err
     assert video.stat().st_size > 1000

@@ -10,7 +10,7 @@ import pytest
 
 import rlkit.cli.sweep as sweep_cli
 from rlkit.cli.main import main
-from rlkit.sweeps import ray_tune
+from rlkit.sweeps import sweep_on_ray
 from rlkit.sweeps.grid import SweepSpec
 
 
@@ -52,8 +52,8 @@ def fake_ray(monkeypatch):
         CheckpointConfig=lambda **kw: SimpleNamespace(**kw),
     )  # fmt: skip
     ray = SimpleNamespace(init=lambda **kw: None, shutdown=lambda: None)
-    monkeypatch.setattr(ray_tune, "import_ray", lambda: (ray, tune))
-    monkeypatch.setattr(ray_tune, "_progress_callback", lambda *args: None)
+    monkeypatch.setattr(sweep_on_ray, "import_ray", lambda: (ray, tune))
+    monkeypatch.setattr(sweep_on_ray, "_progress_callback", lambda *args: None)
     monkeypatch.setattr(sweep_cli, "_ray", lambda address: None)
     return FakeTuner
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 # the test extra installs ruff next to this interpreter, on PATH or not (an unactivated venv)
 RUFF = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.which("ruff")
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 sys.path.insert(0, str(FIXTURES))
 from pin_runs import BLAS_KERNELS, OLD_CHECKPOINTS, RUNS  # noqa: E402
 

@@ -11,7 +11,7 @@ import pytest
 
 from rlkit.cli.main import main
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "api.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "api.md"
 
 
 def blocks(language: str) -> list[str]:

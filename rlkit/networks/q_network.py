@@ -1,0 +1,144 @@
+"""The Q-network of DQN and its family: ``[B, *obs_shape] -> [B, num_actions * per_action]``,
+built from :mod:`rlkit.networks.builders` (the torso, seeded Dense layers, the numpy mirror),
+optionally dueling and noisy (Rainbow)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import keras
+import numpy as np
+
+from rlkit.core.spaces import ObservationFormat
+from rlkit.networks.builders import NumpyMLP, apply_layers, dense, mlp_layers, torso
+from rlkit.networks.noisy import noise_variables, noisy_layers
+
+
+class QNetwork:
+    """``Q(s, .)``: ``[B, *obs_shape] -> [B, num_actions]``, optionally dueling.
+
+    A torso (:func:`torso`: nothing for vectors, the Nature CNN for images), ReLU hidden
+    layers, and a linear head; dueling (Wang et al. 2016): ``Q = V(s) + A(s, a) - mean_a
+    A(s, a)``. With ``obs_format`` an integer the input is a float32 vector of that width.
+
+    Attributes:
+        model: the Keras model.
+        convs: the convolution layers (empty for vector observations).
+        hidden: the hidden Dense layers (ReLU), in order.
+        heads: ``[output]`` or ``[value, advantage]`` when dueling.
+    """
+
+    def __init__(
+        self,
+        obs_format: ObservationFormat | int,
+        num_actions: int,
+        hidden_sizes: Sequence[int],
+        dueling: bool = False,
+        seed: int = 0,
+        name: str = "q",
+        init: str = "glorot",
+        torso_kind: str = "auto",
+        conv_padding: str = "valid",
+        per_action: int = 1,
+        noisy: bool = False,
+        sigma0: float = 0.5,
+    ) -> None:
+        if isinstance(obs_format, int):
+            from rlkit.core.spaces import vector_format
+
+            obs_format = vector_format(obs_format)
+        self.dueling, self.per_action, self.noisy = dueling, per_action, noisy
+        base = seed * 1000
+        inputs, x, width, self.convs = torso(obs_format, base, name, init, torso_kind, conv_padding)
+        if noisy:  # Rainbow: every fully connected layer noisy, the convolutions not
+            self.hidden = noisy_layers(list(hidden_sizes), sigma0, base + 500, name)
+        else:
+            self.hidden = mlp_layers(hidden_sizes, base, name, init, fan_in=width)
+        x = apply_layers(x, self.hidden)
+        last = hidden_sizes[-1] if hidden_sizes else width
+        if noisy:
+            sizes = [per_action, num_actions] if dueling else [num_actions]
+            self.heads = noisy_layers(sizes, sigma0, base + 990, f"{name}_out", activation=None)
+        elif dueling:
+            self.heads = [
+                dense(per_action, None, base + 998, f"{name}_value", init=init, fan_in=last),
+                dense(num_actions, None, base + 999, f"{name}_advantage", init=init,
+                      fan_in=last),
+            ]  # fmt: skip
+        else:
+            self.heads = [dense(num_actions, None, base + 999, f"{name}_out", init=init,
+                                fan_in=last)]  # fmt: skip
+        if dueling:
+            value, advantage = self.heads[0](x), self.heads[1](x)
+            outputs = dueling_outputs(value, advantage, per_action)
+        else:
+            outputs = self.heads[0](x)
+        self.model = keras.Model(inputs, outputs, name=name)
+        self._compiled_policies: dict[bool, Callable] = {}
+
+    @property
+    def variables(self) -> list:
+        return self.model.trainable_variables
+
+    def numpy_snapshot(self) -> NumpyMLP:
+        """A numpy copy of the current weights that computes the same ``Q(s, .)`` (MLP only;
+        a noisy network's mean, ``mu``: what it computes without noise)."""
+        if self.convs:
+            raise TypeError("a convolutional Q network has no numpy mirror; use policy()")
+        if self.noisy:
+            layers = (*self.hidden, *self.heads)
+            arrays = [w.numpy() for layer in layers for w in (layer.kernel_mu, layer.bias_mu)]
+            mirror = NumpyMLP.from_arrays(arrays, num_heads=len(self.heads))
+            mirror.per_action = self.per_action
+            return mirror
+        return NumpyMLP.from_layers(self.hidden, self.heads, per_action=self.per_action)
+
+    @property
+    def noise_variables(self) -> list:
+        """The noisy layers' generator states (empty without noise)."""
+        return noise_variables([*self.hidden, *self.heads])
+
+    def exploring_policy(self) -> Callable[[np.ndarray], np.ndarray]:
+        """``obs -> Q(s, .)`` while exploring: with fresh noise on every call (one compiled
+        call, ``training=True``) for a noisy network; else :meth:`policy`."""
+        if not self.noisy:
+            return self.policy()
+        return self._compiled(training=True)
+
+    def policy(self) -> Callable[[np.ndarray], np.ndarray]:
+        """``obs -> Q(s, .)`` for acting: the numpy mirror of an MLP (re-take it after each
+        update), or one compiled TensorFlow call per batch for a convolutional network
+        (it reads the live weights)."""
+        if not self.convs:
+            return self.numpy_snapshot()
+        return self._compiled(training=False)
+
+    def _compiled(self, training: bool) -> Callable[[np.ndarray], np.ndarray]:
+        """One compiled call per batch (or single observation), reading the live weights."""
+        if training not in self._compiled_policies:
+            from rlkit.learn.compiled import CompiledFunction
+
+            if training:
+                compiled = CompiledFunction(lambda obs: self.model(obs, training=True))
+            else:
+                compiled = CompiledFunction(lambda obs: self.model(obs))
+            obs_rank = len(self.model.inputs[0].shape) - 1
+
+            def q_values(obs: np.ndarray) -> np.ndarray:
+                single = obs.ndim == obs_rank
+                out = compiled(obs[None] if single else obs).numpy()
+                return out[0] if single else out
+
+            self._compiled_policies[training] = q_values
+        return self._compiled_policies[training]
+
+
+def dueling_outputs(value, advantage, per_action: int = 1):
+    """Wang et al.'s ``Q = V + A - mean_a A``: value ``[B, n]``, advantage ``[B, A * n]``
+    (``n = per_action`` values per action, combined per atom or quantile) -> ``[B, A * n]``."""
+    if per_action == 1:
+        return value + advantage - keras.ops.mean(advantage, axis=1, keepdims=True)
+    width = advantage.shape[-1]
+    advantage = keras.ops.reshape(advantage, (-1, width // per_action, per_action))
+    mean = keras.ops.mean(advantage, axis=1, keepdims=True)
+    return keras.ops.reshape(keras.ops.expand_dims(value, 1) + advantage - mean, (-1, width))
