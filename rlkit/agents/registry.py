@@ -15,7 +15,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rlkit.agents import ddpg_config, distributional_config, dqn_config, reinforce_config
+from rlkit.agents import (
+    ddpg_config,
+    distributional_config,
+    dqn_config,
+    iqn_config,
+    mdqn_config,
+    reinforce_config,
+)
 from rlkit.core.errors import UsageError
 
 #: rl-zoo's discount choices (``hyperparams_opt.py``)
@@ -162,6 +169,41 @@ AGENTS: dict[str, AgentSpec] = {
         default_eval_every=2_500,
         search_space={k: v for k, v in DQN_SPACE.items() if not k.startswith("eps_")},
         describe_schedules=distributional_config.describe_schedules,
+    ),
+    "iqn": AgentSpec(
+        name="iqn",
+        summary="IQN, DQN learning the return's quantile function at sampled fractions",
+        agent_path="rlkit.agents.iqn:IQN",
+        config_class=iqn_config.IQNConfig,
+        check_spaces=iqn_config.check_spaces,
+        default_env="CartPole-v1",
+        default_steps=50_000,
+        default_eval_every=2_500,
+        # Dopamine's and the paper's choices of N = N' (8 to 64) and K (32), as rl-zoo
+        # samples QR-DQN's quantiles
+        search_space={
+            **DQN_SPACE,
+            "num_tau_samples": "choice(8,16,32,64)",
+            "num_tau_prime_samples": "choice(8,16,32,64)",
+        },  # fmt: skip
+        describe_schedules=iqn_config.describe_schedules,
+    ),
+    "mdqn": AgentSpec(
+        name="mdqn",
+        summary="Munchausen DQN: DQN regressing on a soft target with a log-policy bonus",
+        agent_path="rlkit.agents.mdqn:MDQN",
+        config_class=mdqn_config.MDQNConfig,
+        check_spaces=mdqn_config.check_spaces,
+        default_env="CartPole-v1",
+        default_steps=50_000,
+        default_eval_every=2_500,
+        # the paper's grid (Vieillard et al. 2020, Appendix: tau and alpha explored)
+        search_space={
+            **DQN_SPACE,
+            "tau": "choice(0.01,0.03,0.1)",
+            "alpha": "choice(0.5,0.9,0.99)",
+        },  # fmt: skip
+        describe_schedules=mdqn_config.describe_schedules,
     ),
     "reinforce": AgentSpec(
         name="reinforce",
