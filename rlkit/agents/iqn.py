@@ -25,6 +25,10 @@ class IQN(DQN):
     name = "iqn"
     config_class = IQNConfig
     accepts_structured = False
+    export_refusal = (
+        "iqn cannot be exported yet: its greedy act averages K freshly sampled fractions, "
+        "which an export could not check action for action (export dqn, c51 or qrdqn)"
+    )
     learner: IQNLearner
 
     def make_learner(self, seed: int) -> IQNLearner:

@@ -228,17 +228,43 @@ AGENTS: dict[str, AgentSpec] = {
 }
 
 
+@dataclass(frozen=True)
+class Alias:
+    """A name users type for an agent with some keys set (``rlkit train td3`` is ``ddpg``
+    with ``td3 = true``, as SB3 users expect a TD3 of its own). The run is the agent's
+    (``[run] agent``), named after the variant its config switches on."""
+
+    agent: str
+    settings: Mapping[str, Any]
+    summary: str
+
+
+ALIASES: dict[str, Alias] = {
+    "td3": Alias("ddpg", {"td3": True},
+                 "TD3 (Fujimoto et al. 2018): ddpg with td3 = true (continuous actions)"),  # fmt: skip
+}
+
+
+def resolve(name: str) -> tuple[str, dict[str, Any]]:
+    """``(agent, settings)`` for a name users type: an agent as it is, an alias as its
+    agent and the keys it sets (``"td3"`` -> ``("ddpg", {"td3": True})``)."""
+    alias = ALIASES.get(name)
+    return (alias.agent, dict(alias.settings)) if alias else (name, {})
+
+
 def agent_spec(name: str) -> AgentSpec:
-    """The agent called ``name``; UsageError with a suggestion when there is none."""
+    """The agent called ``name`` (an alias: its agent's); UsageError with a suggestion when
+    there is none."""
     try:
-        return AGENTS[name]
+        return AGENTS[resolve(name)[0]]
     except KeyError:
         import difflib
 
-        close = [n for n in AGENTS if n == name.lower()] or difflib.get_close_matches(
-            name.lower(), AGENTS, n=1
+        names = [*AGENTS, *ALIASES]
+        close = [n for n in names if n == name.lower()] or difflib.get_close_matches(
+            name.lower(), names, n=1
         )
         hint = f"did you mean {close[0]!r}? " if close else ""
         raise UsageError(
-            f"unknown agent {name!r}; {hint}choose one of {', '.join(AGENTS)}"
+            f"unknown agent {name!r}; {hint}choose one of {', '.join(names)}"
         ) from None
