@@ -95,7 +95,10 @@ def lookup(agent: str, name: str) -> Preset:
 
 #: (agent, env id prefix) -> the preset a whole family of environments uses by itself
 FAMILIES = {("dqn", "ALE/"): "dqn3", ("dqn", "MinAtar/"): "minatar",
-            ("rainbow", "MinAtar/"): "minatar", ("qrdqn", "MinAtar/"): "minatar"}  # fmt: skip
+            ("rainbow", "MinAtar/"): "minatar", ("qrdqn", "MinAtar/"): "minatar",
+            ("iqn", "MinAtar/"): "minatar",
+            ("rainbow", "ALE/"): "atari", ("c51", "ALE/"): "atari",
+            ("qrdqn", "ALE/"): "atari", ("iqn", "ALE/"): "atari"}  # fmt: skip
 
 
 def for_env(agent: str, env_id: str, variant: str | None = None) -> Preset | None:
