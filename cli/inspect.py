@@ -303,10 +303,9 @@ def show_config(agent, preset) -> None:
         click.echo(presets.lookup(agent_spec(agent).name, preset).text, nl=False)
         return
 
+    from rlkit.agents.registry import resolve
     from rlkit.config.options import field_help
     from rlkit.config.run import toml_value
-
-    from rlkit.agents.registry import resolve
 
     config_class = agent_spec(agent).config_class
     helps = field_help(config_class)

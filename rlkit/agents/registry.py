@@ -240,8 +240,11 @@ class Alias:
 
 
 ALIASES: dict[str, Alias] = {
-    "td3": Alias("ddpg", {"td3": True},
-                 "TD3 (Fujimoto et al. 2018): ddpg with td3 = true (continuous actions)"),  # fmt: skip
+    "td3": Alias(
+        "ddpg",
+        {"td3": True},
+        "TD3 (Fujimoto et al. 2018): ddpg with td3 = true (continuous actions)",
+    ),
 }
 
 
