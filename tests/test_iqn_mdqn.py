@@ -271,3 +271,12 @@ def test_bad_settings_are_one_line(agent, setting, words, tmp_path, capsys):
     key, _, value = setting.partition("=")
     with pytest.raises(UsageError, match=words):
         agent_class.from_env(gym.make("CartPole-v1"), **{key: value})
+
+
+@pytest.mark.parametrize("agent, key", [("iqn", "num_tau_samples"), ("mdqn", "alpha")])
+def test_their_tune_spaces_hold_at_both_ends(agent, key):
+    from rlkit.agents.registry import agent_spec
+    from rlkit.sweeps.spaces import resolve_space
+
+    space = resolve_space(agent, agent_spec(agent).config_class, {}, {})
+    assert key in space and "learning_rate" in space
