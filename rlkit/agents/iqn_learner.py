@@ -154,10 +154,14 @@ class IQNLearner(DQNLearner):
     def bootstrap(self, next_obs, tau_primes, tau_k) -> tuple[tf.Tensor, tf.Tensor]:
         """``(Z_target(s', tau') [B, N', A], a* [B])``: the target's values and the action of
         the largest mean over the ``K`` fractions (online network's with Double DQN)."""
-        chooser = self.q if self.config.double_dqn else self.q_target
-        choice = tf.transpose(chooser.values(next_obs, tau_k), [0, 2, 1])  # [B, A, K]
-        next_actions = quantile_greedy_actions(choice)
-        return tf.stop_gradient(self.q_target.values(next_obs, tau_primes)), next_actions
+        if self.config.double_dqn:
+            choice = self.q.values(next_obs, tau_k)
+            target = self.q_target.values(next_obs, tau_primes)
+        else:  # one pass of the target network over the N' + K fractions (one torso pass)
+            both = self.q_target.values(next_obs, tf.concat([tau_primes, tau_k], axis=1))
+            target, choice = both[:, : tf.shape(tau_primes)[1]], both[:, tf.shape(tau_primes)[1] :]
+        next_actions = quantile_greedy_actions(tf.transpose(choice, [0, 2, 1]))  # [B, A, K]
+        return tf.stop_gradient(target), next_actions
 
     def per_example_loss(self, obs, actions, rewards, next_obs, pcont, fractions) -> LossOutput:
         """The loss of each example at given ``fractions`` ``(tau, tau', tau_k)`` (tensors),
