@@ -280,3 +280,25 @@ def test_their_tune_spaces_hold_at_both_ends(agent, key):
 
     space = resolve_space(agent, agent_spec(agent).config_class, {}, {})
     assert key in space and "learning_rate" in space
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("agent", ["iqn", "mdqn"])
+def test_a_stopped_and_resumed_run_writes_the_uninterrupted_metrics(tmp_path, agent):
+    from rlkit.run.folder import RunFolder
+
+    argv = [agent, "--env", "CartPole-v1", "--set", "hidden_sizes=16", "--set",
+            "learning_starts=100", "--set", "train_freq=50", "--set", "gradient_steps=4",
+            "--set", "jit_compile=false", "--set", "eps_anneal_fraction=0", "--set",
+            "lr_anneal_fraction=0", "--eval-every", "250", "--checkpoint-every", "250",
+            "--eval-episodes", "1", "--quiet"]  # fmt: skip
+    if agent == "iqn":  # its fractions drawn on both sides of the stop
+        argv += ["--set", "num_tau_samples=4", "--set", "num_tau_prime_samples=5",
+                 "--set", "num_quantile_samples=3"]  # fmt: skip
+    runs = {}
+    for name, steps in (("whole", "500"), ("stopped", "250")):
+        assert main(["train", *argv, "--steps", steps, "--out", str(tmp_path / name)]) == 0
+        (run_dir,) = (tmp_path / name).iterdir()
+        runs[name] = RunFolder(run_dir)
+    assert main(["resume", str(runs["stopped"].path), "--steps", "500", "--quiet"]) == 0
+    assert runs["stopped"].metrics_path.read_text() == runs["whole"].metrics_path.read_text()
