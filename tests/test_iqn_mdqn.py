@@ -302,3 +302,7 @@ def test_a_stopped_and_resumed_run_writes_the_uninterrupted_metrics(tmp_path, ag
         runs[name] = RunFolder(run_dir)
     assert main(["resume", str(runs["stopped"].path), "--steps", "500", "--quiet"]) == 0
     assert runs["stopped"].metrics_path.read_text() == runs["whole"].metrics_path.read_text()
+    # the weights too: each update after the stop drew the fractions the whole run drew
+    whole, resumed = (rlkit.load(runs[k].path / "model") for k in ("whole", "stopped"))
+    for ours, theirs in zip(whole.learner.q.variables, resumed.learner.q.variables, strict=True):
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
