@@ -306,3 +306,17 @@ def test_a_stopped_and_resumed_run_writes_the_uninterrupted_metrics(tmp_path, ag
     whole, resumed = (rlkit.load(runs[k].path / "model") for k in ("whole", "stopped"))
     for ours, theirs in zip(whole.learner.q.variables, resumed.learner.q.variables, strict=True):
         np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_a_dueling_iqn_head_combines_per_fraction():
+    agent = IQN.from_env(gym.make("CartPole-v1"), seed=2, dueling=True, **FEW, **SMALL)
+    q = agent.learner.q
+    obs = tf.constant(np.random.default_rng(4).normal(size=(3, 4)).astype(np.float32))
+    taus = tf.constant([[0.1, 0.5], [0.2, 0.9], [0.7, 0.3]], tf.float32)
+    embedding = next(layer for layer in q.model.layers if "tau_embedding" in layer.name)
+    x = embedding(obs, taus)
+    for layer in q.hidden:
+        x = layer(x)
+    value, advantage = q.heads[0](x).numpy(), q.heads[1](x).numpy()  # [3, 2, 1], [3, 2, 2]
+    expected = value + advantage - advantage.mean(axis=-1, keepdims=True)
+    np.testing.assert_allclose(q.values(obs, taus).numpy(), expected, rtol=1e-5, atol=1e-6)
