@@ -1,9 +1,10 @@
-"""What the DQN family costs: steps/s of DQN (uniform and prioritized), C51, QR-DQN and
-Rainbow at the same MinAtar-scale settings, each a whole ``rlkit train`` in a fresh
-process, the variants alternating, measured in one invocation. Printed: every run, the
-medians and each one's ratio to uniform DQN.
+"""What the DQN family costs: steps/s of DQN (uniform and prioritized), C51, QR-DQN,
+Rainbow, IQN and Munchausen DQN at the same MinAtar-scale settings, each a whole ``rlkit
+train`` in a fresh process, the variants alternating, measured in one invocation. Printed:
+every run, the medians and each one's ratio to uniform DQN.
 
     python -m benchmarks.dqn_family_speed --env MinAtar/Breakout-v0 --steps 6000 --reps 3
+    python -m benchmarks.dqn_family_speed --only dqn iqn mdqn
 
 The settings are Revisiting Rainbow's MinAtar ones (Obando-Ceron & Castro 2021; Dopamine's
 ``labs/environments/minatar/*.gin``): one 16-channel 3x3 convolution then the head, batch
@@ -33,6 +34,17 @@ VARIANTS = {
     "c51": ["c51"],
     "qrdqn": ["qrdqn"],
     "rainbow": ["rainbow"],
+    # Revisiting Rainbow's MinAtar IQN: N = N' = K = 32 (Configs/implicit_breakout.gin)
+    "iqn": [
+        "iqn",
+        "--set",
+        "num_tau_samples=32",
+        "--set",
+        "num_tau_prime_samples=32",
+        "--set",
+        "num_quantile_samples=32",
+    ],
+    "mdqn": ["mdqn"],
 }
 
 

@@ -303,12 +303,13 @@ def show_config(agent, preset) -> None:
         click.echo(presets.lookup(agent_spec(agent).name, preset).text, nl=False)
         return
 
+    from rlkit.agents.registry import resolve
     from rlkit.config.options import field_help
     from rlkit.config.run import toml_value
 
     config_class = agent_spec(agent).config_class
     helps = field_help(config_class)
-    defaults = config_class()
+    defaults = config_class(**resolve(agent)[1])  # an alias's keys set (td3: td3 = true)
     click.echo("[agent]")
     for f in dataclasses.fields(config_class):
         click.echo(f"# {helps[f.name]}\n{f.name} = {toml_value(getattr(defaults, f.name))}")

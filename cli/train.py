@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from rlkit.agents.registry import AGENTS
+from rlkit.agents.registry import AGENTS, ALIASES
 from rlkit.core.errors import UsageError
 
 from .options import non_empty, non_empty_path
@@ -19,6 +19,10 @@ def _agent_list() -> str:
         f"             default --env {s.default_env}, --steps {s.default_steps}"
         + (f", --episodes {s.default_episodes}" if s.default_episodes else "")
         for s in AGENTS.values()
+    ) + "".join(
+        f"\n  {name:<10} {alias.summary}\n             default --env "
+        f"{AGENTS[alias.agent].default_env}, --steps {AGENTS[alias.agent].default_steps}"
+        for name, alias in ALIASES.items()
     )
 
 
@@ -102,7 +106,8 @@ def train(agent, env_id, env_kwargs, steps, overrides, config_file, num_envs, ep
           quiet) -> int:  # fmt: skip
     """Train AGENT on an environment and save the run.
 
-    Creates OUT/<agent>-<env>-<seed>-<time>/ (named td3-... for ddpg with td3=true)
+    Creates OUT/<agent>-<env>-<seed>-<time>/ (td3-... for 'rlkit train td3', i.e. ddpg
+    with td3=true)
     with config.toml (pass it back with --config), metrics.csv, tensorboard/,
     checkpoints/, best/ (with --eval-every), model/ and summary.json, then prints the
     greedy evaluation return.

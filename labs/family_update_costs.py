@@ -1,9 +1,10 @@
 """Where a DQN-family update's time goes at MinAtar scale (issue 36's speed targets).
 
 One update of batch 32 on MinAtar/Breakout-v0 with Dopamine's MinAtar network (one
-16-channel 3x3 convolution straight into the head), after warm-up, for DQN, QR-DQN and C51
-with and without XLA; and the quantile Huber loss with its gradient alone (32 x 200 x 200
-pairs) as TensorFlow's ops, with XLA on the loss only, and with XLA on the whole step.
+16-channel 3x3 convolution straight into the head), after warm-up, for DQN, QR-DQN, C51 and
+IQN (N = N' = K = 32, Revisiting Rainbow's) with and without XLA, and Munchausen DQN;
+and the quantile Huber loss with its gradient alone (32 x 200 x 200 pairs) as TensorFlow's
+ops, with XLA on the loss only, and with XLA on the whole step.
 
     python -m labs.family_update_costs
 
@@ -34,9 +35,12 @@ def agent_updates() -> None:
     env = make_env("MinAtar/Breakout-v0")
     settings = dict(torso="minatar", hidden_sizes=(), batch_size=32, train_freq=4,
                     gradient_steps=1, learning_starts=0, buffer_size=10_000)  # fmt: skip
+    iqn = dict(num_tau_samples=32, num_tau_prime_samples=32, num_quantile_samples=32)
     for name, jit in (("DQN", False), ("QRDQN", False), ("QRDQN", True), ("C51", False),
-                      ("C51", True)):  # fmt: skip
-        agent = getattr(rlkit.agents, name).from_env(env, seed=0, jit_compile=jit, **settings)
+                      ("C51", True), ("IQN", False), ("IQN", True), ("MDQN", False)):  # fmt: skip
+        extra = iqn if name == "IQN" else {}
+        agent = getattr(rlkit.agents, name).from_env(env, seed=0, jit_compile=jit, **settings,
+                                                     **extra)  # fmt: skip
         obs, _ = env.reset(seed=0)
         agent.observe_first(obs)
         for _ in range(300):

@@ -95,13 +95,18 @@ class DQN(OffPolicyAgent):
             )
         self.num_actions = int(self.action_space.n)
         self._action_start = int(self.action_space.start)
-        learner = DQNLearner(cfg, self.obs_format, self.observation_space, self.action_space,
-                             seed, self._q_network, self._loss, self.value_head())  # fmt: skip
+        learner = self.make_learner(seed)
         self.eval_rng = seeding.generator(seed, "evaluate")  # eval_epsilon's draws
         epsilon = epsilon_schedule(cfg)
         acting = EpsilonGreedy(self.obs_format, self.num_actions, epsilon, self.rng,
                                cfg.eval_epsilon, self.eval_rng, self._action_start)  # fmt: skip
         return Parts(learner, acting, ((), np.int64))
+
+    def make_learner(self, seed: int) -> DQNLearner:
+        """The learner (IQN's draws fractions: :mod:`rlkit.agents.iqn`)."""
+        return DQNLearner(self.config, self.obs_format, self.observation_space,
+                          self.action_space, seed, self._q_network, self._loss,
+                          self.value_head())  # fmt: skip
 
     def python_networks(self) -> dict:
         if self.config.q_network == GIVEN_IN_PYTHON:

@@ -73,6 +73,10 @@ class DQNLearner(Learner):
             batch.
     """
 
+    #: with hard target copies, the target's values for a whole block in one forward pass
+    #: (False where each update draws its own inputs to the target, as IQN's fractions)
+    shared_target_pass = True
+
     def __init__(
         self, config: DQNConfig, obs_format: ObservationFormat, observation_space, action_space,
         seed: int, q_network: Any = None, loss: ValueLoss | None = None,
@@ -89,17 +93,8 @@ class DQNLearner(Learner):
             refuse_builtin_network(obs_format)
         self.q: QNetwork | KerasQNetwork
         self.q_target: QNetwork | KerasQNetwork
-        if cfg.q_network:
-            spaces = observation_space, action_space
-            self.q, self.q_target = custom_networks(cfg.q_network, q_network, spaces, obs_format,
-                                                    seed, self.num_outputs)  # fmt: skip
-        else:
-            self.q, self.q_target = (
-                QNetwork(obs_format, self.num_outputs, cfg.hidden_sizes, cfg.dueling, seed,
-                         name, cfg.init, cfg.torso, cfg.conv_padding, self.head.per_action,
-                         cfg.noisy, cfg.noisy_sigma0)
-                for name in ("q", "q_target")
-            )  # fmt: skip
+        self.q, self.q_target = self.build_networks(observation_space, action_space, seed,
+                                                    q_network)  # fmt: skip
         self.pipeline = UpdatePipeline(
             self.q.variables,
             make_optimizer(cfg.optimizer, cfg.learning_rate, cfg.adam_epsilon),
@@ -114,6 +109,23 @@ class DQNLearner(Learner):
         self.polyak = Polyak(self.q.variables, self.q_target.variables, cfg.target_tau)
         self._sync_target_graph = tf.function(self.hard_copy.update)
         self.hard_copy.update()
+
+    def build_networks(
+        self, observation_space, action_space, seed: int, q_network: Any
+    ) -> tuple[Any, Any]:
+        """The online and target networks: the user's (``config.q_network``) or rlkit's."""
+        cfg, obs_format = self.config, self.obs_format
+        if cfg.q_network:
+            spaces = observation_space, action_space
+            return custom_networks(cfg.q_network, q_network, spaces, obs_format, seed,
+                                   self.num_outputs)  # fmt: skip
+        online, target = (
+            QNetwork(obs_format, self.num_outputs, cfg.hidden_sizes, cfg.dueling, seed,
+                     name, cfg.init, cfg.torso, cfg.conv_padding, self.head.per_action,
+                     cfg.noisy, cfg.noisy_sigma0)
+            for name in ("q", "q_target")
+        )  # fmt: skip
+        return online, target
 
     # -- schedules and what acting reads -----------------------------------------------------
     def learning_rate(self, step: int) -> float:
@@ -206,7 +218,7 @@ class DQNLearner(Learner):
         # With hard target copies the target network is fixed for the whole block, so its
         # values for all K minibatches come from one large (and efficient) forward pass.
         all_next_q_target = None
-        if self.config.target_tau == 0:
+        if self.config.target_tau == 0 and self.shared_target_pass:
             if self.obs_format.parts:  # each part [K, B, ...] -> [K * B, ...]
                 flat = tf.nest.map_structure(lambda t: tf.reshape(t, [-1, *t.shape[2:]]),
                                              next_obs)  # fmt: skip
@@ -255,9 +267,11 @@ class DQNLearner(Learner):
         if r_max is not None:
             rewards = rewards / r_max
         reduce = tf.reduce_sum if cfg.reduction == "sum" else tf.reduce_mean
+        at_state = self._target_at_state(obs)
         with tf.GradientTape() as tape:
             q_values = self.q.model(obs, training=True)
-            out = self.loss(q_values, actions, rewards, pcont, next_q_target, next_q_online)
+            out = self.loss(q_values, actions, rewards, pcont, next_q_target, next_q_online,
+                            **at_state)  # fmt: skip
             loss = reduce(out.loss * weights)
         if out.output_gradient is None:
             grads = self.pipeline.gradients(tape, loss)
@@ -277,6 +291,14 @@ class DQNLearner(Learner):
             else self.q_target.model(obs)
         )
 
+    def _target_at_state(self, obs) -> dict:
+        """``{"q_target": ...}``, the target network's outputs at the observations, for a
+        loss that asks for them (``reads_target_at_state``: Munchausen's log-policy); else
+        nothing."""
+        if getattr(self.loss, "reads_target_at_state", False):
+            return {"q_target": tf.stop_gradient(self._target_values(obs))}
+        return {}
+
     def _online_values(self, obs):
         """The online network's outputs at next observations (Double DQN's choice)."""
         return self.q.model(obs, training=True) if self.config.noisy else self.q.model(obs)
@@ -291,7 +313,7 @@ class DQNLearner(Learner):
             rewards = rewards / r_max
         next_q_online = self.q.model(next_obs) if cfg.double_dqn else None
         out = self.loss(self.q.model(obs), actions, rewards, pcont, self.q_target.model(next_obs),
-                        next_q_online)  # fmt: skip
+                        next_q_online, **self._target_at_state(obs))  # fmt: skip
         return out.td_error.numpy()
 
     def gradients(self, batch: Batch) -> list[tf.Tensor]:

@@ -164,6 +164,8 @@ def export(
     UsageError for bad input and :class:`ExportCheckFailed` when the export does not act
     as the agent; either way nothing is left at ``out``.
     """
+    if getattr(agent, "export_refusal", None):  # an agent whose greedy act is not a graph
+        raise UsageError(agent.export_refusal)
     out = check_request(out, format, quantize)
     env, env_id = _environment(env, env_id, env_kwargs or {})
     _same_spaces(agent, env, env_id)

@@ -15,7 +15,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rlkit.agents import ddpg_config, distributional_config, dqn_config, reinforce_config
+from rlkit.agents import (
+    ddpg_config,
+    distributional_config,
+    dqn_config,
+    iqn_config,
+    mdqn_config,
+    reinforce_config,
+)
 from rlkit.core.errors import UsageError
 
 #: rl-zoo's discount choices (``hyperparams_opt.py``)
@@ -163,6 +170,41 @@ AGENTS: dict[str, AgentSpec] = {
         search_space={k: v for k, v in DQN_SPACE.items() if not k.startswith("eps_")},
         describe_schedules=distributional_config.describe_schedules,
     ),
+    "iqn": AgentSpec(
+        name="iqn",
+        summary="IQN, DQN learning the return's quantile function at sampled fractions",
+        agent_path="rlkit.agents.iqn:IQN",
+        config_class=iqn_config.IQNConfig,
+        check_spaces=iqn_config.check_spaces,
+        default_env="CartPole-v1",
+        default_steps=50_000,
+        default_eval_every=2_500,
+        # Dopamine's and the paper's choices of N = N' (8 to 64) and K (32), as rl-zoo
+        # samples QR-DQN's quantiles
+        search_space={
+            **DQN_SPACE,
+            "num_tau_samples": "choice(8,16,32,64)",
+            "num_tau_prime_samples": "choice(8,16,32,64)",
+        },  # fmt: skip
+        describe_schedules=iqn_config.describe_schedules,
+    ),
+    "mdqn": AgentSpec(
+        name="mdqn",
+        summary="Munchausen DQN: DQN regressing on a soft target with a log-policy bonus",
+        agent_path="rlkit.agents.mdqn:MDQN",
+        config_class=mdqn_config.MDQNConfig,
+        check_spaces=mdqn_config.check_spaces,
+        default_env="CartPole-v1",
+        default_steps=50_000,
+        default_eval_every=2_500,
+        # the paper's grid (Vieillard et al. 2020, Appendix: tau and alpha explored)
+        search_space={
+            **DQN_SPACE,
+            "tau": "choice(0.01,0.03,0.1)",
+            "alpha": "choice(0.5,0.9,0.99)",
+        },  # fmt: skip
+        describe_schedules=mdqn_config.describe_schedules,
+    ),
     "reinforce": AgentSpec(
         name="reinforce",
         summary="REINFORCE policy gradient, log-probability times return",
@@ -186,17 +228,46 @@ AGENTS: dict[str, AgentSpec] = {
 }
 
 
+@dataclass(frozen=True)
+class Alias:
+    """A name users type for an agent with some keys set (``rlkit train td3`` is ``ddpg``
+    with ``td3 = true``, as SB3 users expect a TD3 of its own). The run is the agent's
+    (``[run] agent``), named after the variant its config switches on."""
+
+    agent: str
+    settings: Mapping[str, Any]
+    summary: str
+
+
+ALIASES: dict[str, Alias] = {
+    "td3": Alias(
+        "ddpg",
+        {"td3": True},
+        "TD3 (Fujimoto et al. 2018): ddpg with td3 = true (continuous actions)",
+    ),
+}
+
+
+def resolve(name: str) -> tuple[str, dict[str, Any]]:
+    """``(agent, settings)`` for a name users type: an agent as it is, an alias as its
+    agent and the keys it sets (``"td3"`` -> ``("ddpg", {"td3": True})``)."""
+    alias = ALIASES.get(name)
+    return (alias.agent, dict(alias.settings)) if alias else (name, {})
+
+
 def agent_spec(name: str) -> AgentSpec:
-    """The agent called ``name``; UsageError with a suggestion when there is none."""
+    """The agent called ``name`` (an alias: its agent's); UsageError with a suggestion when
+    there is none."""
     try:
-        return AGENTS[name]
+        return AGENTS[resolve(name)[0]]
     except KeyError:
         import difflib
 
-        close = [n for n in AGENTS if n == name.lower()] or difflib.get_close_matches(
-            name.lower(), AGENTS, n=1
+        names = [*AGENTS, *ALIASES]
+        close = [n for n in names if n == name.lower()] or difflib.get_close_matches(
+            name.lower(), names, n=1
         )
         hint = f"did you mean {close[0]!r}? " if close else ""
         raise UsageError(
-            f"unknown agent {name!r}; {hint}choose one of {', '.join(AGENTS)}"
+            f"unknown agent {name!r}; {hint}choose one of {', '.join(names)}"
         ) from None

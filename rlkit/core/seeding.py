@@ -30,6 +30,11 @@ NETWORKS = {"q": 0, "actor": 0, "policy": 0, "critic": 400, "value": 500}
 #: twin critics (TD3) start this far apart
 CRITIC_STRIDE = 150
 
+#: IQN's sampled fractions: use -> offset of its ``keras.random.SeedGenerator`` seed within
+#: ``seed * 1000 + [0, 1000)`` ("learn": the loss's tau, tau' and K draws; "act": exploring;
+#: "evaluate": greedy evaluation, so that evaluating never changes what training draws)
+FRACTIONS = {"learn": 701, "act": 702, "evaluate": 703}
+
 EVAL_OFFSET = 1_000_000
 EVAL_STRIDE = 1_000
 FINAL_EVAL_OFFSET = 2_000_000
@@ -49,6 +54,11 @@ def network_seed(seed: int, network: str, index: int = 0) -> int:
     """First initialiser seed of ``network`` (``index``: which of twin critics)."""
     stride = CRITIC_STRIDE * index if network == "critic" else 0
     return int(seed) * 1000 + NETWORKS[network] + stride
+
+
+def fraction_seed(seed: int, use: str) -> int:
+    """Seed of IQN's fraction generator for ``use`` (a key of :data:`FRACTIONS`)."""
+    return int(seed) * 1000 + FRACTIONS[use]
 
 
 def eval_seed(seed: int, evaluation: int) -> int:

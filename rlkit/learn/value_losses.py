@@ -27,7 +27,7 @@ from typing import Protocol
 
 import tensorflow as tf
 
-from rlkit.learn import distributional, losses
+from rlkit.learn import distributional, losses, munchausen
 
 
 @dataclass(frozen=True)
@@ -129,6 +129,36 @@ def loss_from_config(name: str, clip_delta: float) -> ValueLoss:
     if name in ("huber", "mse"):
         return SquaredLoss()
     raise ValueError(f"unknown loss {name!r}: dqn3, huber or mse, or a ValueLoss of your own")
+
+
+@dataclass(frozen=True)
+class MunchausenLoss:
+    """M-DQN (Vieillard et al. 2020) on the seam: the regression of ``Q(s, a)`` on
+    :func:`~rlkit.learn.munchausen.munchausen_target` (Huber's with ``clip_delta``, or the
+    squared error with ``clip_delta = 0``). It reads the target network's values at the
+    state too (``q_target``, ``[B, A]``: ``reads_target_at_state``); ``next_q_online`` is
+    unused (no argmax in its target)."""
+
+    tau: float = 0.03
+    alpha: float = 0.9
+    clip_value_min: float = -1.0
+    clip_delta: float = 1.0
+    reads_target_at_state = True
+
+    def __call__(self, q, actions, rewards, pcont, next_q_target, next_q_online,
+                 q_target=None) -> LossOutput:  # fmt: skip
+        if q_target is None:
+            raise ValueError("MunchausenLoss needs q_target, the target net's values at s")
+        target = munchausen.munchausen_target(
+            q_target, actions, rewards, pcont, next_q_target, self.tau, self.alpha,
+            self.clip_value_min,
+        )  # fmt: skip
+        q_taken = tf.gather(q, actions, axis=1, batch_dims=1)
+        delta = target - q_taken
+        per_example = (
+            losses.huber(delta, self.clip_delta) if self.clip_delta else losses.squared(delta)
+        )
+        return LossOutput(per_example, delta, q_taken)
 
 
 # -- distributional losses: the network gives N values per action, ``q`` is ``[B, A * N]`` ---

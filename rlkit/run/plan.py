@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rlkit.agents.registry import AGENTS, AgentSpec, agent_spec
+from rlkit.agents.registry import AGENTS, AgentSpec, agent_spec, resolve
 from rlkit.config.presets import Preset
 from rlkit.config.run import RunConfig
 from rlkit.core.errors import UsageError
@@ -98,6 +98,9 @@ def plan(
 
     file_run, file_agent = load_config_file(config_file) if config_file else ({}, {})
     own_agent = dict(file_agent)  # the config file's own [agent] table, above the preset
+    alias, alias_settings = agent, {}
+    if agent is not None:  # an alias ("td3"): its agent, with the keys it sets
+        agent, alias_settings = resolve(agent)
     agent_name = agent if agent is not None else file_run.get("agent")
     chosen = preset if preset is not None else (file_run.get("preset") or None)
     picked = None
@@ -106,7 +109,8 @@ def plan(
         if chosen:
             picked = presets.lookup(spec.name, str(chosen))
         else:
-            picked = presets.for_env(spec.name, env or file_run.get("env") or spec.default_env)
+            env_id = env or file_run.get("env") or spec.default_env
+            picked = presets.for_env(spec.name, env_id, variant=alias if alias != agent else None)
     if picked is not None:  # under the config file: a run's own config.toml wins
         file_run = {**{k: v for k, v in picked.run.items() if k != "agent"}, **file_run}
         file_agent = {**picked.agent_config, **file_agent}
@@ -140,6 +144,8 @@ def plan(
     settings = resolve_run_config(file_run, given | defaults)
     if not isinstance(overrides, Mapping):
         overrides = parse_overrides(overrides)
+    if agent is not None and alias != agent:
+        overrides = alias_overrides(str(alias), agent, alias_settings, overrides)
     layers = [picked.agent_config if picked is not None else {}, own_agent, overrides]
     pinned = steps_over_fractions(layers, spec.config_class)  # "--set eps_anneal_steps" wins
     agent_config = make_config(spec.config_class, {**file_agent, **overrides, **pinned})
@@ -151,6 +157,21 @@ def plan(
     if unused:  # a new run that sets what its agent never reads
         raise UsageError(unused)
     return RunPlan(settings, agent_config, picked, picked is not None and not chosen)
+
+
+def alias_overrides(alias: str, agent: str, settings: Mapping[str, Any],
+                    overrides: Mapping[str, Any]) -> dict[str, Any]:  # fmt: skip
+    """``overrides`` with the keys an alias sets; UsageError where ``--set`` contradicts one
+    (``rlkit train td3 --set td3=false``)."""
+    from rlkit.config.options import parse_value
+
+    for key, value in settings.items():
+        if key in overrides and parse_value(str(overrides[key]).lower(), type(value), key) != value:
+            raise UsageError(
+                f"rlkit train {alias} is {agent} with {key} = {str(value).lower()}: for "
+                f"{key}={overrides[key]} use rlkit train {agent}"
+            )
+    return {**overrides, **settings}
 
 
 def make_envs(settings: RunConfig, spec: AgentSpec):

@@ -95,16 +95,22 @@ def lookup(agent: str, name: str) -> Preset:
 
 #: (agent, env id prefix) -> the preset a whole family of environments uses by itself
 FAMILIES = {("dqn", "ALE/"): "dqn3", ("dqn", "MinAtar/"): "minatar",
-            ("rainbow", "MinAtar/"): "minatar", ("qrdqn", "MinAtar/"): "minatar"}  # fmt: skip
+            ("rainbow", "MinAtar/"): "minatar", ("qrdqn", "MinAtar/"): "minatar",
+            ("iqn", "MinAtar/"): "minatar",
+            ("rainbow", "ALE/"): "atari", ("c51", "ALE/"): "atari",
+            ("qrdqn", "ALE/"): "atari", ("iqn", "ALE/"): "atari"}  # fmt: skip
 
 
-def for_env(agent: str, env_id: str) -> Preset | None:
+def for_env(agent: str, env_id: str, variant: str | None = None) -> Preset | None:
     """The preset ``rlkit train AGENT --env ENV_ID`` uses by itself, if one is shipped: the
-    one named after the environment, else its family's (``ALE/*``: dqn3; ``MinAtar/*``:
-    minatar, for dqn, rainbow and qrdqn)."""
-    path = PRESETS_DIR / agent / f"{file_stem(env_id)}.toml"
-    if path.is_file():
-        return load(path)
+    one named after the environment (``<env>-<variant>`` first for a variant: ``rlkit train
+    td3`` picks ``ddpg/Pendulum-v1-td3``), else its family's (``ALE/*``: dqn3, or Dopamine's
+    Atari gin for the distributional agents; ``MinAtar/*``: minatar)."""
+    stems = [f"{file_stem(env_id)}-{variant}"] if variant else []
+    for stem in [*stems, file_stem(env_id)]:
+        path = PRESETS_DIR / agent / f"{stem}.toml"
+        if path.is_file():
+            return load(path)
     family = next((name for (a, prefix), name in FAMILIES.items()
                    if a == agent and env_id.startswith(prefix)), None)  # fmt: skip
     return lookup(agent, family) if family else None
