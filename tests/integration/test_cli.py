@@ -40,6 +40,7 @@ def test_console_script_help_runs():
     assert result.returncode == 0 and "rlkit train dqn" in result.stdout
 
 
+@pytest.mark.slow
 def test_tiny_train_run_writes_its_run_directory(capsys, tmp_path):
     status, out, err = run_cli(capsys, "train", "dqn", "--env", "CartPole-v1", "--seed", "3",
                                "--out", str(tmp_path), *TINY)  # fmt: skip

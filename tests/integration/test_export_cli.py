@@ -31,6 +31,7 @@ def run_dir(tmp_path_factory):
     return experiment.run(plan, tmp_path_factory.mktemp("runs"), handle_signals=False).run_dir
 
 
+@pytest.mark.slow
 def test_cli_exports_a_run_checked_on_env_and_replay_and_evaluates_the_same(
     run_dir, tmp_path, capsys
 ):

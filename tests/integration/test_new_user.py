@@ -190,6 +190,7 @@ def test_evaluate_without_any_model_says_so(capsys, tmp_path):
     assert status == 2 and "no model to evaluate yet" in err and "resume" not in err
 
 
+@pytest.mark.slow
 def test_corrupt_newest_checkpoint_falls_back_to_the_older_one(capsys, tmp_path):
     run_dir = train(capsys, tmp_path, "--steps", "600", "--checkpoint-every", "200")
     newest = run_dir / "checkpoints" / "step-0000000600"

@@ -194,6 +194,7 @@ def test_13_a_video_name_of_no_video_format_is_refused_before_playing(
     assert not (tmp_path / name).exists()
 
 
+@pytest.mark.slow
 def test_13_a_gif_is_written(capsys, tmp_path, finished_run):
     status, _, err = cli(capsys, "evaluate", finished_run, "--video", tmp_path / "out.gif",
                          "--episodes", "1")  # fmt: skip

@@ -97,6 +97,7 @@ def test_resume_restores_every_piece_of_state(tmp_path):
     np.testing.assert_array_equal(env2.unwrapped.state, env.unwrapped.state)
 
 
+@pytest.mark.slow
 def test_same_seed_twice_gives_identical_metrics(capsys, tmp_path):
     a = train_run(capsys, tmp_path / "a", "--steps", "600", "--seed", "3", "--eval-every", "300")
     b = train_run(capsys, tmp_path / "b", "--steps", "600", "--seed", "3", "--eval-every", "300")
@@ -105,6 +106,7 @@ def test_same_seed_twice_gives_identical_metrics(capsys, tmp_path):
     assert (a / "metrics.csv").read_text() != (c / "metrics.csv").read_text()
 
 
+@pytest.mark.slow
 def test_written_config_reproduces_the_run(capsys, tmp_path):
     first = train_run(capsys, tmp_path / "first", "--steps", "500", "--seed", "2")
     status, _, err = cli(capsys, "train", "--config", first / "config.toml", "--quiet",
@@ -128,6 +130,7 @@ def test_yaml_config_and_set_on_top(capsys, tmp_path):
     assert "gamma = 0.95" in text and "hidden_sizes = [8]" in text and "seed = 9" in text
 
 
+@pytest.mark.slow
 def test_metrics_csv_and_tensorboard_tags(capsys, tmp_path):
     run_dir = train_run(capsys, tmp_path, "--steps", "1200", "--eval-every", "600")
     rows = (run_dir / "metrics.csv").read_text().splitlines()
@@ -204,6 +207,7 @@ def test_nan_loss_stops_with_a_clear_error_and_keeps_last_good_checkpoint(tmp_pa
         np.testing.assert_array_equal(value, good[key])
 
 
+@pytest.mark.slow
 def test_run_stopped_before_its_summary_is_finished_by_resume(capsys, tmp_path):
     # Stopped after its last checkpoint, during the final evaluation: resume only finishes
     # it (nothing more is trained, the metrics stay as they were, the summary is the same).
@@ -266,6 +270,7 @@ def test_bad_config_files(capsys, tmp_path, content, message):
     assert not (tmp_path / "runs").exists()
 
 
+@pytest.mark.slow
 def test_evaluate_and_plot_commands(capsys, tmp_path):
     a = train_run(capsys, tmp_path / "runs", "--steps", "400", "--seed", "1")
     b = train_run(capsys, tmp_path / "more", "--steps", "400", "--seed", "2")
@@ -282,6 +287,7 @@ def test_evaluate_and_plot_commands(capsys, tmp_path):
     assert status == 2
 
 
+@pytest.mark.slow
 def test_video_without_moviepy_is_a_clear_error(capsys, tmp_path, monkeypatch):
     run_dir = train_run(capsys, tmp_path, "--steps", "200")
     # moviepy as if not installed (the test extra installs it): not found, not importable
@@ -316,6 +322,7 @@ def test_callbacks_can_stop_early_and_log_custom_scalars(tmp_path):
     assert os.listdir(tmp_path / "tensorboard")
 
 
+@pytest.mark.slow
 def test_vector_envs_train_and_resume_exactly(capsys, tmp_path):
     common = ["--seed", "1", "--num-envs", "4", "--eval-every", "400", "--checkpoint-every", "0",
               *ABSOLUTE]  # fmt: skip
@@ -355,6 +362,7 @@ def test_on_policy_agent_rejects_num_envs(capsys, tmp_path):
 @pytest.mark.skipif(
     __import__("importlib").util.find_spec("moviepy") is None, reason="needs the video extra"
 )
+@pytest.mark.slow
 def test_video_is_recorded(capsys, tmp_path):
     run_dir = train_run(capsys, tmp_path, "--steps", "200")
     video = tmp_path / "out.mp4"  # (a missing folder is refused: integration/test_cli_edges.py)
@@ -380,6 +388,7 @@ def test_evaluate_on_an_env_with_other_spaces_is_a_usage_error(capsys, tmp_path)
     assert status == 2 and "another observation space" in err
 
 
+@pytest.mark.slow
 def test_resume_respects_the_episode_cap(capsys, tmp_path):
     run_dir = train_run(capsys, tmp_path, "--steps", "5000", "--episodes", "5")
     status, _, err = cli(capsys, "resume", run_dir, "--steps", "6000")
@@ -392,6 +401,7 @@ def test_resume_respects_the_episode_cap(capsys, tmp_path):
     assert len(list((run_dir / "tensorboard").iterdir())) == len(before) + 1
 
 
+@pytest.mark.slow
 def test_vector_run_resumes_on_a_vector_env_without_its_pickle(capsys, tmp_path):
     run_dir = train_run(capsys, tmp_path, "--steps", "300", "--num-envs", "3")
     for pickled in (run_dir / "checkpoints").glob("step-*/env.pkl"):
@@ -441,6 +451,7 @@ def test_summary_scores_give_the_standard_error_of_the_mean():
     assert _score(-152.25, 94.3, 100) == "-152.2 ± 94.3 (s.e. 9.4)"
 
 
+@pytest.mark.slow
 def test_plot_names_the_axis_game_score_for_runs_with_whole_games(monkeypatch, tmp_path):
     import matplotlib.axes
 

@@ -55,6 +55,7 @@ def test_the_import_contract_holds():
     assert _kept(ROOT)
 
 
+@pytest.mark.slow
 @needs_import_linter
 def test_the_import_contract_catches_an_upward_import_inside_a_function(tmp_path):
     house = _copy_of_the_house(tmp_path)
@@ -71,6 +72,7 @@ def test_the_import_contract_catches_an_upward_import_inside_a_function(tmp_path
     "module, imported",
     [("cli/main.py", "labs.ale_versions"), ("rlkit/core/files.py", "benchmarks")],
 )
+@pytest.mark.slow
 def test_the_import_contract_keeps_labs_and_benchmarks_outside(tmp_path, module, imported):
     house = _copy_of_the_house(tmp_path)
     _append(house / module, f"def _outside():\n    import {imported}  # noqa: F401\n")

@@ -4,6 +4,8 @@ issue 29 part 3); it stays a ddpg run where rlkit rebuilds it (config.toml)."""
 import json
 import tomllib
 
+import pytest
+
 import rlkit
 from rlkit.cli.main import main
 from rlkit.run import experiment
@@ -39,6 +41,7 @@ def test_variant_name_reads_a_config_or_its_table():
     assert experiment.plan("ddpg", overrides=["td3=true"]).variant == "td3"
 
 
+@pytest.mark.slow
 def test_a_td3_run_is_named_td3_and_stays_a_ddpg_run_to_rebuild(capsys, tmp_path):
     status, out, err = run_cli(capsys, "train", "ddpg", "--seed", "2", "--out", tmp_path,
                                "--steps", "300", "--eval-episodes", "1", "--set", "td3=true",
@@ -60,6 +63,7 @@ def test_a_td3_run_is_named_td3_and_stays_a_ddpg_run_to_rebuild(capsys, tmp_path
     assert group.label == "td3 Pendulum-v1"
 
 
+@pytest.mark.slow
 def test_a_plain_ddpg_run_is_still_named_ddpg(capsys, tmp_path):
     status, out, err = run_cli(capsys, "train", "ddpg", "--out", tmp_path, "--steps", "200",
                                "--eval-episodes", "1", "--quiet", *TINY_AGENT)  # fmt: skip
@@ -80,6 +84,7 @@ def stopped_td3_run(run_dir=None, out=None):
     return trainer.run_dir
 
 
+@pytest.mark.slow
 def test_a_td3_named_run_resumes_and_evaluates(capsys, tmp_path):
     run_dir = stopped_td3_run(out=tmp_path)
     assert run_dir.name.startswith("td3-Pendulum-v1-0-")
@@ -93,6 +98,7 @@ def test_a_td3_named_run_resumes_and_evaluates(capsys, tmp_path):
     assert status == 0 and "return" in out, err
 
 
+@pytest.mark.slow
 def test_an_old_ddpg_named_td3_run_resumes_as_td3(capsys, tmp_path):
     # before TD3 runs were named td3, their folders were ddpg-ENV-SEED-STAMP
     run_dir = stopped_td3_run(run_dir=tmp_path / "ddpg-Pendulum-v1-0-20240101-000000")

@@ -24,6 +24,7 @@ def rom():
     return Path(ale_py.roms.get_rom_path("breakout"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("policy", ["random", "ball"])
 def test_two_equal_emulators_play_in_lockstep(versions, rom, policy):
     difference, games = versions.lockstep(

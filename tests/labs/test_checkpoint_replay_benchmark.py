@@ -10,6 +10,7 @@ pytestmark = [pytest.mark.labs, pytest.mark.atari]
 pytest.importorskip("ale_py")  # the atari extra: the dqn3 agent is built for an ALE env
 
 
+@pytest.mark.slow
 def test_a_small_run_prints_both_layouts_and_blocks_write_less(monkeypatch, capsys, tmp_path):
     bench = importlib.import_module("labs.checkpoint_replay")
     from rlkit.run import checkpoint_blocks

@@ -46,6 +46,7 @@ def weights_after(agent: DQN, blocks: list[Batch]) -> list[np.ndarray]:
     return [w.numpy() for w in agent.q.model.weights]
 
 
+@pytest.mark.slow
 @pytest.mark.labs
 def test_the_preset_is_the_labs_tf1_start_on_the_summed_update():
     from labs.atari_dopamine import start_like_tf1_rmsprop
@@ -62,6 +63,7 @@ def test_the_preset_is_the_labs_tf1_start_on_the_summed_update():
         np.testing.assert_allclose(got, want, rtol=0, atol=1e-3 * step)  # float rounding
 
 
+@pytest.mark.slow
 def test_the_dqn3_optimizer_on_the_same_update_steps_hundreds_of_times_further_at_first():
     """What rlkit ran under Dopamine's protocol before (docs/atari.md): DQN3.0's centred
     RMSProp, mean square from 0, on the summed update; Dopamine's first step is tiny."""

@@ -44,6 +44,7 @@ def test_report_groups_ddpg_and_td3_runs_by_preset_though_their_folders_look_ali
     assert "| ddpg/Pendulum-v1-td3 | td3, 20,000 |" in text and "-150.0 (-140.0, -160.0)" in text
 
 
+@pytest.mark.slow
 def test_a_stopped_run_of_the_same_plan_is_found_to_resume_and_no_other(tmp_path):
     from rlkit.run import experiment
 

@@ -119,6 +119,7 @@ def test_a_gaussian_policy_of_ones_own_gives_the_mean_the_log_std_stays_the_agen
                                   agent.act(OBS[:, :3], explore=False))  # fmt: skip
 
 
+@pytest.mark.slow
 def test_save_and_load_need_the_builder_given_again(env, tmp_path):
     agent = rlkit.agents.Reinforce.from_env(env, policy=layer_norm, baseline=value)
     rlkit.train(agent, env, steps=200)

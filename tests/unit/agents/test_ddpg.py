@@ -545,6 +545,7 @@ def run_cli(capsys, *args):
     return status, out, err
 
 
+@pytest.mark.slow
 def test_cli_tiny_train_run_writes_its_run_directory(capsys, tmp_path):
     status, out, err = run_cli(capsys, "train", "ddpg", "--seed", "2", "--out", str(tmp_path),
                                *TINY)  # fmt: skip

@@ -172,6 +172,7 @@ def test_reinforce_box_mean_is_the_greedy_action(tmp_path):
     assert np.all(np.abs(sampled) <= 2.0) and not np.allclose(sampled, policy.act(obs))
 
 
+@pytest.mark.slow
 def test_the_saved_model_serves_in_a_python_without_rlkit_or_gymnasium(tmp_path):
     dqn = DQN(VECTOR, gym.spaces.Discrete(3, start=-1), seed=0, hidden_sizes=(16,))
     ddpg = DDPG(VECTOR, gym.spaces.Box(-1.0, 1.0, (2,), np.float32), seed=0)
@@ -219,6 +220,7 @@ def test_an_export_that_acts_otherwise_is_refused_and_nothing_is_written(tmp_pat
 
 
 # -- TFLite --------------------------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("dueling", [False, True])
 def test_tflite_float32_agrees_and_quantised_ones_report(tmp_path, dueling):
     agent = DQN(VECTOR, gym.spaces.Discrete(3), seed=0, hidden_sizes=(64, 64), dueling=dueling)

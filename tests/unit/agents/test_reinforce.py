@@ -365,6 +365,7 @@ def test_cli_bandit_run_prints_the_arm_probabilities(capsys, tmp_path):
     assert agent.num_steps == 30  # one pull per episode
 
 
+@pytest.mark.slow
 def test_cli_cartpole_run_writes_its_run_directory(capsys, tmp_path):
     status, out, err = run_cli(capsys, "train", "reinforce", "--env", "CartPole-v1", "--seed", "2",
                                "--episodes", "5", "--eval-episodes", "2", "--quiet",
@@ -403,6 +404,7 @@ def test_cli_config_lists_reinforce_keys(capsys):
     assert "hidden_sizes = [32, 32]" in out
 
 
+@pytest.mark.slow
 def test_cli_resume_mid_episode_equals_uninterrupted_run(capsys, tmp_path):
     common = ["--seed", "5", "--checkpoint-every", "0", "--eval-episodes", "2", "--quiet",
               "--set", "hidden_sizes=16,16", "--set", "value_hidden_sizes=16,16"]  # fmt: skip

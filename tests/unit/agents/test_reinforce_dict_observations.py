@@ -250,6 +250,7 @@ def test_a_tuple_policy_with_the_wrong_number_of_inputs_is_refused(rgoals):
 
 
 # -- save, load, resume --------------------------------------------------------------------------
+@pytest.mark.slow
 def test_save_and_load_with_the_builders_given_again(rgoals, tmp_path):
     env = gym.make("goals/GoalLine-v0", structure="tuple")
     networks = {"policy": rgoals.build_tuple, "baseline": rgoals.value_tuple}

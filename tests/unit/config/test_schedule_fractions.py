@@ -64,6 +64,7 @@ def test_the_resolved_schedule_is_described():
     assert ddpg_config.describe_schedules(DDPGConfig()) == []  # constant rates: nothing to say
 
 
+@pytest.mark.slow
 def test_rlkit_train_prints_what_the_schedule_came_to(capsys, tmp_path):
     from rlkit.cli.main import main
 
@@ -127,6 +128,7 @@ def test_a_fraction_of_a_run_capped_by_episodes_with_no_steps_given_is_refused()
     assert plan("dqn", preset="none", overrides=fraction).agent_config.eps_anneal_steps == 5_000
 
 
+@pytest.mark.slow
 def test_rlkit_train_says_what_a_capped_runs_fraction_is_of(capsys, tmp_path):
     from rlkit.cli.main import main
 

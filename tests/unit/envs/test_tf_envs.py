@@ -228,7 +228,11 @@ def compiled_rollout(env, num_envs: int, steps: int):
     return lambda seed: [x.numpy() for x in run(tf.constant([seed, 0]))]
 
 
-@pytest.mark.parametrize("env_id", sorted(ENV_IDS))
+# one environment in the quick loop, the other four with the slow tests (about 2 s each)
+@pytest.mark.parametrize("env_id", [
+    e if e == "rlkit/CartPole-v1" else pytest.param(e, marks=pytest.mark.slow)
+    for e in sorted(ENV_IDS)
+])  # fmt: skip
 def test_compiled_while_loop_is_reproducible_from_its_seed(env_id):
     env = make_tf_env(env_id)
     rollout = compiled_rollout(env, 16, env.max_episode_steps + 50)

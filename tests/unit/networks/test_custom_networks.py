@@ -101,6 +101,7 @@ def build(observation_space, action_space):
 """
 
 
+@pytest.mark.slow
 def test_the_cli_takes_an_importable_builder_records_it_and_resumes_exactly(
     capsys, tmp_path, monkeypatch
 ):
