@@ -90,10 +90,3 @@ class LoopState:
     seconds: float | None = None  # training time up to the checkpoint (None: not recorded)
     #: an evaluation a stop request cut short at this step: made first thing on resume
     eval_pending: bool = False
-
-    def __post_init__(self) -> None:
-        # an older rlkit's checkpoint of one environment kept plain numbers
-        if not isinstance(self.episode_return, list):
-            self.episode_return = [float(self.episode_return)]
-        if not isinstance(self.episode_length, list):
-            self.episode_length = [int(self.episode_length)]
