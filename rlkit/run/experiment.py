@@ -219,6 +219,7 @@ def finish(trainer, settings: RunConfig) -> RunResult:
     from rlkit.agents.base import load
     from rlkit.envs.make import make_env
     from rlkit.run.evaluation import episodes_phrase, evaluate
+    from rlkit.run.hooks.evaluation import EvaluationHook
 
     agent, history, folder = trainer.agent, trainer.history, trainer.folder
     run_dir = folder.path
@@ -238,18 +239,19 @@ def finish(trainer, settings: RunConfig) -> RunResult:
     n = settings.eval_episodes
     played = episodes_phrase(n, agent.evaluation_epsilon)
     line = f"eval return {_score(mean, std, n)} over {played}"
-    if trainer.state.best_step is not None:
+    evaluation = next((h for h in trainer.hooks if isinstance(h, EvaluationHook)), None)
+    if evaluation is not None and evaluation.best_step is not None:
         best = load(folder.best_dir)
         best_mean, best_std = evaluate(
             best, final_env, episodes=settings.eval_episodes, seed=eval_seed
         )
         summary["best_model"] = {
-            "step": trainer.state.best_step,
-            "training_eval_return_mean": trainer.state.best_eval,
+            "step": evaluation.best_step,
+            "training_eval_return_mean": evaluation.best_eval,
             "eval_return_mean": best_mean,
             "eval_return_std": best_std,
         }
-        line = headline((mean, std), (best_mean, best_std), trainer.state.best_step, n, played)
+        line = headline((mean, std), (best_mean, best_std), evaluation.best_step, n, played)
     folder.write_summary(summary)
     if history.episode_returns:  # the learning curve, as `rlkit plot RUN_DIR` draws it
         from rlkit.run.plotting import plot_runs

@@ -23,7 +23,7 @@ import numpy as np
 from rlkit.core import structure
 from rlkit.core.errors import UsageError
 from rlkit.run.folder import RunFolder
-from rlkit.run.hooks.base import Callback, CallbackHook, Hook
+from rlkit.run.hooks.base import Callback, CallbackHook, Hook, hook_states
 from rlkit.run.hooks.checkpointing import CheckpointHook
 from rlkit.run.hooks.evaluation import EvaluationHook
 from rlkit.run.hooks.metrics import MetricsHook
@@ -266,11 +266,15 @@ class Trainer:
         if self.folder is None:
             raise ValueError("checkpoints need a run_dir")
         _check_finite(self.agent)
-        self.state.metrics_rows = self.logger.rows_written
         self.state.seconds = self.history.total_seconds
         self.state.obs = structure.to_json(self.obs)
         state = {"step": self.step, **asdict(self.state)}
-        loop = {"state": state, "history": self.history.to_dict()}
+        loop = {
+            "state": state,
+            "history": self.history.to_dict(),
+            "hooks": hook_states(self.hooks),
+            "run": {"metrics_rows": self.logger.rows_written},
+        }
         path = save_checkpoint(self.folder, self.agent, loop, self.env, self.keep_checkpoints)
         self.last_checkpoint_step = self.step
         return path

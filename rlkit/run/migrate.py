@@ -14,6 +14,10 @@ Formats (``state["format"]``; absent before format 2):
 2. Every stream's return and length in lists; ``seconds`` (None: not recorded, a run
    resumed from a format-1 checkpoint reports its later sessions' time only) and
    ``eval_pending``; the ``format`` key itself.
+3. The hooks keep their own state (``loop.hooks``: ``{state_key: state}``): the
+   evaluation hook's counters (``evaluations``, ``best_eval``, ``best_step``,
+   ``eval_pending`` as ``pending``) leave the loop state for ``hooks.EvaluationHook``,
+   and ``metrics_rows`` for the run's own ``loop.run``.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import copy
 from typing import Any
 
 #: the format :func:`migrate` returns and new checkpoints are written in
-RUN_FORMAT = 2
+RUN_FORMAT = 3
 
 
 def migrate(state: dict[str, Any]) -> dict[str, Any]:
@@ -43,5 +47,14 @@ def migrate(state: dict[str, Any]) -> dict[str, Any]:
         loop.setdefault("seconds", None)  # not recorded
         loop.setdefault("eval_pending", False)
         loop.setdefault("obs", None)
+    if version < 3:
+        evaluation = {
+            "evaluations": loop.pop("evaluations"),
+            "best_eval": loop.pop("best_eval"),
+            "best_step": loop.pop("best_step"),
+            "pending": loop.pop("eval_pending"),
+        }
+        state["loop"]["hooks"] = {"EvaluationHook": evaluation}
+        state["loop"]["run"] = {"metrics_rows": loop.pop("metrics_rows")}
     state["format"] = RUN_FORMAT
     return state

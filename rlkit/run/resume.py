@@ -23,6 +23,7 @@ from rlkit.run.checkpoint import (
     read_checkpoint_summary,
 )
 from rlkit.run.folder import CONFIG_FILE, RunFolder
+from rlkit.run.hooks.base import load_hook_states
 from rlkit.run.loop import Trainer
 from rlkit.run.state import LoopState, TrainHistory
 
@@ -224,6 +225,7 @@ def _restore(
             raise ValueError(f"step {loop['state']['step']} != agent step {agent.num_steps}")
         state = LoopState(**saved)
         history = TrainHistory.from_dict(loop["history"])
+        hooks, metrics_rows = dict(loop["hooks"]), int(loop["run"]["metrics_rows"])
     except (KeyError, TypeError, ValueError) as exc:
         raise UsageError(f"corrupt checkpoint {checkpoint}: loop state: {exc!r}") from None
     if kwargs.get("eval_every") and kwargs.get("eval_env") is None:
@@ -240,7 +242,8 @@ def _restore(
         for path, why in [*skipped, *more_skipped]
     ]
     trainer.last_checkpoint_step = agent.num_steps
-    trainer.logger.truncate(state.metrics_rows)
+    trainer.logger.truncate(metrics_rows)
+    load_hook_states(trainer.hooks, hooks)
     if restored_env and state.obs is not None:
         trainer.obs = structure.from_json(state.obs, env.observation_space)
     else:  # no pickled env: start a fresh episode

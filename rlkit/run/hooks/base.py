@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # (annotations only: the loop imports the hooks, not the reverse)
@@ -18,7 +18,25 @@ class Hook:
     ended, then ``on_step`` once; ``on_start`` before the first step of each
     :meth:`~rlkit.run.loop.Trainer.run` and ``on_end`` after its last (also after a stop
     request). ``on_step`` returning False stops training.
+
+    A hook with state of its own (a counter, a best score) returns it from :meth:`state`
+    (JSON-serialisable) and takes it back in :meth:`load_state`: a checkpoint keeps it
+    under the hook's :attr:`state_key`, so that a resumed run's hooks go on exactly as an
+    uninterrupted run's (pass the same kinds of hooks to the resume).
     """
+
+    @property
+    def state_key(self) -> str:
+        """The name a checkpoint keeps this hook's state under (default: its class's name;
+        two hooks of one class that both keep state need keys of their own)."""
+        return type(self).__qualname__
+
+    def state(self) -> dict[str, Any]:
+        """What a checkpoint keeps of this hook (JSON-serialisable; empty: nothing)."""
+        return {}
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        """Take back what :meth:`state` returned (on resume, before ``on_start``)."""
 
     def on_start(self, loop: Trainer) -> None:
         """Before the first step of a :meth:`~rlkit.run.loop.Trainer.run` call."""
@@ -42,6 +60,30 @@ class Hook:
 
     def on_end(self, loop: Trainer) -> None:
         """After the last step of a :meth:`~rlkit.run.loop.Trainer.run` call."""
+
+
+def hook_states(hooks: Iterable[Hook]) -> dict[str, dict[str, Any]]:
+    """``{state_key: state}`` of the hooks that keep state; ValueError when two share a
+    key."""
+    states: dict[str, dict[str, Any]] = {}
+    for hook in hooks:
+        state = hook.state()
+        if not state:
+            continue
+        if hook.state_key in states:
+            raise ValueError(
+                f"two hooks keep state under {hook.state_key!r}: give one a state_key of its own"
+            )
+        states[hook.state_key] = state
+    return states
+
+
+def load_hook_states(hooks: Iterable[Hook], states: dict[str, dict[str, Any]]) -> None:
+    """Give each hook the state a checkpoint kept under its key (a hook it kept nothing
+    for starts afresh)."""
+    for hook in hooks:
+        if hook.state_key in states:
+            hook.load_state(states[hook.state_key])
 
 
 #: ``callback(step, info, history)`` -> False to stop (the form ``rlkit.train`` takes)
