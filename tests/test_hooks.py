@@ -70,7 +70,7 @@ class StopAfterEpisodes(Hook):
         self.episodes = episodes
 
     def on_step(self, loop, before, info):
-        if loop.state.episodes >= self.episodes:
+        if loop.episodes >= self.episodes:
             return False
 
 
