@@ -122,9 +122,10 @@ def start(
 
         import_tensorflow_quietly()
         agent = spec.load_class().from_env(env, seed=settings.seed, config=config)
+        eval_env = _eval_env(settings)
         # held until the trainer is closed; config.toml as resolved by the agent (presets)
         run = Run.create(folder, settings, agent.config, tensorboard=tensorboard)
-        return _trainer(agent, env, settings, run, hooks)
+        return _trainer(agent, env, eval_env, settings, run, hooks)
     except BaseException as exc:
         # nothing written stays: the run folder goes, and the folders above it this call
         # made (an --out that was there before is kept, with what it held)
@@ -156,17 +157,22 @@ def check(run_plan: RunPlan) -> None:
         env.close()
 
 
-def _trainer(agent, env, settings: RunConfig, run, hooks: Iterable[Hook]):
+def _eval_env(settings: RunConfig):
     from rlkit.envs.make import make_env
+
+    if not settings.eval_every:
+        return None
+    return make_env(settings.env, training=False, **settings.env_kwargs)
+
+
+def _trainer(agent, env, eval_env, settings: RunConfig, run, hooks: Iterable[Hook]):
     from rlkit.run.loop import Trainer
 
     return Trainer(
         agent,
         env,
         seed=settings.seed,
-        eval_env=make_env(settings.env, training=False, **settings.env_kwargs)
-        if settings.eval_every
-        else None,
+        eval_env=eval_env,
         eval_every=settings.eval_every,
         eval_episodes=settings.eval_episodes,
         hooks=hooks,
