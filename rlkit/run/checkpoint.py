@@ -34,6 +34,7 @@ from rlkit.run.checkpoint_blocks import (
     split_large,
 )
 from rlkit.run.folder import RunFolder
+from rlkit.run.migrate import RUN_FORMAT, migrate
 
 MODEL_DIR = "model"
 STATE_FILE = "state.json"
@@ -111,7 +112,7 @@ def save_checkpoint(
         if large:
             manifest = save_blocks(large, root / BLOCKS_DIR)
             (tmp / MANIFEST_FILE).write_text(json.dumps(manifest))
-        state = {"agent": agent.name, **scalars, "loop": loop_state}
+        state = {"format": RUN_FORMAT, "agent": agent.name, **scalars, "loop": loop_state}
         (tmp / STATE_FILE).write_text(json.dumps(state))
         if env is not None and state_survives_pickling(env):
             try:
@@ -269,7 +270,7 @@ def read_checkpoint_summary(path: Path) -> dict[str, Any]:
     """``{"agent", "step", "episodes"}`` of a checkpoint, read without loading it."""
     path = Path(path)
     try:
-        state = json.loads((path / STATE_FILE).read_text())
+        state = migrate(json.loads((path / STATE_FILE).read_text()))
         return {
             "agent": str(state["agent"]),
             "step": int(state["loop"]["state"]["step"]),
@@ -282,13 +283,14 @@ def read_checkpoint_summary(path: Path) -> dict[str, Any]:
 
 
 def load_checkpoint(path: Path) -> tuple[Agent, dict[str, Any], Any]:
-    """Rebuild ``(agent, loop_state, env or None)`` from a checkpoint folder.
+    """Rebuild ``(agent, loop_state, env or None)`` from a checkpoint folder (of any
+    format: :func:`~rlkit.run.migrate.migrate` upgrades an older one).
 
     Missing, empty or corrupt files raise UsageError naming the folder.
     """
     path = Path(path)
     try:
-        state = json.loads((path / STATE_FILE).read_text())
+        state = migrate(json.loads((path / STATE_FILE).read_text()))
         loop = state["loop"]
     except FileNotFoundError:
         raise UsageError(f"no checkpoint in {path}: {STATE_FILE} is missing") from None

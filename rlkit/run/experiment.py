@@ -22,15 +22,19 @@ CLI runs and get a :class:`RunResult` back.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlkit.config.run import RunConfig
 from rlkit.core import seeding
 from rlkit.core.errors import UsageError
 from rlkit.run.folder import RunFolder, first_missing, remove_made_folders
 from rlkit.run.plan import RunPlan, make_envs, plan, variant_name
+
+if TYPE_CHECKING:
+    from rlkit.run.hooks.base import Hook
 
 __all__ = [
     "DIVERGED", "FAILED", "FINISHED", "INTERRUPTED", "RunPlan", "RunResult", "check", "drive",
@@ -41,13 +45,18 @@ __all__ = [
 FINISHED, INTERRUPTED, DIVERGED, FAILED = "finished", "interrupted", "diverged", "failed"
 
 
-def resume(run_dir: str | Path, steps: int | None = None, episodes: int | None = None):
-    """:func:`rlkit.run.resume.resume_run`: the trainer of a stopped run and its settings.
-    (Imported when called: the loop brings gymnasium, which usage errors need not wait
-    for.)"""
+def resume(
+    run_dir: str | Path,
+    steps: int | None = None,
+    episodes: int | None = None,
+    hooks: Iterable[Hook] = (),
+):
+    """:func:`rlkit.run.resume.resume_run`: the trainer of a stopped run and its settings
+    (``hooks``: the run's own, as :func:`start` takes them). (Imported when called: the
+    loop brings gymnasium, which usage errors need not wait for.)"""
     from rlkit.run.resume import resume_run
 
-    return resume_run(run_dir, steps, episodes)
+    return resume_run(run_dir, steps, episodes, hooks)
 
 
 @dataclass
@@ -86,12 +95,14 @@ def start(
     out: str | Path = "runs",
     tensorboard: bool = True,
     run_dir: str | Path | None = None,
+    hooks: Iterable[Hook] = (),
 ):
     """Create the run folder (``out/<variant>-<env>-<seed>-<time>``, the variant as
     :func:`~rlkit.run.plan.variant_name` names it, e.g. ``td3`` for DDPG with ``td3 =
-    true``; or exactly ``run_dir``, which must not hold anything yet), the agent and its
-    :class:`~rlkit.run.loop.Trainer`; write ``config.toml``. Returns the trainer
-    (``trainer.folder`` is the run folder)."""
+    true``; or exactly ``run_dir``, which must not hold anything yet), the agent, its
+    :class:`~rlkit.run.life.Run` (``config.toml`` written) and its
+    :class:`~rlkit.run.loop.Trainer` with ``hooks`` after the built-in ones (as
+    ``Trainer(hooks=...)``). Returns the trainer (``trainer.folder`` is the run folder)."""
     settings, spec, config = run_plan.settings, run_plan.spec, run_plan.agent_config
     env = make_envs(settings, spec)
     if settings.num_envs > 1 and config.buffer_size < settings.num_envs:
@@ -104,17 +115,22 @@ def start(
         folder = RunFolder.create(out, run_plan.variant, settings.env, settings.seed)
     else:
         folder = RunFolder.create_at(run_dir)
+    run = None
     try:
-        folder.lock()  # until the trainer is closed
         from rlkit.core.quiet import import_tensorflow_quietly
+        from rlkit.run.life import Run
 
         import_tensorflow_quietly()
         agent = spec.load_class().from_env(env, seed=settings.seed, config=config)
-        folder.write_config(settings, agent.config)  # as resolved by the agent (presets)
-        return _trainer(agent, env, settings, folder, tensorboard)
+        eval_env = _eval_env(settings)
+        # held until the trainer is closed; config.toml as resolved by the agent (presets)
+        run = Run.create(folder, settings, agent.config, tensorboard=tensorboard)
+        return _trainer(agent, env, eval_env, settings, run, hooks)
     except BaseException as exc:
         # nothing written stays: the run folder goes, and the folders above it this call
         # made (an --out that was there before is kept, with what it held)
+        if run is not None:
+            run.close()
         folder.remove()
         remove_made_folders(folder.path, made)
         if isinstance(exc, MemoryError):
@@ -141,22 +157,26 @@ def check(run_plan: RunPlan) -> None:
         env.close()
 
 
-def _trainer(agent, env, settings: RunConfig, folder: RunFolder, tensorboard: bool):
+def _eval_env(settings: RunConfig):
     from rlkit.envs.make import make_env
+
+    if not settings.eval_every:
+        return None
+    return make_env(settings.env, training=False, **settings.env_kwargs)
+
+
+def _trainer(agent, env, eval_env, settings: RunConfig, run, hooks: Iterable[Hook]):
     from rlkit.run.loop import Trainer
 
     return Trainer(
         agent,
         env,
         seed=settings.seed,
-        run_dir=folder,
-        eval_env=make_env(settings.env, training=False, **settings.env_kwargs)
-        if settings.eval_every
-        else None,
+        eval_env=eval_env,
         eval_every=settings.eval_every,
         eval_episodes=settings.eval_episodes,
-        checkpoint_every=settings.checkpoint_every,
-        tensorboard=tensorboard,
+        hooks=hooks,
+        run=run,
     )
 
 
@@ -174,17 +194,15 @@ def drive(
 
     from rlkit.run.checkpoint import CheckpointWriteError
     from rlkit.run.hooks.base import CallbackHook
-    from rlkit.run.loop import TrainingDiverged
+    from rlkit.run.life import TrainingDiverged
     from rlkit.run.signals import stop_on_signals
 
     run_dir, folder = trainer.run_dir, trainer.folder
-    progress_hook = None if progress is None else CallbackHook(progress)
-    if progress_hook is not None:
-        trainer.hooks.append(progress_hook)
+    session = [] if progress is None else [CallbackHook(progress)]
     signals = stop_on_signals(trainer, on_stop) if handle_signals else contextlib.nullcontext()
     try:
         with signals, progress if progress is not None else contextlib.nullcontext():
-            history = trainer.run(settings.steps, max_episodes=settings.episodes or None)
+            history = trainer.run(settings.steps, settings.episodes or None, hooks=session)
         if history.interrupted:
             message = (
                 f"stopped at step {history.steps}; checkpoint saved. "
@@ -208,8 +226,6 @@ def drive(
     except CheckpointWriteError as exc:
         return RunResult(run_dir, FAILED, trainer.history, f"training stopped: {exc}")
     finally:
-        if progress_hook is not None:
-            trainer.hooks.remove(progress_hook)
         trainer.close()  # (and lets go of the run folder)
 
 
@@ -219,6 +235,7 @@ def finish(trainer, settings: RunConfig) -> RunResult:
     from rlkit.agents.base import load
     from rlkit.envs.make import make_env
     from rlkit.run.evaluation import episodes_phrase, evaluate
+    from rlkit.run.hooks.evaluation import EvaluationHook
 
     agent, history, folder = trainer.agent, trainer.history, trainer.folder
     run_dir = folder.path
@@ -238,18 +255,19 @@ def finish(trainer, settings: RunConfig) -> RunResult:
     n = settings.eval_episodes
     played = episodes_phrase(n, agent.evaluation_epsilon)
     line = f"eval return {_score(mean, std, n)} over {played}"
-    if trainer.state.best_step is not None:
+    evaluation = next((h for h in trainer.hooks if isinstance(h, EvaluationHook)), None)
+    if evaluation is not None and evaluation.best_step is not None:
         best = load(folder.best_dir)
         best_mean, best_std = evaluate(
             best, final_env, episodes=settings.eval_episodes, seed=eval_seed
         )
         summary["best_model"] = {
-            "step": trainer.state.best_step,
-            "training_eval_return_mean": trainer.state.best_eval,
+            "step": evaluation.best_step,
+            "training_eval_return_mean": evaluation.best_eval,
             "eval_return_mean": best_mean,
             "eval_return_std": best_std,
         }
-        line = headline((mean, std), (best_mean, best_std), trainer.state.best_step, n, played)
+        line = headline((mean, std), (best_mean, best_std), evaluation.best_step, n, played)
     folder.write_summary(summary)
     if history.episode_returns:  # the learning curve, as `rlkit plot RUN_DIR` draws it
         from rlkit.run.plotting import plot_runs

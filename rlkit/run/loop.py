@@ -1,10 +1,12 @@
 """The training loop every agent shares: act, step, observe, update, and hooks around it.
 
 ``train(agent, env, steps)`` is the one-call form. :class:`Trainer` is the loop itself:
-it steps the environment(s) and the agent, keeps the step and episode counts, and hands
-what happened to its hooks (:mod:`rlkit.run.hooks`): metrics, evaluation with the best
-model, checkpoints, and any hook of the user's. With a run folder it gets the built-in
-hooks from its keyword arguments.
+it steps the environment(s) and the agent, keeps the episode bookkeeping (the one owner
+of it), and hands what happened to its hooks (:mod:`rlkit.run.hooks`) through a narrow
+:class:`~rlkit.run.hooks.LoopContext`: metrics, evaluation with the best model, and any
+hook of the user's. A run folder's life (its lock, ``config.toml``, the metrics files,
+checkpoints and their cadence, resume) is a :class:`~rlkit.run.life.Run`'s: the Trainer
+makes one from ``run_dir``, or is given one (``run=``, as ``rlkit resume`` does).
 """
 
 from __future__ import annotations
@@ -13,29 +15,23 @@ import math
 import threading
 import time
 from collections.abc import Iterable
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 
-from rlkit.core import structure
+from rlkit.core import seeding, structure
 from rlkit.core.errors import UsageError
 from rlkit.run.folder import RunFolder
-from rlkit.run.hooks.base import Callback, CallbackHook, Hook
-from rlkit.run.hooks.checkpointing import CheckpointHook
+from rlkit.run.hooks.base import Callback, CallbackHook, Hook, LoopContext
 from rlkit.run.hooks.evaluation import EvaluationHook
 from rlkit.run.hooks.metrics import MetricsHook
+from rlkit.run.life import Restored, Run, TrainingDiverged
 from rlkit.run.metrics import MetricsLogger
 from rlkit.run.state import LoopState, TrainHistory
 from rlkit.run.streams import Streams
 
 __all__ = ["LoopState", "TrainHistory", "Trainer", "TrainingDiverged", "train"]
-
-
-class TrainingDiverged(RuntimeError):
-    """A loss or weight became NaN or infinite; the last good checkpoint is kept."""
 
 
 class Trainer:
@@ -47,7 +43,8 @@ class Trainer:
             ``vector_envs``).
         seed: seeds the first ``env.reset`` and the action space (default: the agent's).
         run_dir: the run folder (:class:`~rlkit.run.folder.RunFolder`) for ``metrics.csv``,
-            TensorBoard, ``checkpoints/`` and ``best/``; None keeps everything in memory.
+            TensorBoard, ``checkpoints/`` and ``best/`` (a :class:`~rlkit.run.life.Run` is
+            made for it); None keeps everything in memory.
         eval_env: environment for greedy evaluation every ``eval_every`` steps
             (``eval_episodes`` episodes each); the best model is saved to ``best/``.
         checkpoint_every: steps between checkpoints (0: only on stop and at the end).
@@ -55,6 +52,9 @@ class Trainer:
             :class:`~rlkit.run.hooks.CallbackHook`); returning False stops training.
         hooks: more :class:`~rlkit.run.hooks.Hook` objects, called after the built-in ones
             (metrics, evaluation, checkpoints) and before the callbacks.
+        run: the :class:`~rlkit.run.life.Run` to train in, instead of ``run_dir`` (its own
+            ``tensorboard``, ``checkpoint_every`` and ``keep_checkpoints`` apply); a
+            restored one (:meth:`~rlkit.run.life.Run.restore`) says where the loop starts.
     """
 
     def __init__(
@@ -71,47 +71,60 @@ class Trainer:
         tensorboard: bool = True,
         keep_checkpoints: int = 2,
         hooks: Iterable[Hook] = (),
+        run: Run | None = None,
     ) -> None:
         if eval_every and eval_env is None:
             raise ValueError("eval_every needs an eval_env")
+        if run is not None and run_dir is not None:
+            raise ValueError("give a Trainer a run_dir or a run, not both")
+        if run is None and run_dir is not None:
+            run = Run(run_dir, tensorboard, checkpoint_every, keep_checkpoints)
+        self.owner = run
         self.agent = agent
         self.env = env
         self.seed = agent.seed if seed is None else int(seed)
-        if run_dir is None or isinstance(run_dir, RunFolder):
-            self.folder = run_dir
-        else:
-            self.folder = RunFolder(run_dir)
-        if self.folder is not None:
-            self.folder.ensure()
-        self.keep_checkpoints = keep_checkpoints
-        self.state = LoopState()
-        self.history = TrainHistory()
-        self.logger = (
-            MetricsLogger(None)
-            if self.folder is None
-            else MetricsLogger(
-                self.folder.metrics_path, self.folder.tensorboard_dir if tensorboard else None
-            )
-        )
+        restored = None if run is None else run.restored
+        self.state = LoopState() if restored is None else restored.state
+        self.history = TrainHistory() if restored is None else restored.history
+        self.logger = MetricsLogger(None) if run is None else run.logger
         self.hooks: list[Hook] = [MetricsHook()]
         if eval_every:
-            self.hooks.append(EvaluationHook(eval_env, eval_every, eval_episodes))
-        if self.folder is not None:
-            self.hooks.append(CheckpointHook(checkpoint_every))
+            keep_best = None if run is None else run.keep_best
+            self.hooks.append(EvaluationHook(eval_env, eval_every, eval_episodes, keep_best))
+        if run is not None:
+            self.hooks.append(run.checkpointer)
         self.hooks.extend(hooks)
         self.hooks.extend(CallbackHook(cb) for cb in callbacks)
+        self._active = self.hooks  # and a session's own hooks while run() runs
         self.obs = None  # the observation(s) the agent acts on next
-        self.last_checkpoint_step: int | None = None
         self._stop = threading.Event()
-        self.resumed_from: Path | None = None  # the checkpoint folder (after a resume)
-        self.skipped_checkpoints: list[str] = []  # newer ones that did not load (set aside)
         # one environment is one stream of experience, a gymnasium VectorEnv N (batched)
         self.streams = Streams(env)
         self.num_envs = self.streams.count if self.streams.vector else 0
         if self.streams.vector and not agent.vector_envs:
             raise UsageError(f"{agent.name} cannot train on vector environments")
-        self.state.episode_return = [0.0] * self.streams.count
-        self.state.episode_length = [0] * self.streams.count
+        self.context = LoopContext(self)
+        if restored is None:
+            self.state.episode_return = [0.0] * self.streams.count
+            self.state.episode_length = [0] * self.streams.count
+        else:
+            self._go_on(restored)
+        if run is not None:
+            run.attach(self)
+
+    def _go_on(self, restored: Restored) -> None:
+        """Start where a restored checkpoint left off: its observation in its env, or (an
+        env the checkpoint could not keep) a fresh episode from a seeded reset."""
+        self.history.earlier_seconds = self.state.seconds
+        if restored.env is not None and self.state.obs is not None:
+            self.obs = structure.from_json(self.state.obs, self.env.observation_space)
+            # the streams an agent of an older rlkit's checkpoint had no episode open in
+            waiting = self.agent.streams_to_start(self.streams.count)
+            if waiting:
+                self.agent.observe_first(self.streams.rows(self.obs, waiting), streams=waiting)
+        else:
+            restart = seeding.restart_seed(self.seed, self.step)
+            self.start_episodes(self.streams.reset(restart))
 
     @property
     def step(self) -> int:
@@ -119,8 +132,23 @@ class Trainer:
         return self.agent.num_steps
 
     @property
+    def folder(self) -> RunFolder | None:
+        """The run folder (None without a run)."""
+        return None if self.owner is None else self.owner.folder
+
+    @property
     def run_dir(self) -> Path | None:
-        return None if self.folder is None else self.folder.path
+        return None if self.owner is None else self.owner.folder.path
+
+    @property
+    def resumed_from(self) -> Path | None:
+        """The checkpoint folder the run was restored from (None unless resumed)."""
+        return None if self.owner is None else self.owner.resumed_from
+
+    @property
+    def skipped_checkpoints(self) -> list[str]:
+        """Newer checkpoints that did not load on resume (set aside), one line each."""
+        return [] if self.owner is None else self.owner.skipped_checkpoints
 
     # -- control -----------------------------------------------------------------------------
     def request_stop(self) -> None:
@@ -131,72 +159,52 @@ class Trainer:
         """Has a stop been asked for (an evaluation in progress abandons itself)?"""
         return self._stop.is_set()
 
-    def run(self, total_steps: int, max_episodes: int | None = None) -> TrainHistory:
+    def run(
+        self, total_steps: int, max_episodes: int | None = None, hooks: Iterable[Hook] = ()
+    ) -> TrainHistory:
         """Train until the agent's step count (``agent.num_steps``) reaches ``total_steps``
         (or ``max_episodes`` episodes of this trainer end), then call the hooks' ``on_end``
         (with a run folder: a checkpoint). A stop request ends it early
-        (``history.interrupted``). Returns the history.
+        (``history.interrupted``). ``hooks``: more hooks for this call only, after the
+        others (e.g. a progress line). Returns the history.
         """
         if total_steps <= 0:
             raise ValueError(f"steps must be > 0, got {total_steps}")
         if max_episodes is not None and max_episodes <= 0:
             raise ValueError(f"max_episodes must be > 0, got {max_episodes}")
-        agent, state, history = self.agent, self.state, self.history
-        self._describe_run(total_steps, max_episodes)
+        agent, state, history, loop = self.agent, self.state, self.history, self.context
+        if self.owner is not None:
+            self.owner.begin(total_steps, max_episodes)
         if self.obs is None:
             self.start_episodes(self.streams.reset(self.seed))
-        else:  # resumed: the episodes a checkpoint of an older rlkit did not start
-            waiting = agent.streams_to_start(self.streams.count)
-            if waiting:
-                agent.observe_first(self.streams.rows(self.obs, waiting), streams=waiting)
+        self._active = [*self.hooks, *hooks]
         start, start_step = time.perf_counter(), agent.num_steps
-        for hook in self.hooks:
-            hook.on_start(self)
         try:
-            while agent.num_steps < total_steps:
-                if self._stop.is_set():
-                    history.interrupted = True
-                    break
-                if max_episodes is not None and state.episodes >= max_episodes:
-                    break
-                before = agent.num_steps
-                info = self._step()
+            for hook in self._active:
+                hook.on_start(loop)
+            try:
+                while agent.num_steps < total_steps:
+                    if self._stop.is_set():
+                        history.interrupted = True
+                        break
+                    if max_episodes is not None and state.episodes >= max_episodes:
+                        break
+                    before = agent.num_steps
+                    info = self._step()
+                    history.steps = agent.num_steps
+                    history.seconds = time.perf_counter() - start
+                    history.steps_this_session = agent.num_steps - start_step
+                    if any(hook.on_step(loop, before, info) is False for hook in self._active):
+                        break
+            finally:
                 history.steps = agent.num_steps
                 history.seconds = time.perf_counter() - start
                 history.steps_this_session = agent.num_steps - start_step
-                if any(hook.on_step(self, before, info) is False for hook in self.hooks):
-                    break
+            for hook in self._active:
+                hook.on_end(loop)
         finally:
-            history.steps = agent.num_steps
-            history.seconds = time.perf_counter() - start
-            history.steps_this_session = agent.num_steps - start_step
-        for hook in self.hooks:
-            hook.on_end(self)
+            self._active = self.hooks
         return history
-
-    def _describe_run(self, total_steps: int, max_episodes: int | None) -> None:
-        """Give a run folder made by a Trainer its ``config.toml`` (if it has none), so that
-        ``rlkit resume`` and ``rlkit evaluate`` work on it as on a CLI run. Skipped for an
-        agent or environment rlkit cannot rebuild by name (an unregistered env)."""
-        from rlkit.agents.registry import AGENTS
-        from rlkit.config.run import RunConfig
-
-        if self.folder is None or self.folder.has_config:
-            return
-        env = self.env.envs[0] if isinstance(self.env, gym.vector.SyncVectorEnv) else self.env
-        spec = env.spec
-        if spec is None or self.agent.name not in AGENTS:
-            return
-        evaluation = next((h for h in self.hooks if isinstance(h, EvaluationHook)), None)
-        checkpoints = next((h for h in self.hooks if isinstance(h, CheckpointHook)), None)
-        run = RunConfig(
-            agent=self.agent.name, env=spec.id, steps=total_steps, seed=self.seed,
-            num_envs=max(1, self.num_envs), episodes=max_episodes or 0,
-            eval_every=evaluation.every if evaluation else 0,
-            eval_episodes=evaluation.episodes if evaluation else 10,
-            checkpoint_every=checkpoints.every if checkpoints else 0,
-        )  # fmt: skip
-        self.folder.write_config(run, self.agent.config)
 
     # -- one step ----------------------------------------------------------------------------
     def start_episodes(self, obs) -> None:
@@ -238,8 +246,8 @@ class Trainer:
             )
         self.history.updates.append((self.step, metrics))
         info["metrics"] = metrics
-        for hook in self.hooks:
-            hook.on_update(self, metrics)
+        for hook in self._active:
+            hook.on_update(self.context, metrics)
 
     def _record_episode(self, ret: float, length: int, info: dict[str, Any]) -> None:
         self.state.episodes += 1
@@ -247,49 +255,30 @@ class Trainer:
         self.history.episode_lengths.append(length)
         self.history.episode_end_steps.append(self.step)
         info["episode_return"], info["episode_length"] = ret, length
-        for hook in self.hooks:
-            hook.on_episode(self, ret, length)
+        for hook in self._active:
+            hook.on_episode(self.context, ret, length)
 
     def _record_game(self, env_info: dict[str, Any]) -> None:
         """A whole game ended, when the env reports one (Atari in training, where a lost
         life ends the episode: :class:`rlkit.envs.atari.LifeLossTerminal`)."""
         if "game_return" in env_info:
             ret, length = float(env_info["game_return"]), int(env_info["game_length"])
-            for hook in self.hooks:
-                hook.on_game(self, ret, length)
+            for hook in self._active:
+                hook.on_game(self.context, ret, length)
 
-    # -- checkpoints -------------------------------------------------------------------------
+    # -- the run's ---------------------------------------------------------------------------
     def checkpoint(self) -> Path:
-        """Write a full checkpoint (see :mod:`rlkit.run.checkpoint`) and return its folder."""
-        from rlkit.run.checkpoint import save_checkpoint
-
-        if self.folder is None:
+        """Write a full checkpoint now (:meth:`rlkit.run.life.Run.checkpoint`); its folder."""
+        if self.owner is None:
             raise ValueError("checkpoints need a run_dir")
-        _check_finite(self.agent)
-        self.state.metrics_rows = self.logger.rows_written
-        self.state.seconds = self.history.total_seconds
-        self.state.obs = structure.to_json(self.obs)
-        state = {"step": self.step, **asdict(self.state)}
-        loop = {"state": state, "history": self.history.to_dict()}
-        path = save_checkpoint(self.folder, self.agent, loop, self.env, self.keep_checkpoints)
-        self.last_checkpoint_step = self.step
-        return path
+        return self.owner.checkpoint()
 
     def close(self) -> None:
         """Close the metrics files and let go of the run folder (if this process held it)."""
-        self.logger.close()
-        if self.folder is not None:
-            self.folder.unlock()
-
-
-def _check_finite(agent) -> None:
-    for group, variables in agent.checkpoint_variables().items():
-        for v in variables:
-            if not np.all(np.isfinite(v.numpy())):
-                raise TrainingDiverged(
-                    f"{group} weights are no longer finite at step {agent.num_steps}; "
-                    "the last good checkpoint is kept"
-                )
+        if self.owner is None:
+            self.logger.close()
+        else:
+            self.owner.close()
 
 
 def train(

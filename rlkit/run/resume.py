@@ -8,28 +8,34 @@ index once, newest first, passing over checkpoints that do not load.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from rlkit.config.options import make_config
 from rlkit.config.run import RunConfig
-from rlkit.core import seeding, structure
 from rlkit.core.errors import UsageError
 from rlkit.run.checkpoint import (
     checkpoint_model_dir,
     checkpoints_newest_first,
-    load_newest_usable,
     read_checkpoint_summary,
 )
 from rlkit.run.folder import CONFIG_FILE, RunFolder
+from rlkit.run.hooks.base import Hook
+from rlkit.run.life import Run
 from rlkit.run.loop import Trainer
-from rlkit.run.state import LoopState, TrainHistory
 
 
-def resume_run(run_dir: str | Path, steps: int | None = None, episodes: int | None = None):
+def resume_run(
+    run_dir: str | Path,
+    steps: int | None = None,
+    episodes: int | None = None,
+    hooks: Iterable[Hook] = (),
+):
     """The trainer of the stopped run in ``run_dir``, at its newest checkpoint, and its
     :class:`RunConfig` with the limits raised to ``steps`` / ``episodes`` when given.
+    ``hooks``: the run's own hooks beyond the built-in ones (as ``Trainer(hooks=...)``;
+    one with state takes back what the checkpoint kept of it).
 
     UsageError when the folder is no run, has no usable checkpoint, or is finished
     (``summary.json``) and already reached the limits. A run that reached its limits but
@@ -37,16 +43,10 @@ def resume_run(run_dir: str | Path, steps: int | None = None, episodes: int | No
     """
     folder = RunFolder.open(run_dir)
     run, agent_table = folder.read_config()
-    # until the trainer is closed: one process trains a run at a time (its id written
-    # once the checks pass: a refused resume leaves the folder as it was)
-    folder.lock(announce=False)
-    try:
-        resumed = _resume_locked(folder, run, steps, episodes, agent_table)
-    except BaseException:
-        folder.unlock(refused=True)
-        raise
-    folder.announce()
-    return resumed
+    # until the trainer is closed: one process trains a run at a time (a refused resume
+    # leaves the folder as it was)
+    with Run.claim(folder):
+        return _resume_locked(folder, run, steps, episodes, agent_table, hooks)
 
 
 def _resume_locked(
@@ -55,6 +55,7 @@ def _resume_locked(
     steps: int | None,
     episodes: int | None,
     agent_table: dict[str, Any] | None = None,
+    hooks: Iterable[Hook] = (),
 ):
     folder.remove_unfinished_writes()  # of a process killed while writing
     candidates = checkpoints_newest_first(folder)
@@ -105,6 +106,7 @@ def _resume_locked(
         eval_every=run.eval_every,
         eval_episodes=run.eval_episodes,
         checkpoint_every=run.checkpoint_every,
+        hooks=hooks,
     )
     return trainer, run
 
@@ -216,34 +218,19 @@ def _restore(
     train_env_factory: Callable[[], Any] | None,
     skipped: list[tuple[Path, str]],
     **kwargs,
-):
-    checkpoint, (agent, loop, env), more_skipped = load_newest_usable(list(candidates))
+) -> Trainer:
+    """The Run restored from the first of ``candidates`` that loads, and the Trainer that
+    starts from it (``kwargs``: the Trainer's; the run's own are the Run's)."""
+    own = {k: kwargs.pop(k) for k in ("tensorboard", "checkpoint_every", "keep_checkpoints")
+           if k in kwargs}  # fmt: skip
+    run = Run.restore(folder, candidates, skipped, **own)
+    restored = run.restored
+    assert restored is not None
     try:
-        saved = dict(loop["state"])
-        if int(saved.pop("step")) != agent.num_steps:
-            raise ValueError(f"step {loop['state']['step']} != agent step {agent.num_steps}")
-        state = LoopState(**saved)
-        history = TrainHistory.from_dict(loop["history"])
-    except (KeyError, TypeError, ValueError) as exc:
-        raise UsageError(f"corrupt checkpoint {checkpoint}: loop state: {exc!r}") from None
-    if kwargs.get("eval_every") and kwargs.get("eval_env") is None:
-        kwargs["eval_env"] = env_factory()
-    restored_env = env is not None
-    if env is None:
-        env = (train_env_factory or env_factory)()
-    trainer = Trainer(agent, env, run_dir=folder, **kwargs)
-    history.earlier_seconds = state.seconds
-    trainer.state, trainer.history = state, history
-    trainer.resumed_from = checkpoint
-    trainer.skipped_checkpoints = [
-        f"{why}; set aside as {folder.set_aside(path).name}, resuming from {checkpoint.name}"
-        for path, why in [*skipped, *more_skipped]
-    ]
-    trainer.last_checkpoint_step = agent.num_steps
-    trainer.logger.truncate(state.metrics_rows)
-    if restored_env and state.obs is not None:
-        trainer.obs = structure.from_json(state.obs, env.observation_space)
-    else:  # no pickled env: start a fresh episode
-        restart = seeding.restart_seed(trainer.seed, trainer.step)
-        trainer.start_episodes(trainer.streams.reset(restart))
-    return trainer
+        if kwargs.get("eval_every") and kwargs.get("eval_env") is None:
+            kwargs["eval_env"] = env_factory()
+        env = restored.env if restored.env is not None else (train_env_factory or env_factory)()
+        return Trainer(restored.agent, env, run=run, **kwargs)
+    except BaseException:
+        run.logger.close()
+        raise

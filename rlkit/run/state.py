@@ -71,29 +71,17 @@ class TrainHistory:
 
 @dataclass
 class LoopState:
-    """The loop's own state, saved in checkpoints (JSON-serialisable).
+    """The loop's own state, saved in checkpoints (JSON-serialisable): its episode
+    bookkeeping (the one owner of it), the observation it acts on next, the training time.
 
     The step count is not here: it is the agent's ``num_steps`` (one counter; the
-    checkpoint file repeats it as ``step`` for readers that do not load the agent).
-    ``evaluations``, ``best_eval`` and ``best_step`` belong to the evaluation hook,
-    ``metrics_rows`` to the metrics file: kept here so that one checkpoint holds them.
+    checkpoint file repeats it as ``step`` for readers that do not load the agent). The
+    hooks' state is their own (:meth:`rlkit.run.hooks.Hook.state`), the count of
+    ``metrics.csv`` rows the metrics logger's.
     """
 
     episodes: int = 0
     episode_return: list[float] = field(default_factory=lambda: [0.0])  # one per stream
     episode_length: list[int] = field(default_factory=lambda: [0])
     obs: list | None = None
-    evaluations: int = 0
-    best_eval: float | None = None
-    best_step: int | None = None
-    metrics_rows: int = 0
     seconds: float | None = None  # training time up to the checkpoint (None: not recorded)
-    #: an evaluation a stop request cut short at this step: made first thing on resume
-    eval_pending: bool = False
-
-    def __post_init__(self) -> None:
-        # an older rlkit's checkpoint of one environment kept plain numbers
-        if not isinstance(self.episode_return, list):
-            self.episode_return = [float(self.episode_return)]
-        if not isinstance(self.episode_length, list):
-            self.episode_length = [int(self.episode_length)]

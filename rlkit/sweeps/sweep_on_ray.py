@@ -78,13 +78,13 @@ def run_trial(tune_config: dict[str, Any], spec: SweepSpec, out: str) -> None:
     if folder.is_finished:  # finished before (a restored sweep): nothing to do
         tune.report(_final_metrics(folder.read_summary()))
         return
+    hooks = [_Reporter(folder.path)]  # through the door a user's own hooks take
     if folder.has_checkpoints():
-        trainer, run = experiment.resume(folder.path)
+        trainer, run = experiment.resume(folder.path, hooks=hooks)
     else:
         folder.remove()  # a start that wrote no checkpoint
         plan = spec.plan(config["values"], config["seed"])
-        trainer, run = experiment.start(plan, run_dir=folder.path), plan.settings
-    trainer.hooks.append(_Reporter())
+        trainer, run = experiment.start(plan, run_dir=folder.path, hooks=hooks), plan.settings
     result = experiment.drive(trainer, run, handle_signals=False)
     if result.status != experiment.FINISHED:
         raise RuntimeError(result.message)
@@ -111,7 +111,11 @@ def _final_metrics(summary: dict[str, Any]) -> dict[str, Any]:
 
 class _Reporter(Hook):
     """A training-loop hook: progress to Tune, with a Tune checkpoint naming rlkit's newest
-    checkpoint each time one is written."""
+    checkpoint each time one is written (``info["checkpoint"]``, from the run's checkpoint
+    hook before this one)."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = run_dir
 
     def on_start(self, loop) -> None:
         self.last_report = loop.step
@@ -120,7 +124,7 @@ class _Reporter(Hook):
         from ray import tune
 
         step = loop.step
-        checkpointed = loop.last_checkpoint_step == step and step > self.last_report
+        checkpointed = "checkpoint" in info and step > self.last_report
         if not checkpointed and step - self.last_report < REPORT_EVERY:
             return
         self.last_report = step
@@ -131,7 +135,7 @@ class _Reporter(Hook):
             return
         with tempfile.TemporaryDirectory() as pointer:
             Path(pointer, "rlkit_checkpoint.json").write_text(
-                json.dumps({"run_dir": str(loop.run_dir), "step": step})
+                json.dumps({"run_dir": str(self.run_dir), "step": step})
             )
             tune.report(metrics, checkpoint=tune.Checkpoint.from_directory(pointer))
 

@@ -74,13 +74,13 @@ def search_trial(tune_config: dict[str, Any], spec: tuning.TuneSpec, out: str) -
         final = summary["final_model"]["eval_return_mean"]
         tune.report({"step": summary["steps"], METRIC: final, RUNG_METRIC: final, FINISHED: 1})
         return
+    hooks = [_EvaluationReporter(spec)]  # through the door a user's own hooks take
     if folder.has_checkpoints():
-        trainer, run = experiment.resume(folder.path)
+        trainer, run = experiment.resume(folder.path, hooks=hooks)
     else:
         folder.remove()  # a start that wrote no checkpoint
         plan = spec.plan(values, spec.search_seed)
-        trainer, run = experiment.start(plan, run_dir=folder.path), plan.settings
-    trainer.hooks.append(_EvaluationReporter(spec))
+        trainer, run = experiment.start(plan, run_dir=folder.path, hooks=hooks), plan.settings
     result = experiment.drive(trainer, run, handle_signals=False)
     if result.status == experiment.DIVERGED:  # a bad configuration, not a failure: it ends
         step, score = tuning.last_evaluation(folder)

@@ -1,13 +1,48 @@
-"""The hook interface the training loop calls, and an adapter for plain callbacks."""
+"""The hook interface the training loop calls, what a hook sees of the loop
+(:class:`LoopContext`), and an adapter for plain callbacks."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # (annotations only: the loop imports the hooks, not the reverse)
     from rlkit.run.loop import Trainer
+    from rlkit.run.metrics import MetricsLogger
     from rlkit.run.state import TrainHistory
+
+
+class LoopContext:
+    """What a hook sees of the loop (the same object at every call): ``step`` (the agent's
+    ``num_steps``), ``episodes`` (episodes ended so far, over all sessions), ``agent``,
+    ``env`` (the training env), ``history`` (:class:`~rlkit.run.state.TrainHistory`),
+    ``logger`` (:class:`~rlkit.run.metrics.MetricsLogger`: ``metrics.csv`` rows and
+    TensorBoard scalars), ``seed``; ``stop_requested()`` and ``request_stop()``. What a
+    hook needs beyond it (a folder, an env of its own) it is given when it is made."""
+
+    __slots__ = ("_loop", "agent", "env", "history", "logger", "seed")
+
+    def __init__(self, loop: Trainer) -> None:
+        self._loop = loop
+        self.agent = loop.agent
+        self.env = loop.env
+        self.history: TrainHistory = loop.history
+        self.logger: MetricsLogger = loop.logger
+        self.seed: int = loop.seed
+
+    @property
+    def step(self) -> int:
+        return self.agent.num_steps
+
+    @property
+    def episodes(self) -> int:
+        return self._loop.state.episodes
+
+    def stop_requested(self) -> bool:
+        return self._loop.stop_requested()
+
+    def request_stop(self) -> None:
+        self._loop.request_stop()
 
 
 class Hook:
@@ -18,21 +53,39 @@ class Hook:
     ended, then ``on_step`` once; ``on_start`` before the first step of each
     :meth:`~rlkit.run.loop.Trainer.run` and ``on_end`` after its last (also after a stop
     request). ``on_step`` returning False stops training.
+
+    A hook with state of its own (a counter, a best score) returns it from :meth:`state`
+    (JSON-serialisable) and takes it back in :meth:`load_state`: a checkpoint keeps it
+    under the hook's :attr:`state_key`, so that a resumed run's hooks go on exactly as an
+    uninterrupted run's (pass the same kinds of hooks to the resume).
     """
 
-    def on_start(self, loop: Trainer) -> None:
+    @property
+    def state_key(self) -> str:
+        """The name a checkpoint keeps this hook's state under (default: its class's name;
+        two hooks of one class that both keep state need keys of their own)."""
+        return type(self).__qualname__
+
+    def state(self) -> dict[str, Any]:
+        """What a checkpoint keeps of this hook (JSON-serialisable; empty: nothing)."""
+        return {}
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        """Take back what :meth:`state` returned (on resume, before ``on_start``)."""
+
+    def on_start(self, loop: LoopContext) -> None:
         """Before the first step of a :meth:`~rlkit.run.loop.Trainer.run` call."""
 
-    def on_update(self, loop: Trainer, metrics: dict[str, float]) -> None:
+    def on_update(self, loop: LoopContext, metrics: dict[str, float]) -> None:
         """The agent's update ran and returned ``metrics`` (finite values)."""
 
-    def on_episode(self, loop: Trainer, episode_return: float, length: int) -> None:
-        """An episode ended (``loop.state.episodes`` already counts it)."""
+    def on_episode(self, loop: LoopContext, episode_return: float, length: int) -> None:
+        """An episode ended (``loop.episodes`` already counts it)."""
 
-    def on_game(self, loop: Trainer, game_return: float, length: int) -> None:
+    def on_game(self, loop: LoopContext, game_return: float, length: int) -> None:
         """A whole game ended (Atari in training, where a lost life ends an episode)."""
 
-    def on_step(self, loop: Trainer, before: int, info: dict[str, Any]) -> bool | None:
+    def on_step(self, loop: LoopContext, before: int, info: dict[str, Any]) -> bool | None:
         """The step count went from ``before`` to ``loop.step``; False stops training.
 
         ``info`` holds ``episode_return``/``episode_length`` when an episode ended,
@@ -40,8 +93,32 @@ class Hook:
         for the hooks after it.
         """
 
-    def on_end(self, loop: Trainer) -> None:
+    def on_end(self, loop: LoopContext) -> None:
         """After the last step of a :meth:`~rlkit.run.loop.Trainer.run` call."""
+
+
+def hook_states(hooks: Iterable[Hook]) -> dict[str, dict[str, Any]]:
+    """``{state_key: state}`` of the hooks that keep state; ValueError when two share a
+    key."""
+    states: dict[str, dict[str, Any]] = {}
+    for hook in hooks:
+        state = hook.state()
+        if not state:
+            continue
+        if hook.state_key in states:
+            raise ValueError(
+                f"two hooks keep state under {hook.state_key!r}: give one a state_key of its own"
+            )
+        states[hook.state_key] = state
+    return states
+
+
+def load_hook_states(hooks: Iterable[Hook], states: dict[str, dict[str, Any]]) -> None:
+    """Give each hook the state a checkpoint kept under its key (a hook it kept nothing
+    for starts afresh)."""
+    for hook in hooks:
+        if hook.state_key in states:
+            hook.load_state(states[hook.state_key])
 
 
 #: ``callback(step, info, history)`` -> False to stop (the form ``rlkit.train`` takes)
@@ -55,6 +132,6 @@ class CallbackHook(Hook):
     def __init__(self, callback: Callback) -> None:
         self.callback = callback
 
-    def on_step(self, loop: Trainer, before: int, info: dict[str, Any]) -> bool | None:
+    def on_step(self, loop: LoopContext, before: int, info: dict[str, Any]) -> bool | None:
         info["logger"] = loop.logger
         return self.callback(loop.step, info, loop.history)

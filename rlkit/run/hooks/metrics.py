@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from rlkit.run.hooks.base import Hook
 
 if TYPE_CHECKING:
-    from rlkit.run.loop import Trainer
+    from rlkit.run.hooks.base import LoopContext
 
 #: steps between two TensorBoard points of the step rate and the agent's diagnostics
 RATE_INTERVAL = 1000
@@ -21,21 +21,21 @@ class MetricsHook(Hook):
     """Writes the episodes and games the loop reports to ``metrics.csv``, and the update
     scalars, step rate and diagnostics to TensorBoard."""
 
-    def on_start(self, loop: Trainer) -> None:
+    def on_start(self, loop: LoopContext) -> None:
         self._rate_step, self._rate_time = loop.step, time.perf_counter()
 
-    def on_update(self, loop: Trainer, metrics: dict[str, float]) -> None:
+    def on_update(self, loop: LoopContext, metrics: dict[str, float]) -> None:
         loop.logger.scalars(loop.step, {f"train/{k}": v for k, v in metrics.items()})
 
-    def on_episode(self, loop: Trainer, episode_return: float, length: int) -> None:
-        loop.logger.row("episode", loop.step, loop.state.episodes, episode_return, length)
+    def on_episode(self, loop: LoopContext, episode_return: float, length: int) -> None:
+        loop.logger.row("episode", loop.step, loop.episodes, episode_return, length)
         loop.logger.scalars(loop.step, {"episode/return": episode_return, "episode/length": length})
 
-    def on_game(self, loop: Trainer, game_return: float, length: int) -> None:
-        loop.logger.row("game", loop.step, loop.state.episodes, game_return, length)
+    def on_game(self, loop: LoopContext, game_return: float, length: int) -> None:
+        loop.logger.row("game", loop.step, loop.episodes, game_return, length)
         loop.logger.scalars(loop.step, {"game/return": game_return, "game/length": length})
 
-    def on_step(self, loop: Trainer, before: int, info: dict[str, Any]) -> None:
+    def on_step(self, loop: LoopContext, before: int, info: dict[str, Any]) -> None:
         step = loop.step
         if step - self._rate_step < RATE_INTERVAL:
             return

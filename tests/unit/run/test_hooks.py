@@ -70,7 +70,7 @@ class StopAfterEpisodes(Hook):
         self.episodes = episodes
 
     def on_step(self, loop, before, info):
-        if loop.state.episodes >= self.episodes:
+        if loop.episodes >= self.episodes:
             return False
 
 
@@ -133,3 +133,56 @@ def test_rlkit_train_shows_the_clis_progress_line_when_asked_and_is_quiet_by_def
     rlkit.train(small_agent(env), env, steps=300, progress=True)
     err = capsys.readouterr().err
     assert "dqn CartPole-v1" in err and "300/300 steps" in err and "100%" in err
+
+
+class EpisodeCounter(Hook):
+    """A user's hook with state of its own: the episodes and steps of episodes it saw."""
+
+    def __init__(self) -> None:
+        self.episodes, self.steps = 0, 0
+
+    def on_episode(self, loop, episode_return, length):
+        self.episodes += 1
+        self.steps += length
+
+    def state(self):
+        return {"episodes": self.episodes, "steps": self.steps}
+
+    def load_state(self, state):
+        self.episodes, self.steps = state["episodes"], state["steps"]
+
+
+class StopAt(Hook):
+    def __init__(self, step: int) -> None:
+        self.step = step
+
+    def on_step(self, loop, before, info):
+        return loop.step < self.step
+
+
+def test_a_users_hook_with_state_resumes_exactly_as_an_uninterrupted_run(tmp_path):
+    from rlkit.run.resume import resume_trainer
+
+    def trainer(out, hooks):
+        env = gym.make("CartPole-v1")
+        return Trainer(small_agent(env), env, run_dir=out, eval_env=gym.make("CartPole-v1"),
+                       eval_every=100, eval_episodes=2, tensorboard=False, hooks=hooks)  # fmt: skip
+
+    whole_counter = EpisodeCounter()
+    whole = trainer(tmp_path / "whole", [whole_counter])
+    whole.run(400)
+    whole.close()
+
+    stopped = trainer(tmp_path / "stopped", [EpisodeCounter(), StopAt(250)])
+    stopped.run(400)  # stops at step 250, mid-episode, with a checkpoint
+    stopped.close()
+    counter = EpisodeCounter()  # a fresh one: its state comes from the checkpoint
+    resumed = resume_trainer(tmp_path / "stopped", lambda: gym.make("CartPole-v1"),
+                             eval_every=100, eval_episodes=2, tensorboard=False,
+                             hooks=[counter])  # fmt: skip
+    assert counter.episodes > 0 and resumed.step == 250
+    resumed.run(400)
+    resumed.close()
+    assert (counter.episodes, counter.steps) == (whole_counter.episodes, whole_counter.steps)
+    assert counter.episodes == len(whole.history.episode_returns)
+    assert resumed.folder.metrics_path.read_text() == whole.folder.metrics_path.read_text()
