@@ -97,9 +97,17 @@ def check_config_agent(agent: str | None, config_file: str | None) -> None:
     help="folder the run folder is created in",
 )
 @click.option("--quiet", is_flag=True, help="no progress bar")
+@click.option(
+    "--loop",
+    type=click.Choice(["auto", "compiled", "python"]),
+    default="auto",
+    show_default=True,
+    help="compiled: the whole loop in one XLA program (dqn on rlkit/* environments); "
+    "python: the usual loop; auto: compiled where it can run",
+)
 def train(agent, env_id, env_kwargs, steps, overrides, config_file, num_envs, episodes,
           eval_every, eval_episodes, checkpoint_every, preset, seed, out,
-          quiet) -> int:  # fmt: skip
+          quiet, loop) -> int:  # fmt: skip
     """Train AGENT on an environment and save the run.
 
     Creates OUT/<agent>-<env>-<seed>-<time>/ (named td3-... for ddpg with td3=true)
@@ -118,7 +126,7 @@ def train(agent, env_id, env_kwargs, steps, overrides, config_file, num_envs, ep
         eval_every=eval_every, eval_episodes=eval_episodes, checkpoint_every=checkpoint_every,
         config_file=config_file, overrides=overrides, preset=preset, env_kwargs=env_kwargs,
     )  # fmt: skip
-    trainer = experiment.start(plan, out)  # checks the env and agent: errors come first
+    trainer = experiment.start(plan, out, loop=loop)  # checks env and agent: errors first
     if plan.preset is not None:
         how = "; --preset none for the generic defaults" if plan.preset_picked else ""
         click.echo(f"using preset {plan.preset.name}{how}", err=True)
@@ -129,6 +137,8 @@ def train(agent, env_id, env_kwargs, steps, overrides, config_file, num_envs, ep
         + f" (seed {run.seed}) -> {trainer.run_dir}",
         err=True,
     )
+    if getattr(trainer, "loop_note", None):
+        click.echo(trainer.loop_note, err=True)
     # what a fraction of the run came to (and, with an episode cap, what it is of)
     for line in plan.spec.describe_schedules(plan.agent_config, run.steps, run.episodes):
         click.echo(f"schedule: {line}{_outlasting(line, run.steps)}", err=True)
@@ -221,6 +231,8 @@ def _drive(trainer, run, quiet: bool) -> int:
     from rlkit.run import experiment
     from rlkit.run.progress import TrainingProgress
 
+    if hasattr(trainer, "compile"):  # the compiled loop: its compile time, said apart
+        click.echo(f"compiled the loop in {trainer.compile():.1f} s", err=True)
     progress = None
     if not quiet:
         label = f"{experiment.variant_name(run.agent, trainer.agent.config)} {run.env}"

@@ -86,13 +86,22 @@ def start(
     out: str | Path = "runs",
     tensorboard: bool = True,
     run_dir: str | Path | None = None,
+    loop: str = "auto",
 ):
     """Create the run folder (``out/<variant>-<env>-<seed>-<time>``, the variant as
     :func:`~rlkit.run.plan.variant_name` names it, e.g. ``td3`` for DDPG with ``td3 =
     true``; or exactly ``run_dir``, which must not hold anything yet), the agent and its
     :class:`~rlkit.run.loop.Trainer`; write ``config.toml``. Returns the trainer
-    (``trainer.folder`` is the run folder)."""
+    (``trainer.folder`` is the run folder).
+
+    ``loop``: ``"auto"`` takes the compiled loop (:mod:`rlkit.run.compiled_loop`) where it
+    can run (DQN on rlkit's TensorFlow environments), ``"compiled"`` insists on it (a
+    UsageError saying why not), ``"python"`` keeps the usual loop; ``trainer.loop_note``
+    is the line saying which (None for a run only the Python loop could take)."""
+    from rlkit.run.compiled_choice import choose_loop
+
     settings, spec, config = run_plan.settings, run_plan.spec, run_plan.agent_config
+    compiled, note = choose_loop(settings.env, spec.name, config, loop)
     env = make_envs(settings, spec)
     if settings.num_envs > 1 and config.buffer_size < settings.num_envs:
         raise UsageError(
@@ -111,7 +120,12 @@ def start(
         import_tensorflow_quietly()
         agent = spec.load_class().from_env(env, seed=settings.seed, config=config)
         folder.write_config(settings, agent.config)  # as resolved by the agent (presets)
-        return _trainer(agent, env, settings, folder, tensorboard)
+        if compiled:
+            trainer = _compiled_trainer(agent, env, settings, folder, tensorboard)
+        else:
+            trainer = _trainer(agent, env, settings, folder, tensorboard)
+        trainer.loop_note = note
+        return trainer
     except BaseException as exc:
         # nothing written stays: the run folder goes, and the folders above it this call
         # made (an --out that was there before is kept, with what it held)
@@ -158,6 +172,20 @@ def _trainer(agent, env, settings: RunConfig, folder: RunFolder, tensorboard: bo
         checkpoint_every=settings.checkpoint_every,
         tensorboard=tensorboard,
     )
+
+
+def _compiled_trainer(agent, env, settings: RunConfig, folder: RunFolder, tensorboard: bool):
+    """The compiled loop's trainer (the vector env only gave the agent its spaces)."""
+    from rlkit.envs.make import make_env
+    from rlkit.run.compiled_loop import CompiledTrainer
+
+    env.close()
+    eval_env = make_env(settings.env, training=False) if settings.eval_every else None
+    return CompiledTrainer(
+        agent, settings.env, settings.num_envs, settings.seed, folder, eval_env=eval_env,
+        eval_every=settings.eval_every, eval_episodes=settings.eval_episodes,
+        checkpoint_every=settings.checkpoint_every, tensorboard=tensorboard,
+    )  # fmt: skip
 
 
 def drive(

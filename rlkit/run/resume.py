@@ -22,6 +22,7 @@ from rlkit.run.checkpoint import (
     load_newest_usable,
     read_checkpoint_summary,
 )
+from rlkit.run.compiled_choice import ProgramState
 from rlkit.run.folder import CONFIG_FILE, RunFolder
 from rlkit.run.loop import Trainer
 from rlkit.run.state import LoopState, TrainHistory
@@ -231,7 +232,13 @@ def _restore(
     restored_env = env is not None
     if env is None:
         env = (train_env_factory or env_factory)()
-    trainer = Trainer(agent, env, run_dir=folder, **kwargs)
+    compiled = isinstance(env, ProgramState)  # a run of the compiled loop
+    if compiled:
+        from rlkit.run.compiled_loop import CompiledTrainer
+
+        trainer = CompiledTrainer.restored(agent, env, folder, **kwargs)
+    else:
+        trainer = Trainer(agent, env, run_dir=folder, **kwargs)
     history.earlier_seconds = state.seconds
     trainer.state, trainer.history = state, history
     trainer.resumed_from = checkpoint
@@ -241,7 +248,9 @@ def _restore(
     ]
     trainer.last_checkpoint_step = agent.num_steps
     trainer.logger.truncate(state.metrics_rows)
-    if restored_env and state.obs is not None:
+    if compiled:  # the environments' state is the program's
+        pass
+    elif restored_env and state.obs is not None:
         trainer.obs = structure.from_json(state.obs, env.observation_space)
     else:  # no pickled env: start a fresh episode
         restart = seeding.restart_seed(trainer.seed, trainer.step)

@@ -1,0 +1,239 @@
+"""The compiled loop's trainer: the program run in chunks, the run's life kept in Python.
+
+:class:`CompiledTrainer` stands where :class:`~rlkit.run.loop.Trainer` stands for
+``experiment.drive`` and ``finish``: it runs :class:`~rlkit.run.compiled_dqn.DQNProgram`
+chunk by chunk and, between chunks, does what the Python loop does after a step: counts
+and logs the episodes that ended (``metrics.csv`` rows at each episode's own step,
+TensorBoard), the chunk's update metrics (its mean loss, Q and |delta|; divergence
+stops the run), and calls the same hooks: evaluation with the best model, checkpoints,
+the progress line. Chunks end where an evaluation or checkpoint is due (the first
+multiple of ``N`` at or past it, where the Python loop would run them too), at the
+step limit, or after at most ``chunk_steps`` steps; a stop request is answered at
+the end of the chunk in progress. A hook runs once per chunk, not per step.
+
+A checkpoint holds the agent as always and the program's variables in place of the
+pickled environment (:class:`~rlkit.run.compiled_choice.ProgramState`): ``rlkit resume``
+continues the same run, step for step as if it had not stopped.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rlkit.envs.tf import make_tf_env
+from rlkit.run.compiled_choice import ProgramState
+from rlkit.run.compiled_dqn import ChunkOutput, DQNProgram
+from rlkit.run.folder import RunFolder
+from rlkit.run.hooks.base import Hook
+from rlkit.run.hooks.checkpointing import CheckpointHook
+from rlkit.run.hooks.evaluation import EvaluationHook
+from rlkit.run.hooks.metrics import MetricsHook
+from rlkit.run.loop import TrainingDiverged
+from rlkit.run.loop import _check_finite as check_finite
+from rlkit.run.metrics import MetricsLogger
+from rlkit.run.state import LoopState, TrainHistory
+
+#: the most environment steps one chunk runs (the progress line and a stop request wait
+#: for a chunk: ~0.5 s at 40,000 steps/s)
+CHUNK_STEPS = 20_000
+
+
+class CompiledTrainer:
+    """Trains a DQN agent on ``num_envs`` copies of the TensorFlow env ``env_id`` with the
+    compiled loop; the hooks, history and checkpoints of :class:`~rlkit.run.loop.Trainer`.
+
+    Args:
+        agent: the :class:`~rlkit.agents.dqn.DQN` (built for ``env_id``'s spaces).
+        env_id: an rlkit TensorFlow environment (``rlkit/CartPole-v1``).
+        num_envs: ``N``.
+        seed: the run's seed (the program's stateless keys, evaluations' seeds).
+        run_dir: the run folder (metrics, checkpoints, best/).
+        eval_env, eval_every, eval_episodes, checkpoint_every, tensorboard, keep_checkpoints:
+            as :class:`~rlkit.run.loop.Trainer`'s.
+        chunk_steps: the most environment steps per chunk.
+    """
+
+    def __init__(
+        self, agent, env_id: str, num_envs: int, seed: int, run_dir: RunFolder,
+        eval_env=None, eval_every: int = 0, eval_episodes: int = 10, checkpoint_every: int = 0,
+        tensorboard: bool = True, keep_checkpoints: int = 2, chunk_steps: int = CHUNK_STEPS,
+    ) -> None:  # fmt: skip
+        if eval_every and eval_env is None:
+            raise ValueError("eval_every needs an eval_env")
+        self.agent, self.seed, self.folder = agent, int(seed), run_dir
+        self.folder.ensure()
+        self.num_envs = int(num_envs)
+        self.keep_checkpoints = keep_checkpoints
+        self.state = LoopState(episode_return=[0.0] * self.num_envs,
+                               episode_length=[0] * self.num_envs)  # fmt: skip
+        self.history = TrainHistory()
+        self.logger = MetricsLogger(
+            self.folder.metrics_path, self.folder.tensorboard_dir if tensorboard else None
+        )
+        self.hooks: list[Hook] = [MetricsHook()]
+        if eval_every:
+            self.hooks.append(EvaluationHook(eval_env, eval_every, eval_episodes))
+        self.hooks.append(CheckpointHook(checkpoint_every))
+        chunk = max(1, int(chunk_steps) // self.num_envs)
+        self.program = DQNProgram(agent, make_tf_env(env_id), self.num_envs, self.seed, chunk)
+        #: what a checkpoint keeps in place of the environment (refreshed before each one)
+        self.env = ProgramState(env_id, self.num_envs, {})
+        self.obs = None
+        self.last_checkpoint_step: int | None = None
+        self.resumed_from: Path | None = None
+        self.skipped_checkpoints: list[str] = []
+        self.compile_seconds: float | None = None
+        self._stop = threading.Event()
+        self._shown_step: int | None = None  # the step hooks see while an episode is logged
+
+    @classmethod
+    def restored(cls, agent, saved: ProgramState, run_dir: RunFolder, **kwargs) -> CompiledTrainer:
+        """The trainer of a checkpoint: ``agent`` loaded from it, ``saved`` its program
+        state (the loop state and history are set by the caller, as for a Trainer)."""
+        trainer = cls(agent, saved.env_id, saved.num_envs, agent.seed, run_dir, **kwargs)
+        trainer.program.load_state_dict(saved.arrays)
+        return trainer
+
+    @property
+    def step(self) -> int:
+        """Environment steps taken (an episode's own step while hooks log it)."""
+        return self.agent.num_steps if self._shown_step is None else self._shown_step
+
+    @property
+    def run_dir(self) -> Path:
+        return self.folder.path
+
+    def request_stop(self) -> None:
+        """Stop at the end of the chunk in progress (safe from a signal handler)."""
+        self._stop.set()
+
+    def stop_requested(self) -> bool:
+        return self._stop.is_set()
+
+    def compile(self) -> float:
+        """Compile the program now (the first chunk would); returns the seconds it took."""
+        if self.compile_seconds is None:
+            start = time.perf_counter()
+            self.program.compile()
+            self.compile_seconds = time.perf_counter() - start
+        return self.compile_seconds
+
+    # -- the run -------------------------------------------------------------------------
+    def run(self, total_steps: int, max_episodes: int | None = None) -> TrainHistory:
+        """Train until ``agent.num_steps`` reaches ``total_steps`` (or ``max_episodes``
+        episodes end, or a stop request), then the hooks' ``on_end``. Returns the history."""
+        if total_steps <= 0:
+            raise ValueError(f"steps must be > 0, got {total_steps}")
+        self.compile()
+        agent, state, history = self.agent, self.state, self.history
+        start, start_step = time.perf_counter(), agent.num_steps
+        for hook in self.hooks:
+            hook.on_start(self)
+        try:
+            while agent.num_steps < total_steps:
+                if self._stop.is_set():
+                    history.interrupted = True
+                    break
+                if max_episodes is not None and state.episodes >= max_episodes:
+                    break
+                before = agent.num_steps
+                info = self._chunk(self._chunk_length(total_steps), max_episodes)
+                history.steps = agent.num_steps
+                history.seconds = time.perf_counter() - start
+                history.steps_this_session = agent.num_steps - start_step
+                if any(hook.on_step(self, before, info) is False for hook in self.hooks):
+                    break
+        finally:
+            history.steps = agent.num_steps
+            history.seconds = time.perf_counter() - start
+            history.steps_this_session = agent.num_steps - start_step
+        for hook in self.hooks:
+            hook.on_end(self)
+        return history
+
+    def _chunk_length(self, total_steps: int) -> int:
+        """Vector steps to the next stop: the step limit, the next evaluation or checkpoint
+        (rounded up to whole vector steps), at most a chunk."""
+        step, n = self.agent.num_steps, self.num_envs
+        ends = [total_steps]
+        for hook in self.hooks:
+            every = getattr(hook, "every", 0)
+            if isinstance(hook, EvaluationHook | CheckpointHook) and every:
+                ends.append((step // every + 1) * every)
+        return max(1, min(self.program.chunk, -(-(min(ends) - step) // n)))
+
+    def _chunk(self, vector_steps: int, max_episodes: int | None) -> dict[str, Any]:
+        """Run one chunk and report it as the Python loop reports its steps."""
+        agent, before = self.agent, self.agent.num_steps
+        out = self.program.run_chunk(vector_steps, max_episodes)
+        agent.num_steps = before + out.steps * self.num_envs
+        agent.learner.num_updates += out.updates
+        agent.refresh_policy()  # evaluations and saved models act on the new weights
+        info: dict[str, Any] = {}
+        if out.updates:
+            self._record_update(out, info)
+        self._record_episodes(out, before, info)
+        self.state.episode_return = [float(x) for x in self.program.episode_return.numpy()]
+        self.state.episode_length = [int(x) for x in self.program.episode_length.numpy()]
+        return info
+
+    def _record_update(self, out: ChunkOutput, info: dict[str, Any]) -> None:
+        loss, q, abs_delta = (float(x) / out.updates for x in out.metric_sums)
+        metrics = {"loss": loss, "q": q, "abs_delta": abs_delta}
+        bad = [k for k, v in metrics.items() if not math.isfinite(v)]
+        if bad:
+            raise TrainingDiverged(
+                f"{bad[0]} became {metrics[bad[0]]} by step {self.step}; "
+                "try a lower learning_rate or a gradient clip (max_grad_norm)"
+            )
+        self.history.updates.append((self.step, metrics))
+        info["metrics"] = metrics
+        for hook in self.hooks:
+            hook.on_update(self, metrics)
+
+    def _record_episodes(self, out: ChunkOutput, before: int, info: dict[str, Any]) -> None:
+        """Each episode that ended, in the Python loop's order (by step, then copy), logged
+        at the step it ended."""
+        history = self.history
+        try:
+            for row, copy in np.argwhere(out.done):
+                ret, length = float(out.returns[row, copy]), int(out.lengths[row, copy])
+                self._shown_step = before + (int(row) + 1) * self.num_envs
+                self.state.episodes += 1
+                history.episode_returns.append(ret)
+                history.episode_lengths.append(length)
+                history.episode_end_steps.append(self._shown_step)
+                info["episode_return"], info["episode_length"] = ret, length
+                for hook in self.hooks:
+                    hook.on_episode(self, ret, length)
+        finally:
+            self._shown_step = None
+
+    # -- checkpoints ---------------------------------------------------------------------
+    def checkpoint(self) -> Path:
+        """Write a full checkpoint: the agent, the loop state and the program's variables."""
+        from rlkit.run.checkpoint import save_checkpoint
+
+        check_finite(self.agent)
+        self.state.metrics_rows = self.logger.rows_written
+        self.state.seconds = self.history.total_seconds
+        self.state.obs = None
+        self.env.arrays = self.program.state_dict()
+        state = {"step": self.step, **asdict(self.state)}
+        loop = {"state": state, "history": self.history.to_dict()}
+        path = save_checkpoint(self.folder, self.agent, loop, self.env, self.keep_checkpoints)
+        self.env.arrays = {}
+        self.last_checkpoint_step = self.step
+        return path
+
+    def close(self) -> None:
+        """Close the metrics files and let go of the run folder."""
+        self.logger.close()
+        self.folder.unlock()
