@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from rlkit.agents.ddpg_config import DDPGConfig
 from rlkit.agents.dqn_config import DQNConfig
 from rlkit.cli.main import main
 from rlkit.core.schedules import blocks_due as blocks_due_py
@@ -57,7 +58,7 @@ def test_replay_state_round_trips_and_refuses_another_shape():
 
 
 def test_in_graph_schedules_equal_the_python_ones():
-    from rlkit.run.compiled_dqn import blocks_due, linear
+    from rlkit.run.compiled_program import blocks_due, linear
 
     for step, anneal, start in itertools.product([0, 5, 99, 100, 150, 1000], [0, 50, 400],
                                                  [0, 100]):  # fmt: skip
@@ -82,8 +83,11 @@ def test_which_loop_a_run_takes():
     assert choose_loop("CartPole-v1", "dqn", cfg) == (False, None)  # gymnasium's: as before
     compiled, note = choose_loop("rlkit/CartPole-v1", "dqn", DQNConfig(prioritized=True))
     assert not compiled and "prioritized" in note
-    compiled, note = choose_loop("rlkit/Pendulum-v1", "ddpg", object())
-    assert not compiled and "ddpg has no compiled loop" in note
+    assert choose_loop("rlkit/Pendulum-v1", "ddpg", DDPGConfig())[0] is True
+    compiled, note = choose_loop("rlkit/Pendulum-v1", "ddpg", DDPGConfig(noise="ou"))
+    assert not compiled and "Gaussian" in note
+    compiled, note = choose_loop("rlkit/CartPole-v1", "reinforce", object())
+    assert not compiled and "reinforce has no compiled loop" in note
 
 
 @pytest.mark.parametrize(
@@ -158,3 +162,38 @@ def test_a_resumed_run_equals_an_uninterrupted_one(tmp_path):
     state = json.loads((resumed.run_dir / "checkpoints" / "step-0000000600" / "state.json")
                        .read_text())  # fmt: skip
     assert state["loop"]["state"]["episodes"] == len(rows_a) - 1
+
+
+@pytest.mark.slow
+def test_ddpg_trains_in_the_compiled_loop_and_resumes_exactly(tmp_path):
+    from rlkit.run import experiment
+    from rlkit.run.compiled_ddpg import DDPGProgram
+
+    keys = {"actor_hidden_sizes": [16], "critic_hidden_sizes": [16], "batch_size": 16,
+            "buffer_size": 300, "learning_starts": 100, "train_freq": 2, "gradient_steps": 2,
+            "td3": True, "policy_delay": 2}  # fmt: skip
+
+    def plan(checkpoint_every):
+        return experiment.plan("ddpg", "rlkit/Pendulum-v1", steps=400, seed=1, num_envs=2,
+                               eval_every=0, checkpoint_every=checkpoint_every, preset="none",
+                               overrides=keys)  # fmt: skip
+
+    straight = experiment.start(plan(0), tmp_path / "a", tensorboard=False)
+    assert isinstance(straight.program, DDPGProgram)
+    straight.run(400)
+    straight.close()
+    stopped = experiment.start(plan(0), tmp_path / "b", tensorboard=False)
+    stopped.run(200)
+    stopped.close()
+    resumed, _ = experiment.resume(stopped.run_dir)
+    resumed.run(400)
+    resumed.close()
+    learner = straight.agent.learner
+    # blocks of 2 at the multiples of train_freq = 2 from learning_starts = 100 to 400: 151
+    assert learner.num_updates == resumed.agent.learner.num_updates == 302
+    assert learner.num_actor_updates == resumed.agent.learner.num_actor_updates == 151
+    for a, b in zip(_weights(straight.agent), _weights(resumed.agent), strict=True):
+        np.testing.assert_array_equal(a, b)
+    rows = (straight.run_dir / "metrics.csv").read_text().splitlines()
+    assert rows == (resumed.run_dir / "metrics.csv").read_text().splitlines()
+    assert len(rows) == 1 + 2  # each copy's one 200-step episode (Pendulum never terminates)

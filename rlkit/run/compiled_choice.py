@@ -3,7 +3,8 @@
 No TensorFlow here: ``rlkit train`` decides (and refuses a forced ``--loop compiled`` it
 cannot run, in one line) before paying for the import. The compiled loop
 (:mod:`rlkit.run.compiled_loop`) runs DQN on rlkit's TensorFlow environments
-(``rlkit/CartPole-v1``, ...) with uniform one-step replay and rlkit's own MLP; anything else
+(``rlkit/CartPole-v1``, ...) and DDPG/TD3 on the continuous ones (``rlkit/Pendulum-v1``)
+with uniform one-step replay and rlkit's own MLPs; anything else
 runs the usual Python loop (:class:`~rlkit.run.loop.Trainer`), which runs every agent and
 option on the same environments.
 
@@ -34,15 +35,19 @@ def unsupported(env_id: str, agent: str, config: Any) -> str | None:
             f"{env_id} is not one of rlkit's TensorFlow environments (the compiled loop steps "
             f"{', '.join(ENV_IDS)})"
         )
-    if agent != "dqn":
-        return f"{agent} has no compiled loop (dqn has)"
+    if agent not in ("dqn", "ddpg"):
+        return f"{agent} has no compiled loop (dqn and ddpg have)"
     refused = {
         "prioritized": "prioritized replay",
         "noisy": "noisy networks",
         "q_network": "a Q-network of your own",
+        "actor": "an actor of your own",
+        "critic": "a critic of your own",
         "frame_stack": "frame stacks",
         "r_max_running": "a running r_max",
     }
+    if getattr(config, "noise", "gaussian") != "gaussian":
+        return "the compiled loop explores with Gaussian noise only (noise)"
     for key, what in refused.items():
         if getattr(config, key, None):
             return f"the compiled loop does not take {what} ({key})"

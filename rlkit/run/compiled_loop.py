@@ -1,7 +1,8 @@
 """The compiled loop's trainer: the program run in chunks, the run's life kept in Python.
 
 :class:`CompiledTrainer` stands where :class:`~rlkit.run.loop.Trainer` stands for
-``experiment.drive`` and ``finish``: it runs :class:`~rlkit.run.compiled_dqn.DQNProgram`
+``experiment.drive`` and ``finish``: it runs the agent's program
+(:class:`~rlkit.run.compiled_dqn.DQNProgram`, :class:`~rlkit.run.compiled_ddpg.DDPGProgram`)
 chunk by chunk and, between chunks, does what the Python loop does after a step: counts
 and logs the episodes that ended (``metrics.csv`` rows at each episode's own step,
 TensorBoard), the chunk's update metrics (its mean loss, Q and |delta|; divergence
@@ -29,7 +30,9 @@ import numpy as np
 
 from rlkit.envs.tf import make_tf_env
 from rlkit.run.compiled_choice import ProgramState
-from rlkit.run.compiled_dqn import ChunkOutput, DQNProgram
+from rlkit.run.compiled_ddpg import DDPGProgram
+from rlkit.run.compiled_dqn import DQNProgram
+from rlkit.run.compiled_program import ChunkOutput
 from rlkit.run.folder import RunFolder
 from rlkit.run.hooks.base import Hook
 from rlkit.run.hooks.checkpointing import CheckpointHook
@@ -46,11 +49,12 @@ CHUNK_STEPS = 20_000
 
 
 class CompiledTrainer:
-    """Trains a DQN agent on ``num_envs`` copies of the TensorFlow env ``env_id`` with the
+    """Trains a DQN or DDPG agent on ``num_envs`` copies of the TensorFlow env ``env_id`` with the
     compiled loop; the hooks, history and checkpoints of :class:`~rlkit.run.loop.Trainer`.
 
     Args:
-        agent: the :class:`~rlkit.agents.dqn.DQN` (built for ``env_id``'s spaces).
+        agent: a :class:`~rlkit.agents.dqn.DQN` or :class:`~rlkit.agents.ddpg.DDPG` (built
+            for ``env_id``'s spaces).
         env_id: an rlkit TensorFlow environment (``rlkit/CartPole-v1``).
         num_envs: ``N``.
         seed: the run's seed (the program's stateless keys, evaluations' seeds).
@@ -82,7 +86,8 @@ class CompiledTrainer:
             self.hooks.append(EvaluationHook(eval_env, eval_every, eval_episodes))
         self.hooks.append(CheckpointHook(checkpoint_every))
         chunk = max(1, int(chunk_steps) // self.num_envs)
-        self.program = DQNProgram(agent, make_tf_env(env_id), self.num_envs, self.seed, chunk)
+        program = DDPGProgram if agent.name == "ddpg" else DQNProgram
+        self.program = program(agent, make_tf_env(env_id), self.num_envs, self.seed, chunk)
         #: what a checkpoint keeps in place of the environment (refreshed before each one)
         self.env = ProgramState(env_id, self.num_envs, {})
         self.obs = None
@@ -174,7 +179,7 @@ class CompiledTrainer:
         agent, before = self.agent, self.agent.num_steps
         out = self.program.run_chunk(vector_steps, max_episodes)
         agent.num_steps = before + out.steps * self.num_envs
-        agent.learner.num_updates += out.updates
+        self.program.after_chunk(out.updates)
         agent.refresh_policy()  # evaluations and saved models act on the new weights
         info: dict[str, Any] = {}
         if out.updates:
@@ -185,8 +190,8 @@ class CompiledTrainer:
         return info
 
     def _record_update(self, out: ChunkOutput, info: dict[str, Any]) -> None:
-        loss, q, abs_delta = (float(x) / out.updates for x in out.metric_sums)
-        metrics = {"loss": loss, "q": q, "abs_delta": abs_delta}
+        names, sums = self.program.metric_names, out.metric_sums
+        metrics = {name: float(x) / out.updates for name, x in zip(names, sums, strict=True)}
         bad = [k for k, v in metrics.items() if not math.isfinite(v)]
         if bad:
             raise TrainingDiverged(
