@@ -102,7 +102,7 @@ def check_config_agent(agent: str | None, config_file: str | None) -> None:
     type=click.Choice(["auto", "compiled", "python"]),
     default="auto",
     show_default=True,
-    help="compiled: the whole loop in one XLA program (dqn on rlkit/* environments); "
+    help="compiled: the whole loop in one XLA program (dqn, ddpg on rlkit/* environments); "
     "python: the usual loop; auto: compiled where it can run",
 )
 def train(agent, env_id, env_kwargs, steps, overrides, config_file, num_envs, episodes,
