@@ -53,6 +53,7 @@ def test_replay_state_round_trips_and_refuses_another_shape():
     other.load_state_dict(replay.state_dict())
     for name, value in replay.state_dict().items():
         np.testing.assert_array_equal(other.state_dict()[name], value)
+    assert other.nbytes == 4 * (2 + 1 + 1 + 2 + 1) * 4 + 2 * 4  # float32/int32 slots, 2 ints
     with pytest.raises(ValueError, match="shape"):
         GraphReplay(5, obs_dim=2).load_state_dict(replay.state_dict())
 

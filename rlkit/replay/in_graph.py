@@ -86,6 +86,11 @@ class GraphReplay:
         """:meth:`gather` of :meth:`indices`: a uniform minibatch of ``batch_size``."""
         return self.gather(self.indices(batch_size, seed))
 
+    @property
+    def nbytes(self) -> int:
+        """Bytes the variables take (all allocated at once)."""
+        return sum(int(np.prod(v.shape)) * v.dtype.size for v in self.variables().values())
+
     # -- checkpoints ----------------------------------------------------------------------
     def variables(self) -> dict[str, tf.Variable]:
         """The variables by name (:data:`NAMES`)."""
