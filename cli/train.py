@@ -101,9 +101,17 @@ def check_config_agent(agent: str | None, config_file: str | None) -> None:
     help="folder the run folder is created in",
 )
 @click.option("--quiet", is_flag=True, help="no progress bar")
+@click.option(
+    "--loop",
+    type=click.Choice(["auto", "compiled", "python"]),
+    default="auto",
+    show_default=True,
+    help="compiled: the whole loop in one XLA program (dqn, ddpg on rlkit/* environments); "
+    "python: the usual loop; auto: compiled where it can run",
+)
 def train(agent, env_id, env_kwargs, steps, overrides, config_file, num_envs, episodes,
           eval_every, eval_episodes, checkpoint_every, preset, seed, out,
-          quiet) -> int:  # fmt: skip
+          quiet, loop) -> int:  # fmt: skip
     """Train AGENT on an environment and save the run.
 
     Creates OUT/<agent>-<env>-<seed>-<time>/ (td3-... for 'rlkit train td3', i.e. ddpg
@@ -123,7 +131,7 @@ def train(agent, env_id, env_kwargs, steps, overrides, config_file, num_envs, ep
         eval_every=eval_every, eval_episodes=eval_episodes, checkpoint_every=checkpoint_every,
         config_file=config_file, overrides=overrides, preset=preset, env_kwargs=env_kwargs,
     )  # fmt: skip
-    trainer = experiment.start(plan, out)  # checks the env and agent: errors come first
+    trainer = experiment.start(plan, out, loop=loop)  # checks env and agent: errors first
     if plan.preset is not None:
         how = "; --preset none for the generic defaults" if plan.preset_picked else ""
         click.echo(f"using preset {plan.preset.name}{how}", err=True)
@@ -134,10 +142,13 @@ def train(agent, env_id, env_kwargs, steps, overrides, config_file, num_envs, ep
         + f" (seed {run.seed}) -> {trainer.run_dir}",
         err=True,
     )
+    if getattr(trainer, "loop_note", None):
+        click.echo(trainer.loop_note, err=True)
     # what a fraction of the run came to (and, with an episode cap, what it is of)
     for line in plan.spec.describe_schedules(plan.agent_config, run.steps, run.episodes):
         click.echo(f"schedule: {line}{_outlasting(line, run.steps)}", err=True)
-    replay = trainer.agent.replay_memory()
+    program = getattr(trainer, "program", None)  # the compiled loop keeps its own replay
+    replay = trainer.agent.replay_memory() if program is None else program.replay
     if replay is not None:  # what it will take in memory, and in every checkpoint
         size = replay.nbytes
         size = f"{size / 1e9:.2f} GB" if size >= 1e9 else f"{size / 1e6:.1f} MB"
@@ -226,6 +237,8 @@ def _drive(trainer, run, quiet: bool) -> int:
     from rlkit.run import experiment
     from rlkit.run.progress import TrainingProgress
 
+    if hasattr(trainer, "compile"):  # the compiled loop: its compile time, said apart
+        click.echo(f"compiled the loop in {trainer.compile():.1f} s", err=True)
     progress = None
     if not quiet:
         label = f"{experiment.variant_name(run.agent, trainer.agent.config)} {run.env}"

@@ -96,14 +96,23 @@ def start(
     tensorboard: bool = True,
     run_dir: str | Path | None = None,
     hooks: Iterable[Hook] = (),
+    loop: str = "auto",
 ):
     """Create the run folder (``out/<variant>-<env>-<seed>-<time>``, the variant as
     :func:`~rlkit.run.plan.variant_name` names it, e.g. ``td3`` for DDPG with ``td3 =
     true``; or exactly ``run_dir``, which must not hold anything yet), the agent, its
     :class:`~rlkit.run.life.Run` (``config.toml`` written) and its
     :class:`~rlkit.run.loop.Trainer` with ``hooks`` after the built-in ones (as
-    ``Trainer(hooks=...)``). Returns the trainer (``trainer.folder`` is the run folder)."""
+    ``Trainer(hooks=...)``). Returns the trainer (``trainer.folder`` is the run folder).
+
+    ``loop``: ``"auto"`` takes the compiled loop (:mod:`rlkit.run.compiled_loop`) where it
+    can run (DQN and DDPG on rlkit's TensorFlow environments), ``"compiled"`` insists on it
+    (a UsageError saying why not), ``"python"`` keeps the usual loop; ``trainer.loop_note``
+    is the line saying which (None for a run only the Python loop could take)."""
+    from rlkit.run.compiled_choice import choose_loop
+
     settings, spec, config = run_plan.settings, run_plan.spec, run_plan.agent_config
+    compiled, note = choose_loop(settings.env, spec.name, config, loop)
     env = make_envs(settings, spec)
     if settings.num_envs > 1 and config.buffer_size < settings.num_envs:
         raise UsageError(
@@ -125,7 +134,10 @@ def start(
         eval_env = _eval_env(settings)
         # held until the trainer is closed; config.toml as resolved by the agent (presets)
         run = Run.create(folder, settings, agent.config, tensorboard=tensorboard)
-        return _trainer(agent, env, eval_env, settings, run, hooks)
+        make = _compiled_trainer if compiled else _trainer
+        trainer = make(agent, env, eval_env, settings, run, hooks)
+        trainer.loop_note = note
+        return trainer
     except BaseException as exc:
         # nothing written stays: the run folder goes, and the folders above it this call
         # made (an --out that was there before is kept, with what it held)
@@ -178,6 +190,17 @@ def _trainer(agent, env, eval_env, settings: RunConfig, run, hooks: Iterable[Hoo
         hooks=hooks,
         run=run,
     )
+
+
+def _compiled_trainer(agent, env, eval_env, settings: RunConfig, run, hooks: Iterable[Hook]):
+    """The compiled loop's trainer (the vector env only gave the agent its spaces)."""
+    from rlkit.run.compiled_loop import CompiledTrainer
+
+    env.close()
+    return CompiledTrainer(
+        agent, settings.env, settings.num_envs, settings.seed, run, eval_env=eval_env,
+        eval_every=settings.eval_every, eval_episodes=settings.eval_episodes, hooks=hooks,
+    )  # fmt: skip
 
 
 def drive(

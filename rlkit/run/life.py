@@ -168,7 +168,8 @@ class Run:
             "hooks": hook_states(loop.hooks),
             "run": {"metrics_rows": self.logger.rows_written},
         }
-        path = save_checkpoint(self.folder, loop.agent, saved, loop.env, self.keep_checkpoints)
+        env = loop.env_to_save()  # the env (pickled where it can be), or what stands for it
+        path = save_checkpoint(self.folder, loop.agent, saved, env, self.keep_checkpoints)
         self.checkpointer.last_step = loop.step
         return path
 

@@ -267,6 +267,10 @@ class Trainer:
                 hook.on_game(self.context, ret, length)
 
     # -- the run's ---------------------------------------------------------------------------
+    def env_to_save(self):
+        """What a checkpoint keeps of the training environment: the env itself."""
+        return self.env
+
     def checkpoint(self) -> Path:
         """Write a full checkpoint now (:meth:`rlkit.run.life.Run.checkpoint`); its folder."""
         if self.owner is None:

@@ -20,6 +20,7 @@ from rlkit.run.checkpoint import (
     checkpoints_newest_first,
     read_checkpoint_summary,
 )
+from rlkit.run.compiled_choice import ProgramState
 from rlkit.run.folder import CONFIG_FILE, RunFolder
 from rlkit.run.hooks.base import Hook
 from rlkit.run.life import Run
@@ -229,6 +230,10 @@ def _restore(
     try:
         if kwargs.get("eval_every") and kwargs.get("eval_env") is None:
             kwargs["eval_env"] = env_factory()
+        if isinstance(restored.env, ProgramState):  # a run of the compiled loop
+            from rlkit.run.compiled_loop import CompiledTrainer
+
+            return CompiledTrainer.restored(restored.agent, restored.env, run, **kwargs)
         env = restored.env if restored.env is not None else (train_env_factory or env_factory)()
         return Trainer(restored.agent, env, run=run, **kwargs)
     except BaseException:

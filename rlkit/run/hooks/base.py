@@ -14,11 +14,12 @@ if TYPE_CHECKING:  # (annotations only: the loop imports the hooks, not the reve
 
 class LoopContext:
     """What a hook sees of the loop (the same object at every call): ``step`` (the agent's
-    ``num_steps``), ``episodes`` (episodes ended so far, over all sessions), ``agent``,
-    ``env`` (the training env), ``history`` (:class:`~rlkit.run.state.TrainHistory`),
-    ``logger`` (:class:`~rlkit.run.metrics.MetricsLogger`: ``metrics.csv`` rows and
-    TensorBoard scalars), ``seed``; ``stop_requested()`` and ``request_stop()``. What a
-    hook needs beyond it (a folder, an env of its own) it is given when it is made."""
+    ``num_steps``; the compiled loop shows each episode at the step it ended), ``episodes``
+    (episodes ended so far, over all sessions), ``agent``, ``env`` (the training env),
+    ``history`` (:class:`~rlkit.run.state.TrainHistory`), ``logger``
+    (:class:`~rlkit.run.metrics.MetricsLogger`: ``metrics.csv`` rows and TensorBoard
+    scalars), ``seed``; ``stop_requested()`` and ``request_stop()``. What a hook needs
+    beyond it (a folder, an env of its own) it is given when it is made."""
 
     __slots__ = ("_loop", "agent", "env", "history", "logger", "seed")
 
@@ -32,7 +33,7 @@ class LoopContext:
 
     @property
     def step(self) -> int:
-        return self.agent.num_steps
+        return self._loop.step
 
     @property
     def episodes(self) -> int:

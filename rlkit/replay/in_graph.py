@@ -1,0 +1,112 @@
+"""A replay memory held in ``tf.Variable``\\ s: written and sampled inside a compiled program.
+
+What the compiled training loop (:mod:`rlkit.run.compiled_dqn`) stores its experience in:
+a ring of ``capacity`` transitions ``(obs, action, reward, next_obs, terminated)``, each
+with its own ``next_obs`` (the observation the step led to, before any autoreset), so that
+any slot is a whole transition and sampling needs no episode bookkeeping. ``add`` writes
+``N`` transitions (one vector step) at the write position; ``sample`` draws ``B`` slots
+uniformly from those filled, from a stateless seed (the same seed gives the same slots).
+Truncation is not stored: a transition cut by a time limit bootstraps (``terminated``
+false), as :class:`~rlkit.replay.memory.ReplayMemory` does.
+
+    replay = GraphReplay(10_000, obs_dim=4)
+    replay.add(obs, actions, rewards, next_obs, terminated)       # inside tf.function
+    obs, actions, rewards, next_obs, terminated = replay.sample(128, seed)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import tensorflow as tf
+
+
+class GraphReplay:
+    """A ring of ``capacity`` transitions in ``tf.Variable``\\ s.
+
+    Args:
+        capacity: transitions kept (the oldest are overwritten).
+        obs_dim: length of an observation (float32 vectors).
+        action_shape: ``()`` for a discrete action (int32), ``(k,)`` for a continuous one
+            (float32).
+
+    Attributes:
+        position: int32 scalar variable, the next slot written.
+        size: int32 scalar variable, slots filled (at most ``capacity``).
+    """
+
+    #: the variables, by the name a checkpoint keeps them under
+    NAMES = ("obs", "actions", "rewards", "next_obs", "terminated", "position", "size")
+
+    def __init__(self, capacity: int, obs_dim: int, action_shape: tuple[int, ...] = ()) -> None:
+        if capacity < 1:
+            raise ValueError(f"capacity must be at least 1, got {capacity}")
+        self.capacity = int(capacity)
+        action_dtype = tf.int32 if action_shape == () else tf.float32
+
+        def zeros(shape, dtype, name):
+            return tf.Variable(tf.zeros(shape, dtype), trainable=False, name=f"replay_{name}")
+
+        self.obs = zeros([capacity, obs_dim], tf.float32, "obs")
+        self.actions = zeros([capacity, *action_shape], action_dtype, "actions")
+        self.rewards = zeros([capacity], tf.float32, "rewards")
+        self.next_obs = zeros([capacity, obs_dim], tf.float32, "next_obs")
+        self.terminated = zeros([capacity], tf.float32, "terminated")
+        self.position = tf.Variable(0, dtype=tf.int32, trainable=False, name="replay_position")
+        self.size = tf.Variable(0, dtype=tf.int32, trainable=False, name="replay_size")
+
+    def add(self, obs, actions, rewards, next_obs, terminated) -> None:
+        """Store ``N`` transitions (leading shape ``[N]``; ``N <= capacity``) in the slots
+        ``position, position + 1, ...`` (mod capacity). ``terminated``: bool or 0/1."""
+        n = tf.shape(rewards)[0]
+        slots = tf.math.floormod(self.position + tf.range(n), self.capacity)[:, None]
+        self.obs.scatter_nd_update(slots, obs)
+        self.actions.scatter_nd_update(slots, tf.cast(actions, self.actions.dtype))
+        self.rewards.scatter_nd_update(slots, tf.cast(rewards, tf.float32))
+        self.next_obs.scatter_nd_update(slots, next_obs)
+        self.terminated.scatter_nd_update(slots, tf.cast(terminated, tf.float32))
+        self.position.assign(tf.math.floormod(self.position + n, self.capacity))
+        self.size.assign(tf.minimum(self.size + n, self.capacity))
+
+    def indices(self, batch_size: int, seed: tf.Tensor) -> tf.Tensor:
+        """int32 ``[batch_size]`` slots drawn uniformly (with replacement) from the filled
+        ones, from a stateless ``seed`` (int32 ``[2]``)."""
+        return tf.random.stateless_uniform(
+            [batch_size], seed, minval=0, maxval=tf.maximum(self.size, 1), dtype=tf.int32
+        )
+
+    def gather(self, indices: tf.Tensor) -> tuple[tf.Tensor, ...]:
+        """``(obs [B, D], actions [B], rewards [B], next_obs [B, D], terminated [B])`` at
+        ``indices`` (``terminated`` float32 0/1)."""
+        return tuple(
+            tf.gather(v, indices)
+            for v in (self.obs, self.actions, self.rewards, self.next_obs, self.terminated)
+        )
+
+    def sample(self, batch_size: int, seed: tf.Tensor) -> tuple[tf.Tensor, ...]:
+        """:meth:`gather` of :meth:`indices`: a uniform minibatch of ``batch_size``."""
+        return self.gather(self.indices(batch_size, seed))
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes the variables take (all allocated at once)."""
+        return sum(int(np.prod(v.shape)) * v.dtype.size for v in self.variables().values())
+
+    # -- checkpoints ----------------------------------------------------------------------
+    def variables(self) -> dict[str, tf.Variable]:
+        """The variables by name (:data:`NAMES`)."""
+        return {name: getattr(self, name) for name in self.NAMES}
+
+    def state_dict(self) -> dict[str, np.ndarray]:
+        """What a checkpoint keeps: every variable as an array (the filled slots and the
+        rest: a ring that wrapped needs all of them)."""
+        return {name: v.numpy() for name, v in self.variables().items()}
+
+    def load_state_dict(self, arrays: dict[str, np.ndarray]) -> None:
+        """Put back what :meth:`state_dict` returned; ValueError on another shape."""
+        for name, variable in self.variables().items():
+            value = np.asarray(arrays[name])
+            if tuple(value.shape) != tuple(variable.shape):
+                raise ValueError(
+                    f"replay {name} has shape {value.shape}, this replay {tuple(variable.shape)}"
+                )
+            variable.assign(value)

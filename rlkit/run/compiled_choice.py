@@ -1,0 +1,100 @@
+"""Which loop a run takes: the compiled one (the whole loop in one XLA program) or Python's.
+
+No TensorFlow here: ``rlkit train`` decides (and refuses a forced ``--loop compiled`` it
+cannot run, in one line) before paying for the import. The compiled loop
+(:mod:`rlkit.run.compiled_loop`) runs DQN on rlkit's TensorFlow environments
+(``rlkit/CartPole-v1``, ...) and DDPG/TD3 on the continuous ones (``rlkit/Pendulum-v1``)
+with uniform one-step replay and rlkit's own MLPs; anything else
+runs the usual Python loop (:class:`~rlkit.run.loop.Trainer`), which runs every agent and
+option on the same environments.
+
+:class:`ProgramState` is what a compiled run's checkpoint keeps where a Python run keeps its
+pickled environment: the program's variables (the environments' state, the replay, the
+counters), so that ``rlkit resume`` knows which loop to rebuild.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from rlkit.core.errors import UsageError
+from rlkit.envs.tf import ENV_IDS, is_tf_env
+
+LOOPS = ("auto", "compiled", "python")
+
+#: how to run what the compiled loop does not take
+PYTHON_LOOP = "--loop python runs it in the usual Python loop (Trainer in Python)"
+
+
+def unsupported(env_id: str, agent: str, config: Any) -> str | None:
+    """Why the compiled loop cannot run ``agent`` with ``config`` on ``env_id`` (None: it can)."""
+    if not is_tf_env(env_id):
+        return (
+            f"{env_id} is not one of rlkit's TensorFlow environments (the compiled loop steps "
+            f"{', '.join(ENV_IDS)})"
+        )
+    if agent not in ("dqn", "ddpg"):
+        return f"{agent} has no compiled loop (dqn and ddpg have)"
+    refused = {
+        "prioritized": "prioritized replay",
+        "noisy": "noisy networks",
+        "q_network": "a Q-network of your own",
+        "actor": "an actor of your own",
+        "critic": "a critic of your own",
+        "frame_stack": "frame stacks",
+        "r_max_running": "a running r_max",
+    }
+    if getattr(config, "noise", "gaussian") != "gaussian":
+        return "the compiled loop explores with Gaussian noise only (noise)"
+    for key, what in refused.items():
+        if getattr(config, key, None):
+            return f"the compiled loop does not take {what} ({key})"
+    if getattr(config, "n_step", 1) != 1:
+        return "the compiled loop stores one-step transitions only (n_step)"
+    if getattr(config, "train_freq_unit", "step") != "step":
+        return "the compiled loop updates by steps, not episodes (train_freq_unit)"
+    return None
+
+
+def choose_loop(
+    env_id: str, agent: str, config: Any, loop: str = "auto"
+) -> tuple[bool, str | None]:
+    """``(compiled, note)``: whether the run takes the compiled loop, and the line the CLI
+    says about it (None for a run that could never take it and did not ask).
+
+    ``loop``: ``"auto"`` (compiled where it can run, else Python), ``"compiled"`` (a
+    UsageError saying why when it cannot) or ``"python"``."""
+    if loop not in LOOPS:
+        raise UsageError(f"--loop must be one of {', '.join(LOOPS)}, got {loop!r}")
+    why = unsupported(env_id, agent, config)
+    if loop == "python":
+        return False, ("loop: python (asked for)" if is_tf_env(env_id) else None)
+    if why is None:
+        return True, (
+            "loop: compiled (acting, environment steps, replay and updates in one XLA "
+            "program, run in chunks; --loop python for the usual loop)"
+        )
+    if loop == "compiled":
+        raise UsageError(f"cannot run the compiled loop: {why}; {PYTHON_LOOP}")
+    return False, (f"loop: python ({why})" if is_tf_env(env_id) else None)
+
+
+class ProgramState:
+    """A compiled run's state, as a checkpoint keeps it (pickled in place of the env).
+
+    Attributes:
+        env_id: the TensorFlow environment's id.
+        num_envs: copies stepped together.
+        arrays: the program's variables by name (:meth:`DQNProgram.state_dict`).
+        spec: None (no gymnasium spec: this is no environment).
+    """
+
+    spec = None
+
+    def __init__(self, env_id: str, num_envs: int, arrays: dict[str, np.ndarray]) -> None:
+        self.env_id, self.num_envs, self.arrays = env_id, int(num_envs), dict(arrays)
+
+    def close(self) -> None:
+        """Nothing to close (it stands where an environment would)."""

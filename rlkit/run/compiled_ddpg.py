@@ -1,0 +1,116 @@
+"""DDPG's and TD3's whole training loop as one XLA-compiled program, for rlkit's continuous
+TensorFlow environments (``rlkit/Pendulum-v1``, ``rlkit/MountainCarContinuous-v0``).
+
+:class:`DDPGProgram` is the :class:`~rlkit.run.compiled_program.CompiledProgram` of a DDPG
+agent (TD3 with ``td3 = true``): each vector step does what the Python loop does,
+
+- acting at step ``t``: uniform actions in the box before ``learning_starts``, then
+  ``clip(mu(s) + noise_scale * half_range * N(0, 1))`` (Gaussian noise; Ornstein-Uhlenbeck
+  noise runs in the Python loop only);
+- ``blocks_due(before, now, train_freq, max(learning_starts, batch_size))`` blocks of
+  ``gradient_steps`` updates, each a critic step on a fresh uniform minibatch (TD3's target
+  smoothing noise drawn in the graph) and, every ``policy_delay`` critic steps counted over
+  the run, an actor step with the EMA target update: the learner's own steps, losses and
+  optimizers, the learning rates scaled by their schedule at ``now``.
+
+Its metric sums are ``(critic_loss, actor_loss * policy_delay where an actor step ran,
+q)``: divided by the updates, the second is the mean over actor steps.
+"""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+from rlkit.envs.tf.base import split_seed
+from rlkit.run.compiled_program import CompiledProgram, blocks_due, linear
+
+
+class DDPGProgram(CompiledProgram):
+    """The compiled loop of a :class:`~rlkit.agents.ddpg.DDPG` agent (see
+    :class:`~rlkit.run.compiled_program.CompiledProgram` for the arguments)."""
+
+    metric_names = ("critic_loss", "actor_loss", "q")
+
+    def __init__(self, agent, env, num_envs: int, seed: int, chunk: int) -> None:
+        super().__init__(agent, env, num_envs, seed, chunk)
+        self.bounds = agent.bounds
+        #: critic updates over the run (places TD3's delayed actor steps)
+        self.updates_done = tf.Variable(tf.constant(0, tf.int64), trainable=False, name="updates")
+
+    def own_variables(self) -> dict[str, tf.Variable]:
+        return {"updates_done": self.updates_done}
+
+    def after_chunk(self, updates: int) -> None:
+        """The learner's counters (critic and actor updates); acting's numpy copy is taken
+        from the variables afresh."""
+        learner = self.learner
+        before = learner.num_updates
+        learner.num_updates += updates
+        delay = learner.terms.policy_delay
+        learner.num_actor_updates += learner.num_updates // delay - before // delay
+        learner.weights_changed()
+
+    def act(self, obs, step, seed):
+        """float32 ``[N, act_dim]`` actions in the box: uniform before ``learning_starts``,
+        else the actor's plus Gaussian noise, clipped."""
+        cfg, bounds = self.config, self.bounds
+        low, high = tf.constant(bounds.low), tf.constant(bounds.high)
+        uniform_seed, noise_seed = tf.unstack(split_seed(seed, 2))
+        shape = [self.num_envs, bounds.dim]
+        warm_up = tf.random.stateless_uniform(shape, uniform_seed) * (high - low) + low
+        mu = self.learner.actor.model(obs)
+        if cfg.noise_scale > 0:
+            noise = tf.random.stateless_normal(shape, noise_seed)
+            mu = mu + cfg.noise_scale * noise * tf.constant(bounds.half_range)
+        action = tf.where(step < cfg.learning_starts, warm_up, mu)
+        return tf.clip_by_value(action, low, high)
+
+    def learn(self, before, now, seed):
+        """The blocks of critic (and delayed actor) updates due: ``(metric sums [3],
+        updates int64)``."""
+        cfg, learner = self.config, self.learner
+        start = max(cfg.learning_starts, cfg.batch_size)
+        blocks = blocks_due(before, now, cfg.train_freq, start)
+        blocks = tf.where(self.replay.size >= cfg.batch_size, blocks, tf.zeros_like(blocks))
+        per_block = cfg.train_freq if cfg.gradient_steps == -1 else cfg.gradient_steps
+        updates = blocks * per_block
+        if cfg.lr_end_fraction >= 0:
+            scale = tf.cast(linear(now, 1.0, cfg.lr_end_fraction, cfg.lr_anneal_steps,
+                                   cfg.learning_starts), tf.float32)  # fmt: skip
+            learner.actor_pipeline.optimizer.learning_rate.assign(cfg.actor_learning_rate * scale)
+            learner.critic_pipeline.optimizer.learning_rate.assign(cfg.critic_learning_rate * scale)
+        ones = tf.ones([cfg.batch_size])
+        terms, delay = learner.terms, learner.terms.policy_delay
+        half_range = tf.constant(self.bounds.half_range)
+
+        def update(k, sums):
+            batch_seed, smooth_seed = tf.unstack(
+                split_seed(tf.random.experimental.stateless_fold_in(seed, k), 2)
+            )
+            obs, actions, rewards, next_obs, terminated = self.replay.sample(
+                cfg.batch_size, batch_seed
+            )
+            pcont = cfg.gamma * (1.0 - terminated)
+            smoothing = tf.zeros([cfg.batch_size, self.bounds.dim])
+            if terms.target_noise > 0:
+                noise = terms.target_noise * tf.random.stateless_normal(
+                    [cfg.batch_size, self.bounds.dim], smooth_seed
+                )
+                clip = terms.target_noise_clip
+                smoothing = tf.clip_by_value(noise, -clip, clip) * half_range
+            critic_loss, q, _ = learner._critic_step(obs, actions, rewards, next_obs, pcont,
+                                                     ones, smoothing)  # fmt: skip
+            self.updates_done.assign_add(1)
+            if delay > 1:
+                due = self.updates_done % delay == 0
+                actor_loss = tf.cond(
+                    due, lambda: learner._actor_step(obs) * delay, lambda: tf.constant(0.0)
+                )
+            else:
+                actor_loss = learner._actor_step(obs)
+            return k + 1, sums + tf.stack([critic_loss, actor_loss, q])
+
+        _, sums = tf.while_loop(
+            lambda k, sums: k < updates, update, (tf.constant(0, tf.int64), tf.zeros([3]))
+        )
+        return sums, updates

@@ -1,0 +1,256 @@
+"""The compiled loop's trainer: the program run in chunks, the run's life kept in Python.
+
+:class:`CompiledTrainer` stands where :class:`~rlkit.run.loop.Trainer` stands for
+``experiment.drive`` and ``finish``: it runs the agent's program
+(:class:`~rlkit.run.compiled_dqn.DQNProgram`, :class:`~rlkit.run.compiled_ddpg.DDPGProgram`)
+chunk by chunk and, between chunks, does what the Python loop does after a step: counts
+and logs the episodes that ended (``metrics.csv`` rows at each episode's own step,
+TensorBoard), the chunk's update metrics (its mean loss, Q and |delta|; divergence
+stops the run), and calls the same hooks: evaluation with the best model, checkpoints,
+the progress line. Chunks end where an evaluation or checkpoint is due (the first
+multiple of ``N`` at or past it, where the Python loop would run them too), at the
+step limit, or after at most ``chunk_steps`` steps; a stop request is answered at
+the end of the chunk in progress. A hook runs once per chunk, not per step.
+
+A checkpoint holds the agent as always and the program's variables in place of the
+pickled environment (:class:`~rlkit.run.compiled_choice.ProgramState`): ``rlkit resume``
+continues the same run, step for step as if it had not stopped.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rlkit.envs.tf import make_tf_env
+from rlkit.run.compiled_choice import ProgramState
+from rlkit.run.compiled_ddpg import DDPGProgram
+from rlkit.run.compiled_dqn import DQNProgram
+from rlkit.run.compiled_program import ChunkOutput
+from rlkit.run.folder import RunFolder
+from rlkit.run.hooks.base import Hook, LoopContext
+from rlkit.run.hooks.checkpointing import CheckpointHook
+from rlkit.run.hooks.evaluation import EvaluationHook
+from rlkit.run.hooks.metrics import MetricsHook
+from rlkit.run.life import Run, TrainingDiverged
+from rlkit.run.state import LoopState, TrainHistory
+
+#: the most environment steps one chunk runs (the progress line and a stop request wait
+#: for a chunk: ~0.5 s at 40,000 steps/s)
+CHUNK_STEPS = 20_000
+
+
+class CompiledTrainer:
+    """Trains a DQN or DDPG agent on ``num_envs`` copies of the TensorFlow env ``env_id`` with the
+    compiled loop; the hooks, history and checkpoints of :class:`~rlkit.run.loop.Trainer`.
+
+    Args:
+        agent: a :class:`~rlkit.agents.dqn.DQN` or :class:`~rlkit.agents.ddpg.DDPG` (built
+            for ``env_id``'s spaces).
+        env_id: an rlkit TensorFlow environment (``rlkit/CartPole-v1``).
+        num_envs: ``N``.
+        seed: the run's seed (the program's stateless keys, evaluations' seeds).
+        run: the :class:`~rlkit.run.life.Run` it trains in (metrics, checkpoints, best/); a
+            restored one says where the program starts.
+        eval_env, eval_every, eval_episodes, hooks: as :class:`~rlkit.run.loop.Trainer`'s.
+        chunk_steps: the most environment steps per chunk.
+    """
+
+    def __init__(
+        self, agent, env_id: str, num_envs: int, seed: int, run: Run, eval_env=None,
+        eval_every: int = 0, eval_episodes: int = 10, hooks: Iterable[Hook] = (),
+        chunk_steps: int = CHUNK_STEPS,
+    ) -> None:  # fmt: skip
+        if eval_every and eval_env is None:
+            raise ValueError("eval_every needs an eval_env")
+        self.owner = run
+        self.agent, self.seed = agent, int(seed)
+        self.num_envs = int(num_envs)
+        restored = run.restored
+        self.state = LoopState() if restored is None else restored.state
+        self.history = TrainHistory() if restored is None else restored.history
+        if restored is None:
+            self.state.episode_return = [0.0] * self.num_envs
+            self.state.episode_length = [0] * self.num_envs
+        else:
+            self.history.earlier_seconds = self.state.seconds
+        self.logger = run.logger
+        self.hooks: list[Hook] = [MetricsHook()]
+        if eval_every:
+            self.hooks.append(EvaluationHook(eval_env, eval_every, eval_episodes, run.keep_best))
+        self.hooks.append(run.checkpointer)
+        self.hooks.extend(hooks)
+        self._active = self.hooks  # and a session's own hooks while run() runs
+        chunk = max(1, int(chunk_steps) // self.num_envs)
+        program = DDPGProgram if agent.name == "ddpg" else DQNProgram
+        self.program = program(agent, make_tf_env(env_id), self.num_envs, self.seed, chunk)
+        if restored is not None:
+            self.program.load_state_dict(restored.env.arrays)
+        #: what a checkpoint keeps in place of the environment (:meth:`env_to_save`)
+        self.env = ProgramState(env_id, self.num_envs, {})
+        self.obs = None
+        self.compile_seconds: float | None = None
+        self._stop = threading.Event()
+        self._shown_step: int | None = None  # the step hooks see while an episode is logged
+        self.context = LoopContext(self)
+        run.attach(self)
+
+    @classmethod
+    def restored(cls, agent, saved: ProgramState, run: Run, **kwargs) -> CompiledTrainer:
+        """The trainer of a restored ``run`` (:meth:`~rlkit.run.life.Run.restore`):
+        ``agent`` loaded from its checkpoint, ``saved`` the program's state there."""
+        return cls(agent, saved.env_id, saved.num_envs, agent.seed, run, **kwargs)
+
+    def env_to_save(self) -> ProgramState:
+        """What a checkpoint keeps in place of the environment: the program's variables."""
+        return ProgramState(self.env.env_id, self.num_envs, self.program.state_dict())
+
+    @property
+    def folder(self) -> RunFolder:
+        return self.owner.folder
+
+    @property
+    def resumed_from(self) -> Path | None:
+        return self.owner.resumed_from
+
+    @property
+    def skipped_checkpoints(self) -> list[str]:
+        return self.owner.skipped_checkpoints
+
+    @property
+    def step(self) -> int:
+        """Environment steps taken (an episode's own step while hooks log it)."""
+        return self.agent.num_steps if self._shown_step is None else self._shown_step
+
+    @property
+    def run_dir(self) -> Path:
+        return self.owner.folder.path
+
+    def request_stop(self) -> None:
+        """Stop at the end of the chunk in progress (safe from a signal handler)."""
+        self._stop.set()
+
+    def stop_requested(self) -> bool:
+        return self._stop.is_set()
+
+    def compile(self) -> float:
+        """Compile the program now (the first chunk would); returns the seconds it took."""
+        if self.compile_seconds is None:
+            start = time.perf_counter()
+            self.program.compile()
+            self.compile_seconds = time.perf_counter() - start
+        return self.compile_seconds
+
+    # -- the run -------------------------------------------------------------------------
+    def run(
+        self, total_steps: int, max_episodes: int | None = None, hooks: Iterable[Hook] = ()
+    ) -> TrainHistory:
+        """Train until ``agent.num_steps`` reaches ``total_steps`` (or ``max_episodes``
+        episodes end, or a stop request), then the hooks' ``on_end``; ``hooks``: more hooks
+        for this call only (as :meth:`~rlkit.run.loop.Trainer.run`). Returns the history."""
+        if total_steps <= 0:
+            raise ValueError(f"steps must be > 0, got {total_steps}")
+        self.compile()
+        agent, state, history, loop = self.agent, self.state, self.history, self.context
+        self._active = [*self.hooks, *hooks]
+        start, start_step = time.perf_counter(), agent.num_steps
+        try:
+            for hook in self._active:
+                hook.on_start(loop)
+            try:
+                while agent.num_steps < total_steps:
+                    if self._stop.is_set():
+                        history.interrupted = True
+                        break
+                    if max_episodes is not None and state.episodes >= max_episodes:
+                        break
+                    before = agent.num_steps
+                    info = self._chunk(self._chunk_length(total_steps), max_episodes)
+                    history.steps = agent.num_steps
+                    history.seconds = time.perf_counter() - start
+                    history.steps_this_session = agent.num_steps - start_step
+                    if any(hook.on_step(loop, before, info) is False for hook in self._active):
+                        break
+            finally:
+                history.steps = agent.num_steps
+                history.seconds = time.perf_counter() - start
+                history.steps_this_session = agent.num_steps - start_step
+            for hook in self._active:
+                hook.on_end(loop)
+        finally:
+            self._active = self.hooks
+        return history
+
+    def _chunk_length(self, total_steps: int) -> int:
+        """Vector steps to the next stop: the step limit, the next evaluation or checkpoint
+        (rounded up to whole vector steps), at most a chunk."""
+        step, n = self.agent.num_steps, self.num_envs
+        ends = [total_steps]
+        for hook in self._active:
+            every = getattr(hook, "every", 0)
+            if isinstance(hook, EvaluationHook | CheckpointHook) and every:
+                ends.append((step // every + 1) * every)
+        return max(1, min(self.program.chunk, -(-(min(ends) - step) // n)))
+
+    def _chunk(self, vector_steps: int, max_episodes: int | None) -> dict[str, Any]:
+        """Run one chunk and report it as the Python loop reports its steps."""
+        agent, before = self.agent, self.agent.num_steps
+        out = self.program.run_chunk(vector_steps, max_episodes)
+        agent.num_steps = before + out.steps * self.num_envs
+        self.program.after_chunk(out.updates)
+        agent.refresh_policy()  # evaluations and saved models act on the new weights
+        info: dict[str, Any] = {}
+        if out.updates:
+            self._record_update(out, info)
+        self._record_episodes(out, before, info)
+        self.state.episode_return = [float(x) for x in self.program.episode_return.numpy()]
+        self.state.episode_length = [int(x) for x in self.program.episode_length.numpy()]
+        return info
+
+    def _record_update(self, out: ChunkOutput, info: dict[str, Any]) -> None:
+        names, sums = self.program.metric_names, out.metric_sums
+        metrics = {name: float(x) / out.updates for name, x in zip(names, sums, strict=True)}
+        bad = [k for k, v in metrics.items() if not math.isfinite(v)]
+        if bad:
+            raise TrainingDiverged(
+                f"{bad[0]} became {metrics[bad[0]]} by step {self.step}; "
+                "try a lower learning_rate or a gradient clip (max_grad_norm)"
+            )
+        self.history.updates.append((self.step, metrics))
+        info["metrics"] = metrics
+        for hook in self._active:
+            hook.on_update(self.context, metrics)
+
+    def _record_episodes(self, out: ChunkOutput, before: int, info: dict[str, Any]) -> None:
+        """Each episode that ended, in the Python loop's order (by step, then copy), logged
+        at the step it ended."""
+        history = self.history
+        try:
+            for row, copy in np.argwhere(out.done):
+                ret, length = float(out.returns[row, copy]), int(out.lengths[row, copy])
+                self._shown_step = before + (int(row) + 1) * self.num_envs
+                self.state.episodes += 1
+                history.episode_returns.append(ret)
+                history.episode_lengths.append(length)
+                history.episode_end_steps.append(self._shown_step)
+                info["episode_return"], info["episode_length"] = ret, length
+                for hook in self._active:
+                    hook.on_episode(self.context, ret, length)
+        finally:
+            self._shown_step = None
+
+    # -- the run's ---------------------------------------------------------------------
+    def checkpoint(self) -> Path:
+        """Write a full checkpoint now (:meth:`rlkit.run.life.Run.checkpoint`: the agent, the
+        loop state, the hooks' state and the program's variables); its folder."""
+        return self.owner.checkpoint()
+
+    def close(self) -> None:
+        """Close the metrics files and let go of the run folder."""
+        self.owner.close()

@@ -1,0 +1,217 @@
+"""The whole training loop of an off-policy agent as one XLA-compiled program, for rlkit's
+TensorFlow environments: what every agent's program shares.
+
+One call of :meth:`CompiledProgram.run_chunk` runs up to ``chunk`` vector steps of ``N``
+copies of the environment inside one ``tf.function(jit_compile=True)``: the agent's acting
+(:meth:`CompiledProgram.act`), the environment's batched step with autoreset
+(:mod:`rlkit.envs.tf`), the replay write (:class:`~rlkit.replay.in_graph.GraphReplay`), the
+episode accounting, and the agent's updates due (:meth:`CompiledProgram.learn`). The agents'
+programs: :mod:`rlkit.run.compiled_dqn`, :mod:`rlkit.run.compiled_ddpg`.
+
+Every random number is stateless, keyed by the run's seed and the vector step's index, and
+every piece of state lives in variables (:meth:`CompiledProgram.state_dict`), so a run cut
+into chunks in any way, or stopped and resumed at a chunk boundary, takes the same steps.
+Its random numbers are not the Python loop's (numpy's generators): the two loops learn
+alike, not identically.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+import tensorflow as tf
+
+from rlkit.envs.tf.base import EnvState, TFEnv, split_seed
+from rlkit.replay.in_graph import GraphReplay
+
+#: a word for the seed stream of the compiled loop (its stateless keys)
+SEED_STREAM = 0x636F6D70
+
+
+class ChunkOutput(NamedTuple):
+    """What one chunk returns (numpy).
+
+    steps: vector steps run (fewer than asked when the episode cap was reached).
+    done: bool ``[steps, N]``, where an episode ended at each vector step.
+    returns, lengths: ``[steps, N]``, the ended episodes' return and length (read where done).
+    metric_sums: float ``[3]``, the sums of the updates' loss, mean Q(s, a) and mean |delta|.
+    updates: updates run.
+    """
+
+    steps: int
+    done: np.ndarray
+    returns: np.ndarray
+    lengths: np.ndarray
+    metric_sums: np.ndarray
+    updates: int
+
+
+class CompiledProgram:
+    """The compiled loop of an off-policy agent on ``num_envs`` copies of a TensorFlow env;
+    a subclass gives the agent's acting (:meth:`act`) and learning (:meth:`learn`).
+
+    Args:
+        agent: the agent (its networks, optimizers and config are used and updated in place).
+        env: the :class:`~rlkit.envs.tf.base.TFEnv`.
+        num_envs: ``N``, copies stepped together.
+        seed: the run's seed (the stateless keys and the first reset).
+        chunk: the most vector steps one call runs (a compile-time size).
+    """
+
+    def __init__(self, agent, env: TFEnv, num_envs: int, seed: int, chunk: int) -> None:
+        cfg = self.config = agent.config
+        self.agent, self.learner, self.env = agent, agent.learner, env
+        self.num_envs, self.chunk = int(num_envs), int(chunk)
+        words = np.random.SeedSequence([int(seed), SEED_STREAM]).generate_state(2)
+        self.seed = tf.constant(words.astype(np.int64) & 0x7FFFFFFF, tf.int32)
+        action_shape = () if env.discrete_actions is not None else (1,)
+        self.replay = GraphReplay(cfg.buffer_size, env.obs_dim, action_shape)
+        state, _ = env.reset(split_seed(self.seed, 1)[0], self.num_envs)
+        n = self.num_envs
+
+        def variable(value, name):
+            return tf.Variable(value, trainable=False, name=name)
+
+        self.physics = variable(state.physics, "env_physics")
+        self.time = variable(state.time, "env_time")
+        self.num_steps = variable(tf.constant(agent.num_steps, tf.int64), "num_steps")
+        self.episode_return = variable(tf.zeros([n], tf.float64), "episode_return")
+        self.episode_length = variable(tf.zeros([n], tf.int32), "episode_length")
+        self.episodes = variable(tf.constant(0, tf.int64), "episodes")
+        self._run = tf.function(
+            self._chunk,
+            jit_compile=True,
+            input_signature=[tf.TensorSpec([], tf.int32), tf.TensorSpec([], tf.int64)],
+        )
+
+    # -- what Python calls -------------------------------------------------------------------
+    def run_chunk(self, vector_steps: int, episode_cap: int | None = None) -> ChunkOutput:
+        """Run ``vector_steps`` (at most ``chunk``) vector steps, or until the program's
+        episode count reaches ``episode_cap``; the first call compiles."""
+        if not 0 < vector_steps <= self.chunk:
+            raise ValueError(f"vector_steps must be in 1..{self.chunk}, got {vector_steps}")
+        cap = np.iinfo(np.int64).max if episode_cap is None else int(episode_cap)
+        out = self._run(tf.constant(vector_steps, tf.int32), tf.constant(cap, tf.int64))
+        steps = int(out[0])
+        return ChunkOutput(
+            steps, out[1].numpy()[:steps], out[2].numpy()[:steps], out[3].numpy()[:steps],
+            out[4].numpy(), int(out[5]),
+        )  # fmt: skip
+
+    def compile(self) -> None:
+        """Compile the program now (its first call would): a call of no steps."""
+        self._run(tf.constant(0, tf.int32), tf.constant(0, tf.int64))
+
+    def variables(self) -> dict[str, tf.Variable]:
+        """The program's own state by name (the agent's weights and optimizer are the agent's)."""
+        own = ("physics", "time", "num_steps", "episode_return", "episode_length", "episodes")
+        named = {name: getattr(self, name) for name in own}
+        named.update(self.own_variables())
+        named.update({f"replay/{k}": v for k, v in self.replay.variables().items()})
+        return named
+
+    def state_dict(self) -> dict[str, np.ndarray]:
+        """Every variable of :meth:`variables` as an array (a checkpoint keeps them)."""
+        return {name: v.numpy() for name, v in self.variables().items()}
+
+    def load_state_dict(self, arrays: dict[str, np.ndarray]) -> None:
+        """Put back :meth:`state_dict`'s arrays; ValueError on a missing name or a shape."""
+        for name, variable in self.variables().items():
+            if name not in arrays:
+                raise ValueError(f"the compiled loop's state lacks {name}")
+            value = np.asarray(arrays[name])
+            if tuple(value.shape) != tuple(variable.shape):
+                raise ValueError(f"{name} has shape {value.shape}, not {tuple(variable.shape)}")
+            variable.assign(value)
+
+    # -- what a subclass gives -------------------------------------------------------------
+    #: what the three metric sums of a chunk are, each divided by its updates
+    metric_names: tuple[str, str, str] = ("loss", "q", "abs_delta")
+
+    def after_chunk(self, updates: int) -> None:
+        """The learner's counters after a chunk that ran ``updates`` updates."""
+        self.learner.num_updates += updates
+
+    def own_variables(self) -> dict[str, tf.Variable]:
+        """The subclass's own state variables by name (a checkpoint keeps them)."""
+        return {}
+
+    def act(self, obs: tf.Tensor, step: tf.Tensor, seed: tf.Tensor) -> tf.Tensor:
+        """Exploring actions for ``obs`` ``[N, obs_dim]`` at env step ``step`` (int64), from
+        the stateless ``seed``: int32 ``[N]`` or float32 ``[N, act_dim]``."""
+        raise NotImplementedError
+
+    def learn(self, before: tf.Tensor, now: tf.Tensor, seed: tf.Tensor):
+        """The updates due between step counts ``before`` and ``now``: ``(metric sums
+        float32 [3], updates int64)``."""
+        raise NotImplementedError
+
+    # -- the program -----------------------------------------------------------------------
+    def _chunk(self, vector_steps, episode_cap):
+        n = self.num_envs
+        logs = (
+            tf.TensorArray(tf.bool, size=self.chunk, element_shape=[n]),
+            tf.TensorArray(tf.float64, size=self.chunk, element_shape=[n]),
+            tf.TensorArray(tf.int32, size=self.chunk, element_shape=[n]),
+        )
+
+        def cond(i, sums, updates, done_log, return_log, length_log):
+            return tf.logical_and(i < vector_steps, self.episodes < episode_cap)
+
+        def body(i, sums, updates, done_log, return_log, length_log):
+            done, returns, lengths, step_sums, step_updates = self._vector_step()
+            return (
+                i + 1, sums + step_sums, updates + step_updates, done_log.write(i, done),
+                return_log.write(i, returns), length_log.write(i, lengths),
+            )  # fmt: skip
+
+        start = (tf.constant(0), tf.zeros([3]), tf.constant(0, tf.int64), *logs)
+        i, sums, updates, done_log, return_log, length_log = tf.while_loop(
+            cond, body, start, maximum_iterations=self.chunk
+        )
+        return i, done_log.stack(), return_log.stack(), length_log.stack(), sums, updates
+
+    def _vector_step(self):
+        """One step of the ``N`` copies, its replay write and the updates due: ``(done [N],
+        returns [N], lengths [N], metric sums [3], updates)``."""
+        n, env = self.num_envs, self.env
+        before = self.num_steps.read_value()
+        key = tf.random.experimental.stateless_fold_in(self.seed, before // n)
+        act_seed, env_seed, sample_seed = tf.unstack(split_seed(key, 3))
+        state = EnvState(self.physics.read_value(), self.time.read_value())
+        obs = env.observe(state.physics)
+        actions = self.act(obs, before, act_seed)
+        out = env.step(state, actions, env_seed)
+        rewards = tf.cast(out.reward, tf.float32)
+        if self.config.reward_clip > 0:
+            rewards = tf.clip_by_value(rewards, -self.config.reward_clip, self.config.reward_clip)
+        self.replay.add(obs, actions, rewards, out.final_obs, out.terminated)
+        now = before + n
+        self.num_steps.assign(now)
+        self.physics.assign(out.state.physics)
+        self.time.assign(out.state.time)
+        returns = self.episode_return + out.reward
+        lengths = self.episode_length + 1
+        done = tf.logical_or(out.terminated, out.truncated)
+        self.episode_return.assign(tf.where(done, tf.zeros_like(returns), returns))
+        self.episode_length.assign(tf.where(done, tf.zeros_like(lengths), lengths))
+        self.episodes.assign_add(tf.reduce_sum(tf.cast(done, tf.int64)))
+        sums, updates = self.learn(before, now, sample_seed)
+        return done, returns, lengths, sums, updates
+
+
+def linear(step, start: float, end: float, anneal_steps: int, learn_start: int) -> tf.Tensor:
+    """float64 :func:`rlkit.core.schedules.dqn3_linear` of an int64 step count, in the graph."""
+    if anneal_steps <= 0:
+        return tf.constant(end, tf.float64)
+    past = tf.maximum(tf.constant(0, tf.int64), step - learn_start)
+    remaining = tf.cast(anneal_steps - past, tf.float64)
+    return end + tf.maximum(tf.constant(0.0, tf.float64), (start - end) * remaining / anneal_steps)
+
+
+def blocks_due(before, now, every: int, start: int) -> tf.Tensor:
+    """int64 :func:`rlkit.core.schedules.blocks_due` of int64 step counts, in the graph."""
+    floor = tf.maximum(before, start - 1)
+    count = tf.maximum(tf.constant(0, tf.int64), now // every - floor // every)
+    return tf.where(now < start, tf.zeros_like(count), count)

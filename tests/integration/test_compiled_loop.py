@@ -1,0 +1,200 @@
+"""The compiled loop: its replay in variables, its in-graph schedules, which loop a run takes,
+bad input in one line, and exact resume at chunk boundaries."""
+
+import itertools
+import json
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from rlkit.agents.ddpg_config import DDPGConfig
+from rlkit.agents.dqn_config import DQNConfig
+from rlkit.cli.main import main
+from rlkit.core.schedules import blocks_due as blocks_due_py
+from rlkit.core.schedules import dqn3_linear
+from rlkit.replay.in_graph import GraphReplay
+from rlkit.run.compiled_choice import choose_loop
+
+
+def test_replay_ring_wraps_and_keeps_whole_transitions():
+    replay = GraphReplay(3, obs_dim=2)
+    obs = np.array([[1, 1], [2, 2]], np.float32)
+    replay.add(obs, [0, 1], [1.0, 2.0], obs + 10, [False, True])
+    assert (int(replay.position), int(replay.size)) == (2, 2)
+    replay.add(obs + 2, [1, 0], [3.0, 4.0], obs + 12, [True, False])  # slots 2, then 0
+    assert (int(replay.position), int(replay.size)) == (1, 3)
+    np.testing.assert_array_equal(replay.obs.numpy(), [[4, 4], [2, 2], [3, 3]])
+    np.testing.assert_array_equal(replay.next_obs.numpy(), [[14, 14], [12, 12], [13, 13]])
+    np.testing.assert_array_equal(replay.rewards.numpy(), [4, 2, 3])
+    np.testing.assert_array_equal(replay.actions.numpy(), [0, 1, 1])
+    np.testing.assert_array_equal(replay.terminated.numpy(), [0, 1, 1])
+    obs_b, actions, rewards, next_obs, _ = replay.gather(tf.constant([2, 0]))
+    np.testing.assert_array_equal(obs_b.numpy(), [[3, 3], [4, 4]])
+    np.testing.assert_array_equal(next_obs.numpy() - obs_b.numpy(), [[10, 10], [10, 10]])
+    np.testing.assert_array_equal(rewards.numpy(), [3, 4])
+
+
+def test_replay_samples_only_filled_slots_and_a_seed_repeats_its_draw():
+    replay = GraphReplay(100, obs_dim=1)
+    replay.add(np.zeros((5, 1), np.float32), [0] * 5, [0.0] * 5, np.zeros((5, 1), np.float32),
+               [False] * 5)  # fmt: skip
+    seed = tf.constant([3, 4])
+    first = replay.indices(1000, seed).numpy()
+    assert first.min() == 0 and first.max() == 4
+    np.testing.assert_array_equal(first, replay.indices(1000, seed).numpy())
+
+
+def test_replay_state_round_trips_and_refuses_another_shape():
+    replay = GraphReplay(4, obs_dim=2)
+    replay.add(np.ones((3, 2), np.float32), [1, 1, 0], [1.0, 2.0, 3.0],
+               np.ones((3, 2), np.float32), [False, False, True])  # fmt: skip
+    other = GraphReplay(4, obs_dim=2)
+    other.load_state_dict(replay.state_dict())
+    for name, value in replay.state_dict().items():
+        np.testing.assert_array_equal(other.state_dict()[name], value)
+    assert other.nbytes == 4 * (2 + 1 + 1 + 2 + 1) * 4 + 2 * 4  # float32/int32 slots, 2 ints
+    with pytest.raises(ValueError, match="shape"):
+        GraphReplay(5, obs_dim=2).load_state_dict(replay.state_dict())
+
+
+def test_in_graph_schedules_equal_the_python_ones():
+    from rlkit.run.compiled_program import blocks_due, linear
+
+    for step, anneal, start in itertools.product([0, 5, 99, 100, 150, 1000], [0, 50, 400],
+                                                 [0, 100]):  # fmt: skip
+        want = dqn3_linear(step, 1.0, 0.05, anneal, start)
+        got = float(linear(tf.constant(step, tf.int64), 1.0, 0.05, anneal, start))
+        assert got == pytest.approx(want, abs=1e-12)
+    for before, every, start in itertools.product(range(0, 60, 7), [1, 4, 10], [0, 13, 40]):
+        now = before + 10
+        want = blocks_due_py(before, now, every, start)
+        got = int(blocks_due(tf.constant(before, tf.int64), tf.constant(now, tf.int64), every,
+                             start))  # fmt: skip
+        assert got == want, (before, now, every, start)
+
+
+def test_which_loop_a_run_takes():
+    cfg = DQNConfig()
+    assert choose_loop("rlkit/CartPole-v1", "dqn", cfg)[0] is True
+    assert choose_loop("rlkit/CartPole-v1", "dqn", cfg, "python") == (
+        False,
+        "loop: python (asked for)",
+    )
+    assert choose_loop("CartPole-v1", "dqn", cfg) == (False, None)  # gymnasium's: as before
+    compiled, note = choose_loop("rlkit/CartPole-v1", "dqn", DQNConfig(prioritized=True))
+    assert not compiled and "prioritized" in note
+    assert choose_loop("rlkit/Pendulum-v1", "ddpg", DDPGConfig())[0] is True
+    compiled, note = choose_loop("rlkit/Pendulum-v1", "ddpg", DDPGConfig(noise="ou"))
+    assert not compiled and "Gaussian" in note
+    compiled, note = choose_loop("rlkit/CartPole-v1", "reinforce", object())
+    assert not compiled and "reinforce has no compiled loop" in note
+
+
+@pytest.mark.parametrize(
+    "agent, options, word",
+    [
+        ("dqn", ["--set", "prioritized=true"], "prioritized"),
+        ("dqn", ["--set", "n_step=3"], "n_step"),
+        ("reinforce", [], "reinforce"),
+        ("dqn", ["--env", "CartPole-v1"], "not one of rlkit's TensorFlow environments"),
+    ],
+)
+def test_a_forced_compiled_loop_it_cannot_run_is_one_line(capsys, tmp_path, agent, options, word):
+    env = [] if "--env" in options else ["--env", "rlkit/CartPole-v1"]
+    status = main(["train", agent, *env, *options, "--loop", "compiled", "--out", str(tmp_path)])
+    err = capsys.readouterr().err.strip()
+    assert status == 2 and len(err.splitlines()) == 1
+    assert word in err and "--loop python" in err
+    assert not any(tmp_path.iterdir())  # nothing made
+
+
+SMALL = {
+    "hidden_sizes": [16], "batch_size": 16, "buffer_size": 200, "learning_starts": 64,
+    "train_freq": 4, "gradient_steps": 2, "target_update": 40, "learning_rate": 1e-3,
+    "learning_rate_end": 1e-4, "lr_anneal_steps": 400, "eps_anneal_steps": 300,
+}  # fmt: skip
+
+
+def _plan(steps, checkpoint_every):
+    from rlkit.run import experiment
+
+    return experiment.plan("dqn", "rlkit/CartPole-v1", steps=steps, seed=5, num_envs=4,
+                           eval_every=0, checkpoint_every=checkpoint_every, preset="none",
+                           overrides=SMALL)  # fmt: skip
+
+
+def _weights(agent):
+    return [v.numpy() for vs in agent.checkpoint_variables().values() for v in vs]
+
+
+@pytest.mark.slow
+def test_a_resumed_run_equals_an_uninterrupted_one(tmp_path):
+    from rlkit.run import experiment
+    from rlkit.run.compiled_loop import CompiledTrainer
+
+    straight = experiment.start(_plan(600, 0), tmp_path / "a", tensorboard=False)
+    assert isinstance(straight, CompiledTrainer)
+    straight.program.chunk = 50  # other chunk boundaries than the stopped run's
+    history = straight.run(600)
+    straight.close()
+
+    stopped = experiment.start(_plan(600, 120), tmp_path / "b", tensorboard=False)
+    stopped.run(300)  # checkpoints at 120, 240 and the end (300)
+    stopped.close()
+    resumed, _ = experiment.resume(stopped.run_dir)
+    assert isinstance(resumed, CompiledTrainer) and resumed.step == 300
+    resumed_history = resumed.run(600)
+    resumed.close()
+
+    assert history.steps == resumed_history.steps == 600
+    assert resumed.agent.learner.num_updates == straight.agent.learner.num_updates > 0
+    for a, b in zip(_weights(straight.agent), _weights(resumed.agent), strict=True):
+        np.testing.assert_array_equal(a, b)
+    for name, value in straight.program.state_dict().items():
+        np.testing.assert_array_equal(resumed.program.state_dict()[name], value, err_msg=name)
+    optimizer = [v.numpy() for v in straight.agent.learner.pipeline.optimizer.variables]
+    for a, b in zip(optimizer, [v.numpy() for v in resumed.agent.learner.pipeline.optimizer
+                                .variables], strict=True):  # fmt: skip
+        np.testing.assert_array_equal(a, b)
+    rows_a = (straight.run_dir / "metrics.csv").read_text().splitlines()
+    rows_b = (resumed.run_dir / "metrics.csv").read_text().splitlines()
+    assert rows_a == rows_b and len(rows_a) > 10  # every episode at its own step
+    state = json.loads((resumed.run_dir / "checkpoints" / "step-0000000600" / "state.json")
+                       .read_text())  # fmt: skip
+    assert state["loop"]["state"]["episodes"] == len(rows_a) - 1
+
+
+@pytest.mark.slow
+def test_ddpg_trains_in_the_compiled_loop_and_resumes_exactly(tmp_path):
+    from rlkit.run import experiment
+    from rlkit.run.compiled_ddpg import DDPGProgram
+
+    keys = {"actor_hidden_sizes": [16], "critic_hidden_sizes": [16], "batch_size": 16,
+            "buffer_size": 300, "learning_starts": 100, "train_freq": 2, "gradient_steps": 2,
+            "td3": True, "policy_delay": 2}  # fmt: skip
+
+    def plan(checkpoint_every):
+        return experiment.plan("ddpg", "rlkit/Pendulum-v1", steps=400, seed=1, num_envs=2,
+                               eval_every=0, checkpoint_every=checkpoint_every, preset="none",
+                               overrides=keys)  # fmt: skip
+
+    straight = experiment.start(plan(0), tmp_path / "a", tensorboard=False)
+    assert isinstance(straight.program, DDPGProgram)
+    straight.run(400)
+    straight.close()
+    stopped = experiment.start(plan(0), tmp_path / "b", tensorboard=False)
+    stopped.run(200)
+    stopped.close()
+    resumed, _ = experiment.resume(stopped.run_dir)
+    resumed.run(400)
+    resumed.close()
+    learner = straight.agent.learner
+    # blocks of 2 at the multiples of train_freq = 2 from learning_starts = 100 to 400: 151
+    assert learner.num_updates == resumed.agent.learner.num_updates == 302
+    assert learner.num_actor_updates == resumed.agent.learner.num_actor_updates == 151
+    for a, b in zip(_weights(straight.agent), _weights(resumed.agent), strict=True):
+        np.testing.assert_array_equal(a, b)
+    rows = (straight.run_dir / "metrics.csv").read_text().splitlines()
+    assert rows == (resumed.run_dir / "metrics.csv").read_text().splitlines()
+    assert len(rows) == 1 + 2  # each copy's one 200-step episode (Pendulum never terminates)
