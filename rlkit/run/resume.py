@@ -222,8 +222,10 @@ def _restore(
 ) -> Trainer:
     """The Run restored from the first of ``candidates`` that loads, and the Trainer that
     starts from it (``kwargs``: the Trainer's; the run's own are the Run's)."""
-    own = {k: kwargs.pop(k) for k in ("tensorboard", "checkpoint_every", "keep_checkpoints")
-           if k in kwargs}  # fmt: skip
+    import inspect
+
+    run_options = set(inspect.signature(Run).parameters) - {"folder"}  # the Run's own keywords
+    own = {k: kwargs.pop(k) for k in list(kwargs) if k in run_options}
     run = Run.restore(folder, candidates, skipped, **own)
     restored = run.restored
     assert restored is not None
