@@ -1,0 +1,161 @@
+"""rlkit's Rainbow against Dopamine's own Rainbow on MinAtar: environment steps per second
+while learning, same settings, one invocation (issue 36's target: rlkit >= 3x Dopamine).
+
+Each side is a whole training run in a fresh process, as a user starts it, into a
+temporary folder: rlkit's ``rlkit train rainbow --env MinAtar/<Game>-v0`` (the preset
+``rainbow/minatar``, taken from Dopamine's MinAtar gin) and Dopamine 4.1.2's
+``JaxRainbowAgent`` with that gin through its own Runner
+(``labs/dopamine_minatar/run_rainbow.py``, in Dopamine's own venv). Both write a row to
+their ``metrics.csv`` as each episode ends; this polls the two files and times the steps
+from the first episode ending at or past ``--start`` (after learning starts at 1,000 steps
+and the first compiled updates) to the first at or past ``--start + --steps``, then stops
+the process. Both learn from step 1,000 with one update of batch 32 every 4 steps; the
+sides run one after the other (alternating with ``--reps`` > 1) and the machine's load
+(``os.getloadavg``) is printed beside each.
+
+Dopamine's JAX Rainbow samples uniformly whatever its gin says (Dopamine issue #230);
+rlkit's preset samples prioritized as the gin asks. ``--uniform`` also times rlkit with
+``prioritized=false``, the replay Dopamine actually runs.
+
+    python -m benchmarks.dopamine_rainbow_speed --game breakout --start 5000 --steps 25000
+
+Needs Dopamine's venv (labs/dopamine_minatar/README.md), ``--dopamine-python``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DRIVER = ROOT / "labs" / "dopamine_minatar" / "run_rainbow.py"
+ENV_IDS = {
+    "breakout": "MinAtar/Breakout-v0",
+    "space_invaders": "MinAtar/SpaceInvaders-v0",
+    "asterix": "MinAtar/Asterix-v0",
+    "freeway": "MinAtar/Freeway-v0",
+    "seaquest": "MinAtar/Seaquest-v0",
+}
+
+
+def last_step(metrics: Path) -> int:
+    """The ``step`` of the last complete row of a ``metrics.csv`` (0 when none yet)."""
+    try:
+        with open(metrics, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - 4096))
+            lines = f.read().decode(errors="replace").split("\n")
+    except OSError:
+        return 0
+    for line in reversed(lines[:-1]):  # the text after the last newline may be partial
+        fields = line.split(",")
+        if len(fields) > 1 and fields[1].isdigit() and fields[0] == "episode":
+            return int(fields[1])
+    return 0
+
+
+def time_window(command: list[str], metrics_of, start: int, steps: int, limit: float) -> float:
+    """Steps/s between the first episodes ending at or past ``start`` and ``start + steps``
+    of the run ``command`` starts (``metrics_of()`` finds its metrics.csv once it exists)."""
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
+    proc = subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    began = time.monotonic()
+    first: tuple[float, int] | None = None
+    try:
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(
+                    f"{command[:3]} ended before the window: "
+                    f"{proc.stderr.read().decode()[-2000:] if proc.stderr else ''}"
+                )
+            if time.monotonic() - began > limit:
+                raise RuntimeError(f"{command[:3]}: no window within {limit:.0f} s")
+            path = metrics_of()
+            step = last_step(path) if path else 0
+            now = time.monotonic()
+            if first is None and step >= start:
+                first = (now, step)
+            elif first is not None and step >= start + steps:
+                return (step - first[1]) / (now - first[0])
+            time.sleep(0.2)
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def rlkit_rate(game: str, seed: int, start: int, steps: int, extra: list[str]) -> float:
+    with tempfile.TemporaryDirectory() as out:
+        command = [sys.executable, "-m", "rlkit.cli.main", "train", "rainbow", "--env",
+                   ENV_IDS[game], "--seed", str(seed), "--steps", str(start + steps + 20_000),
+                   "--quiet", "--eval-every", "0", "--out", out, *extra]  # fmt: skip
+
+        def metrics() -> Path | None:
+            found = list(Path(out).glob("*/metrics.csv"))
+            return found[0] if found else None
+
+        return time_window(command, metrics, start, steps, limit=3600)
+
+
+def dopamine_rate(python: str, game: str, seed: int, start: int, steps: int) -> float:
+    with tempfile.TemporaryDirectory() as out:
+        command = [python, str(DRIVER), "--game", game, "--seed", str(seed), "--base-dir",
+                   out, "--steps", "1000000", "--iteration-steps", "1000000"]  # fmt: skip
+        return time_window(command, lambda: Path(out) / "metrics.csv", start, steps, 3600)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--game", choices=sorted(ENV_IDS), default="breakout")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--start", type=int, default=5000, help="window starts at this step")
+    parser.add_argument("--steps", type=int, default=25000, help="window length in steps")
+    parser.add_argument("--reps", type=int, default=1)
+    parser.add_argument("--uniform", action="store_true", help="also rlkit prioritized=false")
+    parser.add_argument(
+        "--dopamine-python",
+        default=str(ROOT.parent / "dopamine-venv" / "bin" / "python"),
+        help="the python of Dopamine's venv",
+    )
+    args = parser.parse_args()
+    sides = {
+        "dopamine rainbow (uniform, #230)": lambda: dopamine_rate(
+            args.dopamine_python, args.game, args.seed, args.start, args.steps
+        ),
+        "rlkit rainbow (preset, prioritized)": lambda: rlkit_rate(
+            args.game, args.seed, args.start, args.steps, []
+        ),
+    }
+    if args.uniform:
+        sides["rlkit rainbow, prioritized=false"] = lambda: rlkit_rate(
+            args.game, args.seed, args.start, args.steps, ["--set", "prioritized=false"]
+        )
+    print(
+        f"MinAtar {args.game}, seed {args.seed}: steps {args.start:,} -> "
+        f"{args.start + args.steps:,} of each run; load {os.getloadavg()[0]:.2f} at start",
+        flush=True,
+    )
+    rates: dict[str, list[float]] = {name: [] for name in sides}
+    for rep in range(args.reps):
+        order = list(sides) if rep % 2 == 0 else list(reversed(sides))
+        for name in order:
+            rate = sides[name]()
+            rates[name].append(rate)
+            load = os.getloadavg()[0]
+            print(f"rep {rep}: {name:36s} {rate:7.0f} steps/s  (load {load:.2f})", flush=True)
+    base = statistics.median(rates[next(iter(sides))])
+    print(f"\nmedian of {args.reps}:")
+    for name, values in rates.items():
+        median = statistics.median(values)
+        print(f"  {name:36s} {median:7.0f} steps/s  {median / base:5.2f}x Dopamine's")
+
+
+if __name__ == "__main__":
+    main()
