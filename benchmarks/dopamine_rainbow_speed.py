@@ -9,15 +9,17 @@ temporary folder: rlkit's ``rlkit train rainbow --env MinAtar/<Game>-v0`` (the p
 their ``metrics.csv`` as each episode ends; this polls the two files and times the steps
 from the first episode ending at or past ``--start`` (after learning starts at 1,000 steps
 and the first compiled updates) to the first at or past ``--start + --steps``, then stops
-the process. Both learn from step 1,000 with one update of batch 32 every 4 steps; the
-sides run one after the other (alternating with ``--reps`` > 1) and the machine's load
-(``os.getloadavg``) is printed beside each.
+the process, printing steps/s and the process's own CPU time per step (less sensitive to
+a loaded machine than the wall clock). Both learn from step 1,000 with one update of batch
+32 every 4 steps; the sides run one after the other (alternating with ``--reps`` > 1) and
+the machine's load (``os.getloadavg``) is printed beside each.
 
 Dopamine's JAX Rainbow samples uniformly whatever its gin says (Dopamine issue #230);
 rlkit's preset samples prioritized as the gin asks. ``--uniform`` also times rlkit with
 ``prioritized=false``, the replay Dopamine actually runs.
 
-    python -m benchmarks.dopamine_rainbow_speed --game breakout --start 5000 --steps 25000
+    python -m benchmarks.dopamine_rainbow_speed --game breakout --start 5000 --steps 20000 \
+        --uniform --reps 2
 
 Needs Dopamine's venv (labs/dopamine_minatar/README.md), ``--dopamine-python``.
 """
@@ -60,15 +62,25 @@ def last_step(metrics: Path) -> int:
     return 0
 
 
-def time_window(command: list[str], metrics_of, start: int, steps: int, limit: float) -> float:
-    """Steps/s between the first episodes ending at or past ``start`` and ``start + steps``
-    of the run ``command`` starts (``metrics_of()`` finds its metrics.csv once it exists)."""
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process ``pid`` so far (Linux ``/proc``), in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def time_window(
+    command: list[str], metrics_of, start: int, steps: int, limit: float
+) -> tuple[float, float]:
+    """``(steps/s, CPU ms per step)`` between the first episodes ending at or past ``start``
+    and ``start + steps`` of the run ``command`` starts (``metrics_of()`` finds its
+    metrics.csv once it exists). CPU time is the process's own, all its threads: less
+    sensitive to the machine's load than the wall clock."""
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
     proc = subprocess.Popen(
         command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
     began = time.monotonic()
-    first: tuple[float, int] | None = None
+    first: tuple[float, int, float] | None = None
     try:
         while True:
             if proc.poll() is not None:
@@ -82,16 +94,19 @@ def time_window(command: list[str], metrics_of, start: int, steps: int, limit: f
             step = last_step(path) if path else 0
             now = time.monotonic()
             if first is None and step >= start:
-                first = (now, step)
+                first = (now, step, cpu_seconds(proc.pid))
             elif first is not None and step >= start + steps:
-                return (step - first[1]) / (now - first[0])
+                cpu = cpu_seconds(proc.pid) - first[2]
+                return (step - first[1]) / (now - first[0]), 1000 * cpu / (step - first[1])
             time.sleep(0.2)
     finally:
         proc.kill()
         proc.wait()
 
 
-def rlkit_rate(game: str, seed: int, start: int, steps: int, extra: list[str]) -> float:
+def rlkit_rate(
+    game: str, seed: int, start: int, steps: int, extra: list[str]
+) -> tuple[float, float]:
     with tempfile.TemporaryDirectory() as out:
         command = [sys.executable, "-m", "rlkit.cli.main", "train", "rainbow", "--env",
                    ENV_IDS[game], "--seed", str(seed), "--steps", str(start + steps + 20_000),
@@ -104,7 +119,7 @@ def rlkit_rate(game: str, seed: int, start: int, steps: int, extra: list[str]) -
         return time_window(command, metrics, start, steps, limit=3600)
 
 
-def dopamine_rate(python: str, game: str, seed: int, start: int, steps: int) -> float:
+def dopamine_rate(python: str, game: str, seed: int, start: int, steps: int) -> tuple[float, float]:
     with tempfile.TemporaryDirectory() as out:
         command = [python, str(DRIVER), "--game", game, "--seed", str(seed), "--base-dir",
                    out, "--steps", "1000000", "--iteration-steps", "1000000"]  # fmt: skip
@@ -143,18 +158,28 @@ def main() -> None:
         flush=True,
     )
     rates: dict[str, list[float]] = {name: [] for name in sides}
+    cpus: dict[str, list[float]] = {name: [] for name in sides}
     for rep in range(args.reps):
         order = list(sides) if rep % 2 == 0 else list(reversed(sides))
         for name in order:
-            rate = sides[name]()
+            rate, cpu = sides[name]()
             rates[name].append(rate)
+            cpus[name].append(cpu)
             load = os.getloadavg()[0]
-            print(f"rep {rep}: {name:36s} {rate:7.0f} steps/s  (load {load:.2f})", flush=True)
-    base = statistics.median(rates[next(iter(sides))])
+            print(
+                f"rep {rep}: {name:36s} {rate:7.0f} steps/s  {cpu:6.2f} CPU ms/step  "
+                f"(load {load:.2f})",
+                flush=True,
+            )
+    first = next(iter(sides))
+    base, base_cpu = statistics.median(rates[first]), statistics.median(cpus[first])
     print(f"\nmedian of {args.reps}:")
-    for name, values in rates.items():
-        median = statistics.median(values)
-        print(f"  {name:36s} {median:7.0f} steps/s  {median / base:5.2f}x Dopamine's")
+    for name in sides:
+        rate, cpu = statistics.median(rates[name]), statistics.median(cpus[name])
+        print(
+            f"  {name:36s} {rate:7.0f} steps/s  {rate / base:5.2f}x Dopamine's;  "
+            f"{cpu:6.2f} CPU ms/step  {base_cpu / cpu:5.2f}x less CPU"
+        )
 
 
 if __name__ == "__main__":
