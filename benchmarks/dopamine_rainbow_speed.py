@@ -119,10 +119,12 @@ def rlkit_rate(
         return time_window(command, metrics, start, steps, limit=3600)
 
 
-def dopamine_rate(python: str, game: str, seed: int, start: int, steps: int) -> tuple[float, float]:
+def dopamine_rate(
+    python: str, game: str, seed: int, start: int, steps: int, extra: list[str]
+) -> tuple[float, float]:
     with tempfile.TemporaryDirectory() as out:
         command = [python, str(DRIVER), "--game", game, "--seed", str(seed), "--base-dir",
-                   out, "--steps", "1000000", "--iteration-steps", "1000000"]  # fmt: skip
+                   out, "--steps", "1000000", "--iteration-steps", "1000000", *extra]  # fmt: skip
         return time_window(command, lambda: Path(out) / "metrics.csv", start, steps, 3600)
 
 
@@ -135,26 +137,42 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=1)
     parser.add_argument("--uniform", action="store_true", help="also rlkit prioritized=false")
     parser.add_argument(
+        "--epsilon-decay",
+        type=int,
+        help="both sides' epsilon decay in steps (default: the gin's 250,000, so the window "
+        "acts almost all at random); e.g. 1000: the window acts as late training does",
+    )
+    parser.add_argument(
         "--dopamine-python",
         default=str(ROOT.parent / "dopamine-venv" / "bin" / "python"),
         help="the python of Dopamine's venv",
     )
     args = parser.parse_args()
+    dopamine_extra: list[str] = []
+    rlkit_extra: list[str] = []
+    if args.epsilon_decay is not None:
+        dopamine_extra = [
+            "--gin-binding",
+            f"JaxRainbowAgent.epsilon_decay_period = {args.epsilon_decay}",
+        ]
+        rlkit_extra = ["--set", f"eps_anneal_steps={args.epsilon_decay}"]
     sides = {
         "dopamine rainbow (uniform, #230)": lambda: dopamine_rate(
-            args.dopamine_python, args.game, args.seed, args.start, args.steps
+            args.dopamine_python, args.game, args.seed, args.start, args.steps, dopamine_extra
         ),
         "rlkit rainbow (preset, prioritized)": lambda: rlkit_rate(
-            args.game, args.seed, args.start, args.steps, []
+            args.game, args.seed, args.start, args.steps, rlkit_extra
         ),
     }
     if args.uniform:
+        uniform = [*rlkit_extra, "--set", "prioritized=false"]
         sides["rlkit rainbow, prioritized=false"] = lambda: rlkit_rate(
-            args.game, args.seed, args.start, args.steps, ["--set", "prioritized=false"]
+            args.game, args.seed, args.start, args.steps, uniform
         )
     print(
         f"MinAtar {args.game}, seed {args.seed}: steps {args.start:,} -> "
-        f"{args.start + args.steps:,} of each run; load {os.getloadavg()[0]:.2f} at start",
+        f"{args.start + args.steps:,} of each run; epsilon decay "
+        f"{args.epsilon_decay or 250_000:,} steps; load {os.getloadavg()[0]:.2f} at start",
         flush=True,
     )
     rates: dict[str, list[float]] = {name: [] for name in sides}
