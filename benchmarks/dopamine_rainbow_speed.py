@@ -69,7 +69,7 @@ def cpu_seconds(pid: int) -> float:
 
 
 def time_window(
-    command: list[str], metrics_of, start: int, steps: int, limit: float
+    command: list[str], metrics_of, start: int, steps: int, limit: float, cwd: Path = ROOT
 ) -> tuple[float, float]:
     """``(steps/s, CPU ms per step)`` between the first episodes ending at or past ``start``
     and ``start + steps`` of the run ``command`` starts (``metrics_of()`` finds its
@@ -77,7 +77,7 @@ def time_window(
     sensitive to the machine's load than the wall clock."""
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
     proc = subprocess.Popen(
-        command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
     began = time.monotonic()
     first: tuple[float, int, float] | None = None
@@ -116,7 +116,9 @@ def rlkit_rate(
             found = list(Path(out).glob("*/metrics.csv"))
             return found[0] if found else None
 
-        return time_window(command, metrics, start, steps, limit=3600)
+        # run from the temporary folder: the rlkit installed in this python, never the
+        # source tree's rlkit/ shadowing it from the current directory
+        return time_window(command, metrics, start, steps, limit=3600, cwd=Path(out))
 
 
 def dopamine_rate(
