@@ -37,6 +37,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DRIVER = ROOT / "labs" / "dopamine_minatar" / "run_rainbow.py"
+#: --rlkit-src: a folder holding an ``rlkit`` package (with its ``cli``) to time instead of
+#: the installed one (e.g. ``git archive`` of a commit, ``cli/`` moved into ``rlkit/``)
+RLKIT_SRC = ""
 ENV_IDS = {
     "breakout": "MinAtar/Breakout-v0",
     "space_invaders": "MinAtar/SpaceInvaders-v0",
@@ -76,6 +79,8 @@ def time_window(
     metrics.csv once it exists). CPU time is the process's own, all its threads: less
     sensitive to the machine's load than the wall clock."""
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
+    if RLKIT_SRC:  # --rlkit-src: that rlkit first on the path
+        env["PYTHONPATH"] = os.pathsep.join([RLKIT_SRC, env.get("PYTHONPATH", "")])
     proc = subprocess.Popen(
         command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
@@ -144,12 +149,15 @@ def main() -> None:
         help="both sides' epsilon decay in steps (default: the gin's 250,000, so the window "
         "acts almost all at random); e.g. 1000: the window acts as late training does",
     )
+    parser.add_argument("--rlkit-src", default="", help="time the rlkit package in this folder")
     parser.add_argument(
         "--dopamine-python",
         default=str(ROOT.parent / "dopamine-venv" / "bin" / "python"),
         help="the python of Dopamine's venv",
     )
     args = parser.parse_args()
+    global RLKIT_SRC
+    RLKIT_SRC = args.rlkit_src
     dopamine_extra: list[str] = []
     rlkit_extra: list[str] = []
     if args.epsilon_decay is not None:
