@@ -30,7 +30,7 @@ from rlkit.networks.structured import (
     structured_policy,
     structured_sample,
 )
-from rlkit.networks.torso import NumpyMLP
+from rlkit.networks.torso import NumpyMLP, layer_weights
 
 #: what a config key holds when the network was given as a Python object (not recorded)
 GIVEN_IN_PYTHON = "<python object>"
@@ -211,6 +211,14 @@ class KerasQNetwork(UserNetwork):
         self.layers = None if stack is None else stack[0]
         self.obs_rank = 0 if parts else sample.ndim - 1
         self._compiled: Callable | None = None
+
+    def mirror_weights(self) -> list:
+        """The Dense stack's ``[kernel_0, bias_0, ...]`` (empty: no numpy mirror)."""
+        return [] if self.layers is None else layer_weights(self.layers)
+
+    def mirror(self, arrays) -> NumpyMLP:
+        """The numpy mirror from arrays of :meth:`mirror_weights`."""
+        return NumpyMLP.from_arrays(list(arrays))
 
     def policy(self) -> Callable[[np.ndarray], np.ndarray]:
         """``obs -> Q(s, .)``: a numpy copy of a Dense stack (re-take it after each update),

@@ -269,13 +269,24 @@ class QNetwork:
         a noisy network's mean, ``mu``: what it computes without noise)."""
         if self.convs:
             raise TypeError("a convolutional Q network has no numpy mirror; use policy()")
+        return self.mirror([w.numpy() for w in self.mirror_weights()])
+
+    def mirror_weights(self) -> list:
+        """The variables the numpy mirror is made of, in :meth:`NumpyMLP.from_arrays`' order
+        (a noisy network's ``mu``); empty for a convolutional network (no mirror)."""
+        if self.convs:
+            return []
+        layers = (*self.hidden, *self.heads)
         if self.noisy:
-            layers = (*self.hidden, *self.heads)
-            arrays = [w.numpy() for layer in layers for w in (layer.kernel_mu, layer.bias_mu)]
-            mirror = NumpyMLP.from_arrays(arrays, num_heads=len(self.heads))
-            mirror.per_action = self.per_action
-            return mirror
-        return NumpyMLP.from_layers(self.hidden, self.heads, per_action=self.per_action)
+            return [w for layer in layers for w in (layer.kernel_mu, layer.bias_mu)]
+        return layer_weights(layers)
+
+    def mirror(self, arrays: Sequence[np.ndarray]) -> NumpyMLP:
+        """The numpy mirror from arrays of :meth:`mirror_weights` (e.g. as a compiled update
+        returned them: no read of the variables)."""
+        mirror = NumpyMLP.from_arrays(arrays, num_heads=len(self.heads))
+        mirror.per_action = self.per_action
+        return mirror
 
     @property
     def noise_variables(self) -> list:
