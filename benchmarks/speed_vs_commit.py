@@ -12,12 +12,14 @@ every run's steps/s (summary.json's figure), the medians and their ratio (after/
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,16 +27,37 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def run(tree: Path, args: argparse.Namespace) -> float:
     """Steps/s of one ``rlkit train`` from ``tree`` in a fresh process."""
+    return steps_per_second(tree, args.agent, args.env, args.steps, args.extra, args.core)
+
+
+def steps_per_second(tree: Path, agent: str, env_id: str, steps: int, extra: list[str],
+                     core: int | None = None) -> float:  # fmt: skip
+    """summary.json's steps/s of ``rlkit train AGENT --env ENV_ID --steps STEPS EXTRA...``
+    run from ``tree`` in a fresh process (pinned to CPU ``core`` when given)."""
     with tempfile.TemporaryDirectory() as out:
-        command = [sys.executable, "-m", "cli.main", "train", args.agent, "--env", args.env,
-                   "--steps", str(args.steps), "--quiet", "--eval-every", "0", "--out", out,
-                   *args.extra]  # fmt: skip
-        if args.core is not None:
-            command = ["taskset", "-c", str(args.core), *command]
+        command = [sys.executable, "-m", "cli.main", "train", agent, "--env", env_id,
+                   "--steps", str(steps), "--quiet", "--eval-every", "0", "--out", out,
+                   *extra]  # fmt: skip
+        if core is not None:
+            command = ["taskset", "-c", str(core), *command]
         env = {**os.environ, "PYTHONPATH": str(tree)}
         subprocess.run(command, check=True, capture_output=True, cwd=tree, env=env)
         (run_dir,) = Path(out).iterdir()
         return json.loads((run_dir / "summary.json").read_text())["steps_per_second"]
+
+
+@contextlib.contextmanager
+def reference_tree(ref: str) -> Iterator[Path]:
+    """Commit ``ref`` checked out into a temporary git worktree (removed afterwards)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        before = Path(tmp) / "before"
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(before),
+                        ref], check=True, capture_output=True)  # fmt: skip
+        try:
+            yield before
+        finally:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
+                            str(before)], check=False, capture_output=True)  # fmt: skip
 
 
 def main() -> None:
@@ -49,20 +72,13 @@ def main() -> None:
     args = parser.parse_args()
     if args.steps <= 0 or args.reps <= 0:
         parser.error("--steps and --reps must be positive")
-    with tempfile.TemporaryDirectory() as tmp:
-        before = Path(tmp) / "before"
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(before),
-                        args.ref], check=True, capture_output=True)  # fmt: skip
-        try:
-            rates: dict[str, list[float]] = {"before": [], "after": []}
-            trees = {"before": before, "after": ROOT}
-            for rep in range(args.reps):
-                for name in ("before", "after") if rep % 2 == 0 else ("after", "before"):
-                    rates[name].append(run(trees[name], args))
-                    print(f"rep {rep}: {name:<6} {rates[name][-1]:8.0f} steps/s", flush=True)
-        finally:
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
-                            str(before)], check=False, capture_output=True)  # fmt: skip
+    with reference_tree(args.ref) as before:
+        rates: dict[str, list[float]] = {"before": [], "after": []}
+        trees = {"before": before, "after": ROOT}
+        for rep in range(args.reps):
+            for name in ("before", "after") if rep % 2 == 0 else ("after", "before"):
+                rates[name].append(run(trees[name], args))
+                print(f"rep {rep}: {name:<6} {rates[name][-1]:8.0f} steps/s", flush=True)
     medians = {name: statistics.median(values) for name, values in rates.items()}
     print(f"\n{args.agent} {args.env}, median of {args.reps} runs of {args.steps:,} steps:")
     print(f"  before ({args.ref}): {medians['before']:8.0f} steps/s")
