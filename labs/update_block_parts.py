@@ -84,7 +84,8 @@ def build(name: str, folder: str):
 def instrument(agent, trainer, clock: Clock) -> None:
     """Wrap the parts (instance attributes shadow the methods the loop calls)."""
     learner = agent.learner
-    convert = "tensors" if hasattr(learner, "tensors") else "_tensors"
+    names = ("tensors", "_block_tensors", "_tensors")  # DQN; DDPG now; DDPG before
+    convert = next(name for name in names if hasattr(learner, name))
     call = "train_block" if hasattr(learner, "train_block") else "_train_block"
     setattr(learner, convert, clock.wrap("convert to tensors", getattr(learner, convert)))
     setattr(learner, call, clock.wrap("compiled call", getattr(learner, call)))
@@ -126,12 +127,58 @@ def profile(name: str, steps: int) -> tuple[dict[str, float], dict[str, float], 
     return block, acting, blocks
 
 
+def call_paths(calls: int) -> dict[str, float]:
+    """Microseconds per call (medians, the variants alternating in one process) of the ways
+    into TensorFlow a block takes, at CartPole scale: a DQN block of one update called as a
+    ``tf.function``, as its concrete function, and through :class:`~rlkit.learn.compiled.
+    CompiledFunction` (the traced graph with the flat tensors); a ``[1, 128, 12]`` minibatch
+    converted by ``tf.convert_to_tensor`` and by :func:`~rlkit.learn.compiled.fresh_tensor`
+    (this tree only)."""
+    import numpy as np
+
+    from rlkit.learn.compiled import fresh_tensor
+
+    with tempfile.TemporaryDirectory() as folder:
+        agent, trainer = build("cartpole", folder)
+        trainer.run(SETTINGS["cartpole"]["warm"])
+        trainer.close()
+    block = agent.learner.train_block
+    tensors = agent.learner.tensors(agent.replay.sample(128, 1))
+    block(*tensors)
+    (concrete,) = block._concrete.values()
+    array = np.zeros((1, 128, 12), np.float32)
+    tf = __import__("tensorflow")
+    ways = {
+        "tf.function call": lambda: block.function(*tensors),
+        "concrete function call": lambda: concrete(*tensors),
+        "CompiledFunction call (flat graph)": lambda: block(*tensors),
+        "tf.convert_to_tensor": lambda: tf.convert_to_tensor(array),
+        "fresh_tensor": lambda: fresh_tensor(array),
+    }
+    times: dict[str, list[float]] = {name: [] for name in ways}
+    for _ in range(calls):
+        for name, fn in ways.items():
+            start = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - start)
+    return {name: 1e6 * statistics.median(t) for name, t in times.items()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=3000, help="loop steps timed per setting")
     parser.add_argument("--settings", default="cartpole,minatar,pendulum")
+    parser.add_argument(
+        "--call-paths",
+        type=int,
+        default=0,
+        help="also time the ways into TensorFlow, this many calls each",
+    )
     args = parser.parse_args()
-    for name in args.settings.split(","):
+    if args.call_paths:
+        for name, us in call_paths(args.call_paths).items():
+            print(f"  {name:<36} {us:8.1f} us")
+    for name in filter(None, args.settings.split(",")):
         block, step, blocks = profile(name, args.steps)
         print(f"\n{name}: {blocks} blocks in {args.steps} loop steps (ms, medians)")
         for key, ms in block.items():
