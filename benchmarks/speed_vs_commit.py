@@ -15,6 +15,7 @@ import argparse
 import contextlib
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -34,6 +35,23 @@ def steps_per_second(tree: Path, agent: str, env_id: str, steps: int, extra: lis
                      core: int | None = None) -> float:  # fmt: skip
     """summary.json's steps/s of ``rlkit train AGENT --env ENV_ID --steps STEPS EXTRA...``
     run from ``tree`` in a fresh process (pinned to CPU ``core`` when given)."""
+    return train_run(tree, agent, env_id, steps, extra, core)[0]
+
+
+def train_run(tree: Path, agent: str, env_id: str, steps: int, extra: list[str],
+              core: int | None = None) -> tuple[float, float]:  # fmt: skip
+    """:func:`steps_per_second`, and the CPU seconds (user + system) the whole process took,
+    startup included: on a loaded machine the work done, where wall-clock time is mostly
+    waiting for a core."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    rate = _train(tree, agent, env_id, steps, extra, core)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return rate, cpu
+
+
+def _train(tree: Path, agent: str, env_id: str, steps: int, extra: list[str],
+           core: int | None) -> float:  # fmt: skip
     with tempfile.TemporaryDirectory() as out:
         command = [sys.executable, "-m", "cli.main", "train", agent, "--env", env_id,
                    "--steps", str(steps), "--quiet", "--eval-every", "0", "--out", out,
@@ -74,16 +92,25 @@ def main() -> None:
         parser.error("--steps and --reps must be positive")
     with reference_tree(args.ref) as before:
         rates: dict[str, list[float]] = {"before": [], "after": []}
+        cpus: dict[str, list[float]] = {"before": [], "after": []}
         trees = {"before": before, "after": ROOT}
         for rep in range(args.reps):
             for name in ("before", "after") if rep % 2 == 0 else ("after", "before"):
-                rates[name].append(run(trees[name], args))
-                print(f"rep {rep}: {name:<6} {rates[name][-1]:8.0f} steps/s", flush=True)
+                rate, cpu = train_run(trees[name], args.agent, args.env, args.steps, args.extra,
+                                      args.core)  # fmt: skip
+                rates[name].append(rate)
+                cpus[name].append(cpu)
+                print(f"rep {rep}: {name:<6} {rate:8.0f} steps/s, {cpu:7.2f} CPU s", flush=True)
     medians = {name: statistics.median(values) for name, values in rates.items()}
+    cpu_s = {name: statistics.median(values) for name, values in cpus.items()}
     print(f"\n{args.agent} {args.env}, median of {args.reps} runs of {args.steps:,} steps:")
-    print(f"  before ({args.ref}): {medians['before']:8.0f} steps/s")
-    print(f"  after (this tree): {medians['after']:8.0f} steps/s")
-    print(f"  ratio after/before: {medians['after'] / medians['before']:.3f}")
+    print(f"  before ({args.ref}): {medians['before']:8.0f} steps/s, {cpu_s['before']:7.2f} CPU s")
+    print(f"  after (this tree): {medians['after']:8.0f} steps/s, {cpu_s['after']:7.2f} CPU s")
+    print(
+        f"  ratio after/before: {medians['after'] / medians['before']:.3f} (steps/s); "
+        f"before/after {cpu_s['before'] / cpu_s['after']:.3f} (CPU seconds of the process, "
+        "startup included: the work, where a loaded machine makes wall-clock swing)"
+    )
 
 
 if __name__ == "__main__":

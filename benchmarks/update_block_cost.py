@@ -16,8 +16,11 @@ as :mod:`benchmarks.speed_vs_commit` runs them), steps/s from summary.json:
   1,000 steps (``greedy``: acting greedy 90% of the time, as in the rest of a 1M-step run).
 - **pendulum**: DDPG on Pendulum-v1 (its preset) updating after every step.
 
-Printed: each run's steps/s, the medians per tree and their ratio (this tree / the
-reference), and for cartpole ``F`` and ``u`` per tree.
+Printed: each run's steps/s and the CPU seconds its process took, the medians per tree
+and their ratio (the speed-up of this tree over the reference), and for cartpole ``F`` and
+``u`` per tree, from the steps/s and from the CPU seconds. On a loaded machine the
+wall-clock figures swing with the other work (a run mostly waits for a core); the CPU
+seconds are the work itself (startup included, which the slope ``F`` cancels).
 
     python -m benchmarks.update_block_cost --ref 488374f
     python -m benchmarks.update_block_cost --ref 488374f --settings cartpole --reps 3
@@ -28,7 +31,7 @@ from __future__ import annotations
 import argparse
 import statistics
 
-from benchmarks.speed_vs_commit import ROOT, reference_tree, steps_per_second
+from benchmarks.speed_vs_commit import ROOT, reference_tree, train_run
 
 CARTPOLE = [
     "--preset", "none", "--num-envs", "10", "--set", "hidden_sizes=[120,84]",
@@ -101,29 +104,40 @@ def main() -> None:
         else:
             parser.error(f"unknown setting {setting!r}: cartpole, minatar or pendulum")
     rates: dict[tuple[str, str], list[float]] = {}
+    cpus: dict[tuple[str, str], list[float]] = {}
     with reference_tree(args.ref) as before:
         trees = {"before": before, "after": ROOT}
         for rep in range(args.reps):
             for name, (agent, env, steps, extra) in runs.items():
                 order = ("before", "after") if rep % 2 == 0 else ("after", "before")
                 for tree in order:
-                    rate = steps_per_second(trees[tree], agent, env, steps, extra, args.core)
+                    rate, cpu = train_run(trees[tree], agent, env, steps, extra, args.core)
                     rates.setdefault((name, tree), []).append(rate)
-                    print(f"rep {rep}: {name:<24} {tree:<6} {rate:8.0f} steps/s", flush=True)
-    report(runs, rates, args)
-
-
-def report(runs: dict, rates: dict[tuple[str, str], list[float]], args) -> None:
-    medians = {key: statistics.median(values) for key, values in rates.items()}
+                    cpus.setdefault((name, tree), []).append(cpu)
+                    print(f"rep {rep}: {name:<24} {tree:<6} {rate:8.0f} steps/s, "
+                          f"{cpu:7.2f} CPU s", flush=True)  # fmt: skip
     print(f"\nmedians of {args.reps} run(s); before = {args.ref}, after = this tree")
-    print(f"  {'setting':<24} {'before':>9} {'after':>9} {'after/before':>13}")
+    report(runs, rates, args, "steps/s (wall-clock, training only)")
+    report(runs, cpus, args, "CPU seconds of the whole process (startup included)")
+
+
+def report(runs: dict, values: dict[tuple[str, str], list[float]], args, what: str) -> None:
+    """Before, after and their ratio per run; for cartpole ``F`` and ``u`` per tree (from
+    steps/s, or from CPU seconds: their slope against the block count)."""
+    medians = {key: statistics.median(v) for key, v in values.items()}
+    cpu = what.startswith("CPU")
+    print(f"\n{what}")
+    ratio = "before/after" if cpu else "after/before"  # (the speed-up either way)
+    print(f"  {'setting':<24} {'before':>9} {'after':>9} {ratio:>13}")
     for name in runs:
         b, a = medians[(name, "before")], medians[(name, "after")]
-        print(f"  {name:<24} {b:9.0f} {a:9.0f} {a / b:13.2f}")
+        print(f"  {name:<24} {b:9.1f} {a:9.1f} {(b / a if cpu else a / b):13.2f}")
     if any(name.startswith("cartpole") for name in runs):
         for tree in ("before", "after"):
-            f, u = fixed_cost({n: medians[(n, tree)] for n in runs if n.startswith("cartpole")},
-                              args.cartpole_steps)  # fmt: skip
+            cart = {n: medians[(n, tree)] for n in runs if n.startswith("cartpole")}
+            if cpu:  # seconds -> the "rate" fixed_cost takes: steps / seconds
+                cart = {n: args.cartpole_steps / seconds for n, seconds in cart.items()}
+            f, u = fixed_cost(cart, args.cartpole_steps)
             print(f"  cartpole {tree}: fixed cost per block F = {f:.3f} ms; "
                   f"update u = {u:.3f} ms")  # fmt: skip
 
