@@ -265,25 +265,21 @@ class QNetwork:
         return self.model.trainable_variables
 
     def numpy_snapshot(self) -> NumpyMLP:
-        """A numpy copy of the current weights that computes the same ``Q(s, .)`` (MLP only;
-        a noisy network's mean, ``mu``: what it computes without noise)."""
+        """A numpy copy of the current weights computing ``Q(s, .)`` (MLP only; noisy: ``mu``)."""
         if self.convs:
             raise TypeError("a convolutional Q network has no numpy mirror; use policy()")
         return self.mirror([w.numpy() for w in self.mirror_weights()])
 
     def mirror_weights(self) -> list:
-        """The variables the numpy mirror is made of, in :meth:`NumpyMLP.from_arrays`' order
-        (a noisy network's ``mu``); empty for a convolutional network (no mirror)."""
-        if self.convs:
-            return []
+        """The variables of the numpy mirror, in :meth:`NumpyMLP.from_arrays`' order (a noisy
+        network's ``mu``); empty for a convolutional network (no mirror)."""
         layers = (*self.hidden, *self.heads)
-        if self.noisy:
+        if self.noisy and not self.convs:
             return [w for layer in layers for w in (layer.kernel_mu, layer.bias_mu)]
-        return layer_weights(layers)
+        return [] if self.convs else layer_weights(layers)
 
     def mirror(self, arrays: Sequence[np.ndarray]) -> NumpyMLP:
-        """The numpy mirror from arrays of :meth:`mirror_weights` (e.g. as a compiled update
-        returned them: no read of the variables)."""
+        """The numpy mirror from arrays of :meth:`mirror_weights` (as a block returned them)."""
         mirror = NumpyMLP.from_arrays(arrays, num_heads=len(self.heads))
         mirror.per_action = self.per_action
         return mirror
