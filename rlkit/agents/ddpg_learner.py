@@ -34,7 +34,13 @@ from rlkit.agents.learner_terms import LearnerTerms
 from rlkit.agents.parts import Learner
 from rlkit.core.schedules import dqn3_linear
 from rlkit.core.spaces import ObservationFormat
-from rlkit.learn.compiled import CompiledFunction, NestedCompiledFunction
+from rlkit.learn.compiled import (
+    CompiledFunction,
+    NestedCompiledFunction,
+    block_range,
+    pack,
+    unpack,
+)
 from rlkit.learn.gradients import UpdatePipeline, transforms_from_config
 from rlkit.learn.losses import bootstrap_target, smooth_target_action, squared_error
 from rlkit.learn.optimizers import make_optimizer
@@ -107,6 +113,7 @@ class DDPGLearner(Learner):
         self._train_block = compiled(self._train_block_graph, cfg.jit_compile)
         self._update_targets = tf.function(self.targets.update)
         self._actor_weights = None  # the actor's weights as the last block returned them
+        self._zeros: dict[tuple, tf.Tensor] = {}  # DDPG's smoothing "noise", by shape
 
     # -- target networks -------------------------------------------------------------------
     @property
@@ -161,9 +168,14 @@ class DDPGLearner(Learner):
             self.actor_pipeline.optimizer.learning_rate.assign(cfg.actor_learning_rate * scale)
             self.critic_pipeline.optimizer.learning_rate.assign(cfg.critic_learning_rate * scale)
         shape = (*batch.rewards.shape, self.bounds.dim)
-        smoothing = self.terms.smoothing_noise(self.rng, shape, self.bounds.half_range)
+        if self.terms.target_noise == 0:  # DDPG: zeros, drawing nothing; made once a shape
+            smoothing = self._zeros.get(shape)
+            if smoothing is None:
+                smoothing = self._zeros[shape] = tf.zeros(shape)
+        else:
+            smoothing = self.terms.smoothing_noise(self.rng, shape, self.bounds.half_range)
         critic_loss, actor_loss, q, td_errors, self._actor_weights = self._train_block(
-            *self._tensors(batch), smoothing, np.int64(self.num_updates)
+            *self._block_tensors(batch), smoothing, np.int64(self.num_updates)
         )
         updates_before = self.num_updates
         self.num_updates += int(batch.rewards.shape[0])
@@ -198,23 +210,53 @@ class DDPGLearner(Learner):
             tf.convert_to_tensor(batch.weights_or_ones()),
         )
 
-    def _train_block_graph(
-        self, obs, actions, rewards, next_obs, pcont, weights, smoothing, updates_before
-    ):
+    def _block_tensors(self, batch: Batch) -> tuple[tf.Tensor, ...]:
+        """The batch as the compiled block takes it, in as few tensors as it can: the
+        float32 ``[K, B, act_dim + 3]`` of each example's action, reward, discount
+        (``pcont``) and importance weight (:func:`~rlkit.learn.compiled.pack`), after the
+        observations and next observations (vectors: all in one array; a Dict's or Tuple's
+        parts: each a structure of tensors)."""
+        fields = [batch.actions, batch.rewards, batch.discount_or(self.config.gamma),
+                  batch.weights_or_ones()]  # fmt: skip
+        lead = np.shape(batch.rewards)
+        if not self.obs_format.parts:
+            return (pack([batch.obs, batch.next_obs, *fields], lead),)
+        obs = [ddpg_networks.obs_tensors(self.obs_format, o) for o in (batch.obs, batch.next_obs)]
+        return (*obs, pack(fields, lead))
+
+    def _unpack(self, *inputs) -> tuple:
+        """:meth:`_block_tensors` (or :meth:`_tensors`) as ``(obs, actions, rewards, next_obs,
+        pcont, weights)``."""
+        if len(inputs) == 6:
+            return inputs
+        widths = [self.bounds.dim, 0, 0, 0]
+        if len(inputs) == 1:
+            obs_dim = self.obs_format.size
+            obs, next_obs, *fields = unpack(inputs[0], [obs_dim, obs_dim, *widths])
+        else:
+            obs, next_obs = inputs[:2]
+            fields = unpack(inputs[2], widths)
+        actions, rewards, pcont, weights = fields
+        return obs, actions, rewards, next_obs, pcont, weights
+
+    def _train_block_graph(self, *inputs):
         """``K`` updates in one graph; inputs have leading shape ``[K, B]``.
 
-        ``updates_before``: critic updates before this block (int64), which places TD3's delayed
-        actor updates. Returns the block's mean critic loss, actor loss and ``Q(s, a)``,
-        and the actor's weights after the block (for the numpy acting copy: returning
-        them is cheaper than reading the variables again after the call).
+        ``inputs``: :meth:`_block_tensors` (or :meth:`_tensors`), then TD3's smoothing noise
+        ``[K, B, act_dim]`` and ``updates_before``: critic updates before this block
+        (int64), which places TD3's delayed actor updates. Returns the block's mean critic
+        loss, actor loss and ``Q(s, a)``, and the actor's weights after the block (for the
+        numpy acting copy: returning them is cheaper than reading the variables again).
         """
+        *block, smoothing, updates_before = inputs
+        obs, actions, rewards, next_obs, pcont, weights = self._unpack(*block)
         delay = self.terms.policy_delay
         num_updates_in_block = tf.shape(rewards)[0]
         critic_total, q_total = tf.constant(0.0), tf.constant(0.0)
         actor_total, actor_count = tf.constant(0.0), tf.constant(0.0)
         td_errors = tf.TensorArray(tf.float32, size=num_updates_in_block)
         row = ddpg_networks.row  # obs[k]: of each part of a Dict or Tuple observation
-        for k in tf.range(num_updates_in_block):
+        for k in block_range(rewards):
             critic_loss, q, td_error = self._critic_step(
                 row(obs, k), actions[k], rewards[k], row(next_obs, k), pcont[k], weights[k],
                 smoothing[k],

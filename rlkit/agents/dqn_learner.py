@@ -25,23 +25,21 @@ import tensorflow as tf
 from rlkit.agents.dqn_config import anneal_start
 from rlkit.agents.parts import Learner
 from rlkit.agents.value_heads import ScalarHead, ValueHead
-from rlkit.core import seeding
-from rlkit.core.errors import UsageError
 from rlkit.core.schedules import crossed, dqn3_linear
 from rlkit.core.spaces import ObservationFormat
-from rlkit.core.structure import describe
-from rlkit.learn.compiled import CompiledFunction, NestedCompiledFunction
+from rlkit.learn.compiled import (
+    CompiledFunction,
+    NestedCompiledFunction,
+    block_range,
+    fresh_tensor,
+    pack,
+    unpack,
+)
 from rlkit.learn.gradients import UpdatePipeline, transforms_from_config
 from rlkit.learn.optimizers import make_optimizer
 from rlkit.learn.targets import HardCopy, Polyak
 from rlkit.learn.value_losses import ValueLoss
-from rlkit.networks.custom import (
-    KerasQNetwork,
-    build_model,
-    check_output,
-    network_source,
-    twin,
-)
+from rlkit.networks.custom import KerasQNetwork, custom_networks, refuse_builtin_network
 from rlkit.networks.q_network import QNetwork
 from rlkit.replay.memory import Batch
 
@@ -104,11 +102,15 @@ class DQNLearner(Learner):
         self.r_max = float(cfg.r_max)  # the running maximum with r_max_running
         self.r_max_variable = tf.Variable(self.r_max, trainable=False, name="r_max")
         compiled = NestedCompiledFunction if obs_format.parts else CompiledFunction
+        # float32 vector observations travel with the rest of a minibatch in one array
+        self._one_array = (not obs_format.parts and len(obs_format.shape) == 1
+                           and np.dtype(obs_format.dtype) == np.float32)  # fmt: skip
         self.train_block = compiled(self._train_block_graph, cfg.jit_compile)
         self.hard_copy = HardCopy(self.q.variables, self.q_target.variables)
         self.polyak = Polyak(self.q.variables, self.q_target.variables, cfg.target_tau)
         self._sync_target_graph = tf.function(self.hard_copy.update)
         self.hard_copy.update()
+        self._mirror: list | None = None  # acting's numpy weights, as the last block returned them
 
     def build_networks(
         self, observation_space, action_space, seed: int, q_network: Any
@@ -144,8 +146,15 @@ class DQNLearner(Learner):
 
     def policy(self) -> Callable[[Any], np.ndarray]:
         """``obs [*shape] -> Q [A]`` or ``[N, *shape] -> [N, A]`` of the online network: a
-        numpy copy of an MLP (taken now), else one compiled call reading the live weights."""
+        numpy copy of an MLP (of the weights the last block returned: cheaper than reading
+        the variables again; else taken now), or one compiled call reading the live weights."""
+        if self._mirror:
+            weights, self._mirror = self._mirror, None
+            return self.head.acting(self.q.mirror([w.numpy() for w in weights]))
         return self.head.acting(self.q.policy())
+
+    def weights_changed(self) -> None:
+        self._mirror = None  # (the last block's weights are no longer the network's)
 
     def exploring_policy(self) -> Callable[[Any], np.ndarray] | None:
         """A noisy network's online values with fresh noise on every call (None without)."""
@@ -180,10 +189,11 @@ class DQNLearner(Learner):
             self.pipeline.optimizer.learning_rate.assign(self.learning_rate(step))
         if self.config.r_max_running:
             self.r_max_variable.assign(self.r_max)
-        loss, q, abs_delta, td_errors = self.train_block(*self.tensors(batch))
+        totals, td_errors, self._mirror = self.train_block(*self.tensors(batch))
         self.num_updates += int(batch.rewards.shape[0])
         self._target_stale = True
-        return {"loss": float(loss), "q": float(q), "abs_delta": float(abs_delta)}, td_errors
+        loss, q, abs_delta = totals.numpy().tolist()  # one read of the three float32 means
+        return {"loss": loss, "q": q, "abs_delta": abs_delta}, td_errors
 
     def after_blocks(self, before: int, now: int) -> None:
         """DQN3.0's hard target copy each time the step count passes a multiple of
@@ -198,20 +208,37 @@ class DQNLearner(Learner):
         self._target_stale = False
 
     def tensors(self, batch: Batch) -> tuple:
-        """``batch`` as :attr:`train_block` takes it: ``(obs, actions, rewards, next_obs,
-        pcont, weights)`` tensors (observations: an array, or a dict or tuple of them)."""
-        return (
-            tf.nest.map_structure(tf.convert_to_tensor, batch.obs),
-            tf.convert_to_tensor(batch.actions, tf.int32),
-            tf.convert_to_tensor(batch.rewards),
-            tf.nest.map_structure(tf.convert_to_tensor, batch.next_obs),
-            tf.convert_to_tensor(batch.discount_or(self.config.gamma)),
-            tf.convert_to_tensor(batch.weights_or_ones()),
-        )
+        """``batch`` as :attr:`train_block` takes it, in as few tensors as it can: the
+        float32 ``[K, B, 4]`` of each example's action, reward, discount (``pcont``) and
+        importance weight (:func:`~rlkit.learn.compiled.pack`), after the observations and
+        next observations (float32 vectors: all in one ``[K, B, 2 * D + 4]``; else each an
+        array, or a dict or tuple of them). :meth:`unpack` gives them back as ``(obs,
+        actions, rewards, next_obs, pcont, weights)``."""
+        fields = [batch.actions, batch.rewards, batch.discount_or(self.config.gamma),
+                  batch.weights_or_ones()]  # fmt: skip
+        lead = np.shape(batch.rewards)
+        if self._one_array:
+            return (pack([batch.obs, batch.next_obs, *fields], lead),)
+        return (*(_tensors(o) for o in (batch.obs, batch.next_obs)), pack(fields, lead))
 
-    def _train_block_graph(self, obs, actions, rewards, next_obs, pcont, weights):
-        """``K`` updates in one graph; inputs have leading shape ``[K, B]``. Returns the
-        block's mean loss, ``Q(s, a)`` and ``|delta|``, and the TD errors ``[K, B]``."""
+    def unpack(self, *inputs) -> tuple:
+        """What :meth:`tensors` gave, as ``(obs, actions, rewards, next_obs, pcont, weights)``
+        (inside the compiled block, or eagerly)."""
+        if len(inputs) == 1:
+            width = self.obs_format.shape[0]
+            obs, next_obs, actions, *rest = unpack(inputs[0], [width, width, 0, 0, 0, 0])
+        else:
+            obs, next_obs = inputs[:2]
+            actions, *rest = unpack(inputs[2], [0, 0, 0, 0])
+        rewards, pcont, weights = rest
+        return obs, tf.cast(actions, tf.int32), rewards, next_obs, pcont, weights
+
+    def _train_block_graph(self, *inputs):
+        """``K`` updates in one graph; inputs (:meth:`tensors`) have leading shape ``[K, B]``.
+        Returns the block's mean loss, ``Q(s, a)`` and ``|delta|`` (``[3]``), the TD errors
+        ``[K, B]`` and the weights of acting's numpy mirror after the block (empty without
+        one: returning them is cheaper than reading the variables after the call)."""
+        obs, actions, rewards, next_obs, pcont, weights = self.unpack(*inputs)
         num_updates_in_block = tf.shape(rewards)[0]
         totals = tf.zeros([3])
         td_errors = tf.TensorArray(tf.float32, size=num_updates_in_block)
@@ -227,7 +254,7 @@ class DQNLearner(Learner):
             all_next_q_target = tf.reshape(
                 self._target_values(flat), [num_updates_in_block, -1, self.num_outputs]
             )
-        for k in tf.range(num_updates_in_block):
+        for k in block_range(rewards):
             step_metrics, td_error = self._update_step(
                 tf.nest.map_structure(lambda t: t[k], obs),  # noqa: B023 (called right here)
                 actions[k],
@@ -240,7 +267,7 @@ class DQNLearner(Learner):
             totals += tf.stack(step_metrics)
             td_errors = td_errors.write(k, td_error)
         totals /= tf.cast(num_updates_in_block, tf.float32)
-        return totals[0], totals[1], totals[2], td_errors.stack()
+        return totals, td_errors.stack(), [tf.identity(w) for w in self.q.mirror_weights()]
 
     def _update_step(self, obs, actions, rewards, next_obs, pcont, weights, next_q_target=None):
         grads, metrics, td_error = self._gradients(
@@ -307,7 +334,7 @@ class DQNLearner(Learner):
         """The loss's TD errors for ``batch`` (``[B]``; DQN3.0's unclipped ``delta``),
         without updating anything."""
         cfg = self.config
-        obs, actions, rewards, next_obs, pcont, _ = self.tensors(batch)
+        obs, actions, rewards, next_obs, pcont, _ = self.unpack(*self.tensors(batch))
         r_max = self._r_max_in_graph()
         if r_max is not None:
             rewards = rewards / r_max
@@ -319,7 +346,7 @@ class DQNLearner(Learner):
     def gradients(self, batch: Batch) -> list[tf.Tensor]:
         """The processed gradients one update would apply for ``batch`` (``[B]``), unapplied:
         one per online variable, in its shape."""
-        grads, _, _ = self._gradients(*self.tensors(batch))
+        grads, _, _ = self._gradients(*self.unpack(*self.tensors(batch)))
         return grads
 
     # -- persistence -------------------------------------------------------------------------
@@ -339,30 +366,9 @@ class DQNLearner(Learner):
         self.r_max = float(extra.get("r_max", self.config.r_max))
 
 
-def custom_networks(
-    named: str,
-    given: Any,
-    spaces: tuple[Any, Any],
-    obs_format: ObservationFormat,
-    seed: int,
-    num_outputs: int,
-) -> tuple[KerasQNetwork, KerasQNetwork]:
-    """The user's Q-network (``[B, ...] -> [B, num_outputs]``: ``A`` Q-values, or ``A * N``
-    for a distributional head) and its target twin (same architecture, copied weights);
-    ``spaces``: (observation space, action space)."""
-    source = network_source("q_network", named, given)
-    model = build_model(source, *spaces, "q_network", seeding.network_seed(seed, "q"))
-    sample = check_output(model, obs_format, (num_outputs,), "q_network")
-    target = twin(model, source, *spaces, "q_network")
-    check_output(target, obs_format, (num_outputs,), "q_network")
-    parts = obs_format.parts
-    return KerasQNetwork(model, sample, parts), KerasQNetwork(target, sample, parts)
-
-
-def refuse_builtin_network(obs_format: ObservationFormat) -> None:
-    """UsageError: rlkit's own networks take vectors, images or one-hot observations."""
-    raise UsageError(
-        f"dqn's built-in networks cannot take a {describe(obs_format.kind, obs_format.parts)} "
-        "observation: pass a network of your own that takes it, DQN(..., q_network=build) in "
-        "Python or --set q_network=module:function on the command line"
-    )
+def _tensors(obs):
+    """Observations as tensors: an array gathered for this block (never written again), or
+    a dict or tuple of them."""
+    if isinstance(obs, np.ndarray):
+        return fresh_tensor(obs)
+    return tf.nest.map_structure(tf.convert_to_tensor, obs)

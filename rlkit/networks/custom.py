@@ -21,10 +21,12 @@ from typing import Any
 import keras
 import numpy as np
 
+from rlkit.core import seeding
 from rlkit.core.errors import UsageError
 from rlkit.core.spaces import ObservationFormat
+from rlkit.core.structure import describe
 from rlkit.learn.compiled import CompiledFunction
-from rlkit.networks.builders import NumpyMLP
+from rlkit.networks.builders import NumpyMLP, layer_weights
 from rlkit.networks.structured import (
     critic_sample,
     first_line,
@@ -212,6 +214,14 @@ class KerasQNetwork(UserNetwork):
         self.obs_rank = 0 if parts else sample.ndim - 1
         self._compiled: Callable | None = None
 
+    def mirror_weights(self) -> list:
+        """The Dense stack's ``[kernel_0, bias_0, ...]`` (empty: no numpy mirror)."""
+        return [] if self.layers is None else layer_weights(self.layers)
+
+    def mirror(self, arrays) -> NumpyMLP:
+        """The numpy mirror from arrays of :meth:`mirror_weights`."""
+        return NumpyMLP.from_arrays(list(arrays))
+
     def policy(self) -> Callable[[np.ndarray], np.ndarray]:
         """``obs -> Q(s, .)``: a numpy copy of a Dense stack (re-take it after each update),
         else one compiled call per batch."""
@@ -340,3 +350,32 @@ def make_critics(source: Any, spaces: tuple, obs_format: ObservationFormat, act_
         squeeze = check_critic(model, obs_format, act_dim, "critic")
         critics.append(KerasCritic(model, squeeze, bool(obs_format.parts)))
     return critics
+
+
+def custom_networks(
+    named: str,
+    given: Any,
+    spaces: tuple[Any, Any],
+    obs_format: ObservationFormat,
+    seed: int,
+    num_outputs: int,
+) -> tuple[KerasQNetwork, KerasQNetwork]:
+    """The user's Q-network (``[B, ...] -> [B, num_outputs]``: ``A`` Q-values, or ``A * N``
+    for a distributional head) and its target twin (same architecture, copied weights);
+    ``spaces``: (observation space, action space)."""
+    source = network_source("q_network", named, given)
+    model = build_model(source, *spaces, "q_network", seeding.network_seed(seed, "q"))
+    sample = check_output(model, obs_format, (num_outputs,), "q_network")
+    target = twin(model, source, *spaces, "q_network")
+    check_output(target, obs_format, (num_outputs,), "q_network")
+    parts = obs_format.parts
+    return KerasQNetwork(model, sample, parts), KerasQNetwork(target, sample, parts)
+
+
+def refuse_builtin_network(obs_format: ObservationFormat) -> None:
+    """UsageError: rlkit's own networks take vectors, images or one-hot observations."""
+    raise UsageError(
+        f"dqn's built-in networks cannot take a {describe(obs_format.kind, obs_format.parts)} "
+        "observation: pass a network of your own that takes it, DQN(..., q_network=build) in "
+        "Python or --set q_network=module:function on the command line"
+    )

@@ -10,7 +10,14 @@ import keras
 import numpy as np
 
 from rlkit.core.spaces import ObservationFormat
-from rlkit.networks.builders import NumpyMLP, apply_layers, dense, mlp_layers, torso
+from rlkit.networks.builders import (
+    NumpyMLP,
+    apply_layers,
+    dense,
+    layer_weights,
+    mlp_layers,
+    torso,
+)
 from rlkit.networks.noisy import noise_variables, noisy_layers
 
 
@@ -81,17 +88,24 @@ class QNetwork:
         return self.model.trainable_variables
 
     def numpy_snapshot(self) -> NumpyMLP:
-        """A numpy copy of the current weights that computes the same ``Q(s, .)`` (MLP only;
-        a noisy network's mean, ``mu``: what it computes without noise)."""
+        """A numpy copy of the current weights computing ``Q(s, .)`` (MLP only; noisy: ``mu``)."""
         if self.convs:
             raise TypeError("a convolutional Q network has no numpy mirror; use policy()")
-        if self.noisy:
-            layers = (*self.hidden, *self.heads)
-            arrays = [w.numpy() for layer in layers for w in (layer.kernel_mu, layer.bias_mu)]
-            mirror = NumpyMLP.from_arrays(arrays, num_heads=len(self.heads))
-            mirror.per_action = self.per_action
-            return mirror
-        return NumpyMLP.from_layers(self.hidden, self.heads, per_action=self.per_action)
+        return self.mirror([w.numpy() for w in self.mirror_weights()])
+
+    def mirror_weights(self) -> list:
+        """The variables of the numpy mirror, in :meth:`NumpyMLP.from_arrays`' order (a noisy
+        network's ``mu``); empty for a convolutional network (no mirror)."""
+        layers = (*self.hidden, *self.heads)
+        if self.noisy and not self.convs:
+            return [w for layer in layers for w in (layer.kernel_mu, layer.bias_mu)]
+        return [] if self.convs else layer_weights(layers)
+
+    def mirror(self, arrays: Sequence[np.ndarray]) -> NumpyMLP:
+        """The numpy mirror from arrays of :meth:`mirror_weights` (as a block returned them)."""
+        mirror = NumpyMLP.from_arrays(arrays, num_heads=len(self.heads))
+        mirror.per_action = self.per_action
+        return mirror
 
     @property
     def noise_variables(self) -> list:
