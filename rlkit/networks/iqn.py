@@ -80,6 +80,11 @@ class IQNNetwork:
     def variables(self) -> list:
         return self.model.trainable_variables
 
+    def mirror_weights(self) -> list:
+        """Empty: IQN has no numpy mirror (acting samples fractions through a compiled call),
+        so an update block returns no weights for one."""
+        return []
+
     def values(self, obs, taus: tf.Tensor, training: bool = False) -> tf.Tensor:
         """``Z`` at ``taus``: ``[B, N, A]``."""
         return self.model([obs, taus], training=training)

@@ -75,7 +75,7 @@ def test_iqn_loss_by_hand_on_a_tiny_network(double_dqn):
     taus, tau_primes, tau_k = [0.1, 0.3], [0.2, 0.4, 0.05], [0.1, 0.2]
     fractions = tuple(tf.constant([t], tf.float32) for t in (taus, tau_primes, tau_k))
     batch = batch_of([1.0], [0], [1.0], [2.0], [0.0])
-    obs, actions, rewards, next_obs, pcont, _ = agent.learner.tensors(batch)
+    obs, actions, rewards, next_obs, pcont, _ = agent.learner.unpack(*agent.learner.tensors(batch))
     out = agent.learner.per_example_loss(obs, actions, rewards, next_obs, pcont, fractions)
     # the target net prefers action 1 at x' = 2, the online net action 0 (Double DQN's)
     chooser = online if double_dqn else target
