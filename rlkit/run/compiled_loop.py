@@ -39,6 +39,7 @@ from rlkit.run.hooks.checkpointing import CheckpointHook
 from rlkit.run.hooks.evaluation import EvaluationHook
 from rlkit.run.hooks.metrics import MetricsHook
 from rlkit.run.life import Run, TrainingDiverged
+from rlkit.run.loop import run_session
 from rlkit.run.state import LoopState, TrainHistory
 
 #: the most environment steps one chunk runs (the progress line and a stop request wait
@@ -157,35 +158,10 @@ class CompiledTrainer:
         if total_steps <= 0:
             raise ValueError(f"steps must be > 0, got {total_steps}")
         self.compile()
-        agent, state, history, loop = self.agent, self.state, self.history, self.context
-        self._active = [*self.hooks, *hooks]
-        start, start_step = time.perf_counter(), agent.num_steps
-        try:
-            for hook in self._active:
-                hook.on_start(loop)
-            try:
-                while agent.num_steps < total_steps:
-                    if self._stop.is_set():
-                        history.interrupted = True
-                        break
-                    if max_episodes is not None and state.episodes >= max_episodes:
-                        break
-                    before = agent.num_steps
-                    info = self._chunk(self._chunk_length(total_steps), max_episodes)
-                    history.steps = agent.num_steps
-                    history.seconds = time.perf_counter() - start
-                    history.steps_this_session = agent.num_steps - start_step
-                    if any(hook.on_step(loop, before, info) is False for hook in self._active):
-                        break
-            finally:
-                history.steps = agent.num_steps
-                history.seconds = time.perf_counter() - start
-                history.steps_this_session = agent.num_steps - start_step
-            for hook in self._active:
-                hook.on_end(loop)
-        finally:
-            self._active = self.hooks
-        return history
+        return run_session(
+            self, total_steps, max_episodes, hooks,
+            lambda: self._chunk(self._chunk_length(total_steps), max_episodes),
+        )  # fmt: skip
 
     def _chunk_length(self, total_steps: int) -> int:
         """Vector steps to the next stop: the step limit, the next evaluation or checkpoint

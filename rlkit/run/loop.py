@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -172,39 +172,11 @@ class Trainer:
             raise ValueError(f"steps must be > 0, got {total_steps}")
         if max_episodes is not None and max_episodes <= 0:
             raise ValueError(f"max_episodes must be > 0, got {max_episodes}")
-        agent, state, history, loop = self.agent, self.state, self.history, self.context
         if self.owner is not None:
             self.owner.begin(total_steps, max_episodes)
         if self.obs is None:
             self.start_episodes(self.streams.reset(self.seed))
-        self._active = [*self.hooks, *hooks]
-        start, start_step = time.perf_counter(), agent.num_steps
-        try:
-            for hook in self._active:
-                hook.on_start(loop)
-            try:
-                while agent.num_steps < total_steps:
-                    if self._stop.is_set():
-                        history.interrupted = True
-                        break
-                    if max_episodes is not None and state.episodes >= max_episodes:
-                        break
-                    before = agent.num_steps
-                    info = self._step()
-                    history.steps = agent.num_steps
-                    history.seconds = time.perf_counter() - start
-                    history.steps_this_session = agent.num_steps - start_step
-                    if any(hook.on_step(loop, before, info) is False for hook in self._active):
-                        break
-            finally:
-                history.steps = agent.num_steps
-                history.seconds = time.perf_counter() - start
-                history.steps_this_session = agent.num_steps - start_step
-            for hook in self._active:
-                hook.on_end(loop)
-        finally:
-            self._active = self.hooks
-        return history
+        return run_session(self, total_steps, max_episodes, hooks, self._step)
 
     # -- one step ----------------------------------------------------------------------------
     def start_episodes(self, obs) -> None:
@@ -283,6 +255,50 @@ class Trainer:
             self.logger.close()
         else:
             self.owner.close()
+
+
+def run_session(
+    loop: Any,
+    total_steps: int,
+    max_episodes: int | None,
+    hooks: Iterable[Hook],
+    advance: Callable[[], dict[str, Any]],
+) -> TrainHistory:
+    """What a session of either loop (this Trainer's, the compiled loop's) does around its
+    steps: the hooks' ``on_start``; ``advance()`` (one step, or one chunk, returning its
+    ``info``) until the agent's step count reaches ``total_steps``, ``max_episodes``
+    episodes ended or a stop is requested (``history.interrupted``), each followed by the
+    hooks' ``on_step`` (False stops); then ``on_end``. ``hooks``: this session's own, after
+    the loop's. The history's step counts and times are kept as it goes."""
+    agent, state, history, context = loop.agent, loop.state, loop.history, loop.context
+    loop._active = [*loop.hooks, *hooks]
+    start, start_step = time.perf_counter(), agent.num_steps
+    try:
+        for hook in loop._active:
+            hook.on_start(context)
+        try:
+            while agent.num_steps < total_steps:
+                if loop.stop_requested():
+                    history.interrupted = True
+                    break
+                if max_episodes is not None and state.episodes >= max_episodes:
+                    break
+                before = agent.num_steps
+                info = advance()
+                history.steps = agent.num_steps
+                history.seconds = time.perf_counter() - start
+                history.steps_this_session = agent.num_steps - start_step
+                if any(hook.on_step(context, before, info) is False for hook in loop._active):
+                    break
+        finally:
+            history.steps = agent.num_steps
+            history.seconds = time.perf_counter() - start
+            history.steps_this_session = agent.num_steps - start_step
+        for hook in loop._active:
+            hook.on_end(context)
+    finally:
+        loop._active = loop.hooks
+    return history
 
 
 def train(
