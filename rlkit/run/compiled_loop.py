@@ -19,7 +19,6 @@ continues the same run, step for step as if it had not stopped.
 
 from __future__ import annotations
 
-import math
 import threading
 import time
 from collections.abc import Iterable
@@ -38,8 +37,8 @@ from rlkit.run.hooks.base import Hook, LoopContext
 from rlkit.run.hooks.checkpointing import CheckpointHook
 from rlkit.run.hooks.evaluation import EvaluationHook
 from rlkit.run.hooks.metrics import MetricsHook
-from rlkit.run.life import Run, TrainingDiverged
-from rlkit.run.loop import run_session
+from rlkit.run.life import Run
+from rlkit.run.loop import record_update, run_session
 from rlkit.run.state import LoopState, TrainHistory
 
 #: the most environment steps one chunk runs (the progress line and a stop request wait
@@ -192,16 +191,7 @@ class CompiledTrainer:
     def _record_update(self, out: ChunkOutput, info: dict[str, Any]) -> None:
         names, sums = self.program.metric_names, out.metric_sums
         metrics = {name: float(x) / out.updates for name, x in zip(names, sums, strict=True)}
-        bad = [k for k, v in metrics.items() if not math.isfinite(v)]
-        if bad:
-            raise TrainingDiverged(
-                f"{bad[0]} became {metrics[bad[0]]} by step {self.step}; "
-                "try a lower learning_rate or a gradient clip (max_grad_norm)"
-            )
-        self.history.updates.append((self.step, metrics))
-        info["metrics"] = metrics
-        for hook in self._active:
-            hook.on_update(self.context, metrics)
+        record_update(self, metrics, info, when="by")
 
     def _record_episodes(self, out: ChunkOutput, before: int, info: dict[str, Any]) -> None:
         """Each episode that ended, in the Python loop's order (by step, then copy), logged

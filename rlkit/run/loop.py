@@ -208,18 +208,8 @@ class Trainer:
         return info
 
     def _record_update(self, metrics, info: dict[str, Any]) -> None:
-        if metrics is None:
-            return
-        bad = [k for k, v in metrics.items() if not math.isfinite(v)]
-        if bad:
-            raise TrainingDiverged(
-                f"{bad[0]} became {metrics[bad[0]]} at step {self.step}; "
-                "try a lower learning_rate or a gradient clip (max_grad_norm)"
-            )
-        self.history.updates.append((self.step, metrics))
-        info["metrics"] = metrics
-        for hook in self._active:
-            hook.on_update(self.context, metrics)
+        if metrics is not None:
+            record_update(self, metrics, info)
 
     def _record_episode(self, ret: float, length: int, info: dict[str, Any]) -> None:
         self.state.episodes += 1
@@ -255,6 +245,24 @@ class Trainer:
             self.logger.close()
         else:
             self.owner.close()
+
+
+def record_update(
+    loop: Any, metrics: dict[str, float], info: dict[str, Any], when: str = "at"
+) -> None:
+    """An update's (or a chunk's mean) ``metrics`` into the history, ``info`` and the hooks'
+    ``on_update``; TrainingDiverged when one is not finite (``when``: "at" a step, or "by"
+    it for a chunk)."""
+    bad = [k for k, v in metrics.items() if not math.isfinite(v)]
+    if bad:
+        raise TrainingDiverged(
+            f"{bad[0]} became {metrics[bad[0]]} {when} step {loop.step}; "
+            "try a lower learning_rate or a gradient clip (max_grad_norm)"
+        )
+    loop.history.updates.append((loop.step, metrics))
+    info["metrics"] = metrics
+    for hook in loop._active:
+        hook.on_update(loop.context, metrics)
 
 
 def run_session(
