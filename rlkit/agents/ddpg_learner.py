@@ -257,7 +257,7 @@ class DDPGLearner(Learner):
         td_errors = tf.TensorArray(tf.float32, size=num_updates_in_block)
         row = ddpg_networks.row  # obs[k]: of each part of a Dict or Tuple observation
         for k in block_range(rewards):
-            critic_loss, q, td_error = self._critic_step(
+            critic_loss, q, td_error = self.critic_step(
                 row(obs, k), actions[k], rewards[k], row(next_obs, k), pcont[k], weights[k],
                 smoothing[k],
             )  # fmt: skip
@@ -267,11 +267,11 @@ class DDPGLearner(Learner):
             if delay > 1:
                 due = (updates_before + tf.cast(k, tf.int64) + 1) % delay == 0
                 actor_loss = tf.cond(
-                    due, lambda k=k: self._actor_step(row(obs, k)), lambda: tf.constant(0.0)
+                    due, lambda k=k: self.actor_step(row(obs, k)), lambda: tf.constant(0.0)
                 )
                 actor_count += tf.cast(due, tf.float32)
             else:
-                actor_loss = self._actor_step(row(obs, k))
+                actor_loss = self.actor_step(row(obs, k))
                 actor_count += 1.0
             actor_total += actor_loss
         n = tf.cast(num_updates_in_block, tf.float32)
@@ -284,14 +284,24 @@ class DDPGLearner(Learner):
             actor_weights,
         )
 
-    def _critic_step(self, obs, actions, rewards, next_obs, pcont, weights, smoothing):
+    def critic_step(self, obs, actions, rewards, next_obs, pcont, weights, smoothing):
+        """One critic update on one minibatch, for use inside a traced graph (the update
+        block's body and the compiled loop's, ``rlkit/run/compiled_ddpg.py``).
+
+        ``obs [B, obs_dim]``, ``actions [B, act_dim]``, ``rewards``/``pcont``/``weights [B]``,
+        ``smoothing [B, act_dim]`` (TD3's target-action noise, zeros without it). Returns the
+        critic loss, mean Q and the first critic's TD errors ``[B]``.
+        """
         with tf.GradientTape() as tape:
             loss, q, td_error = self._critic_loss(obs, actions, rewards, next_obs, pcont,
                                                   weights, smoothing)  # fmt: skip
         self.critic_pipeline.apply(self.critic_pipeline.gradients(tape, loss))
         return loss, q, td_error
 
-    def _actor_step(self, obs):
+    def actor_step(self, obs):
+        """One actor update on ``obs [B, obs_dim]``, then the target networks' moving-average
+        step; returns the actor loss. Traced-graph use, as :meth:`critic_step`; TD3's delay is
+        the caller's."""
         with tf.GradientTape() as tape:
             loss = self._actor_loss(obs)
         self.actor_pipeline.apply(self.actor_pipeline.gradients(tape, loss))

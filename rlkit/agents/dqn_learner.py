@@ -255,7 +255,7 @@ class DQNLearner(Learner):
                 self._target_values(flat), [num_updates_in_block, -1, self.num_outputs]
             )
         for k in block_range(rewards):
-            step_metrics, td_error = self._update_step(
+            step_metrics, td_error = self.update_step(
                 tf.nest.map_structure(lambda t: t[k], obs),  # noqa: B023 (called right here)
                 actions[k],
                 rewards[k],
@@ -269,7 +269,16 @@ class DQNLearner(Learner):
         totals /= tf.cast(num_updates_in_block, tf.float32)
         return totals, td_errors.stack(), [tf.identity(w) for w in self.q.mirror_weights()]
 
-    def _update_step(self, obs, actions, rewards, next_obs, pcont, weights, next_q_target=None):
+    def update_step(self, obs, actions, rewards, next_obs, pcont, weights, next_q_target=None):
+        """One gradient update on one minibatch, for use inside a traced graph: the update
+        block's body, and the compiled training loop's (``rlkit/run/compiled_dqn.py``).
+
+        Tensors ``obs [B, ...]``, ``actions [B]`` int, ``rewards [B]``, ``next_obs [B, ...]``,
+        ``pcont [B]`` (discount times not-terminal), ``weights [B]`` (importance weights;
+        ones for uniform replay). Applies the processed gradients and, with ``target_tau``,
+        the Polyak target step; returns the metrics (loss, mean Q, mean |delta|) and the TD
+        errors ``[B]``. Hard target copies and the update cadence are the caller's.
+        """
         grads, metrics, td_error = self._gradients(
             obs, actions, rewards, next_obs, pcont, weights, next_q_target
         )

@@ -98,16 +98,16 @@ class DDPGProgram(CompiledProgram):
                 )
                 clip = terms.target_noise_clip
                 smoothing = tf.clip_by_value(noise, -clip, clip) * half_range
-            critic_loss, q, _ = learner._critic_step(obs, actions, rewards, next_obs, pcont,
+            critic_loss, q, _ = learner.critic_step(obs, actions, rewards, next_obs, pcont,
                                                      ones, smoothing)  # fmt: skip
             self.updates_done.assign_add(1)
             if delay > 1:
                 due = self.updates_done % delay == 0
                 actor_loss = tf.cond(
-                    due, lambda: learner._actor_step(obs) * delay, lambda: tf.constant(0.0)
+                    due, lambda: learner.actor_step(obs) * delay, lambda: tf.constant(0.0)
                 )
             else:
-                actor_loss = learner._actor_step(obs)
+                actor_loss = learner.actor_step(obs)
             return k + 1, sums + tf.stack([critic_loss, actor_loss, q])
 
         _, sums = tf.while_loop(

@@ -68,7 +68,7 @@ class DQNProgram(CompiledProgram):
                 cfg.batch_size, batch_seed
             )
             pcont = cfg.gamma * (1.0 - terminated)
-            metrics, _ = learner._update_step(obs, actions, rewards, next_obs, pcont, ones)
+            metrics, _ = learner.update_step(obs, actions, rewards, next_obs, pcont, ones)
             return k + 1, sums + tf.stack(metrics)
 
         _, sums = tf.while_loop(

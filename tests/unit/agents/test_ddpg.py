@@ -184,7 +184,7 @@ def test_critic_step_changes_critics_only():
     others = agent.actor.variables + agent.actor_target_variables
     others += agent.critic_target_variables(0) + agent.critic_target_variables(1)
     before, critics_before = values(others), values(agent.critic_pipeline.variables)
-    agent.learner._critic_step(*agent.learner._tensors(batch), tf.zeros((6, 2)))
+    agent.learner.critic_step(*agent.learner._tensors(batch), tf.zeros((6, 2)))
     for a, v in zip(before, others, strict=True):
         np.testing.assert_array_equal(a, v.numpy())
     assert all(
@@ -201,7 +201,7 @@ def test_actor_step_changes_actor_not_critic():
     grads = agent.actor_pipeline.gradients(tape, loss)
     assert len(grads) == len(agent.actor.variables) and all(g is not None for g in grads)
     critic0, actor0 = values(agent.critics[0].variables), values(agent.actor.variables)
-    agent.learner._actor_step(tf.constant(obs))
+    agent.learner.actor_step(tf.constant(obs))
     for a, v in zip(critic0, agent.critics[0].variables, strict=True):
         np.testing.assert_array_equal(a, v.numpy())
     assert all(
@@ -215,7 +215,7 @@ def test_actor_gradient_ascends_q():
     perturb(agent.critics[0].variables, scale=1.0)
     obs = make_batch(n=32).obs
     before = -float(agent.learner.actor_loss(obs))
-    agent.learner._actor_step(tf.constant(obs))
+    agent.learner.actor_step(tf.constant(obs))
     assert -float(agent.learner.actor_loss(obs)) > before
 
 
