@@ -143,7 +143,7 @@ def call_paths(calls: int) -> dict[str, float]:
     ``tf.function``, as its concrete function, and through :class:`~rlkit.learn.compiled.
     CompiledFunction` (the traced graph with the flat tensors); a ``[1, 128, 12]`` minibatch
     converted by ``tf.convert_to_tensor`` and by :func:`~rlkit.learn.compiled.fresh_tensor`
-    (this tree only)."""
+    (this tree only); and TensorFlow's own floor (:func:`tensorflow_floor`)."""
     import numpy as np
 
     from rlkit.learn.compiled import fresh_tensor
@@ -158,7 +158,10 @@ def call_paths(calls: int) -> dict[str, float]:
     (concrete,) = block._concrete.values()
     array = np.zeros((1, 128, 12), np.float32)
     tf = __import__("tensorflow")
+    floor_empty, floor_vars = tensorflow_floor(concrete.variables)
     ways = {
+        "floor: XLA call, no variables": lambda: floor_empty(tensors[0]),
+        "floor: XLA call, the block's variables": lambda: floor_vars(tensors[0]),
         "tf.function call": lambda: block.function(*tensors),
         "concrete function call": lambda: concrete(*tensors),
         "CompiledFunction call (flat graph)": lambda: block(*tensors),
@@ -172,6 +175,28 @@ def call_paths(calls: int) -> dict[str, float]:
             fn()
             times[name].append(time.perf_counter() - start)
     return {name: 1e6 * STAT(t) for name, t in times.items()}
+
+
+def tensorflow_floor(variables) -> tuple[Callable, Callable]:
+    """What TensorFlow itself costs per call, whatever rlkit does: two XLA-compiled
+    functions called as rlkit calls its block (:class:`~rlkit.learn.compiled.
+    CompiledFunction`) on the same minibatch tensor, one with no variables (returns a
+    reduction of its input), one that reads and writes every variable the block captures
+    (adds zero to each: the same resources in and out, next to no arithmetic)."""
+    import tensorflow as tf
+
+    from rlkit.learn.compiled import CompiledFunction
+
+    def empty(batch):
+        return tf.reduce_sum(batch)
+
+    def touch(batch):
+        zero = tf.reduce_sum(batch) * 0.0
+        for v in variables:
+            v.assign_add(tf.cast(tf.fill(tf.shape(v), zero), v.dtype))
+        return zero
+
+    return CompiledFunction(empty, jit_compile=True), CompiledFunction(touch, jit_compile=True)
 
 
 def main() -> None:
