@@ -120,3 +120,29 @@ def test_speed_benchmark_reads_the_last_complete_episode_row(tmp_path):
         "episode,40"  # a row being written: not complete
     )
     assert last_step(path) == 22
+
+
+def test_compare_runs_averages_the_last_episodes_ended_by_each_step(tmp_path, capsys):
+    from labs.dopamine_minatar import compare_runs
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    for folder, rows in (
+        (a, ["episode,10,1,1,10,", "episode,20,2,3,10,", "episode,30,3,8,10,"]),
+        (b, ["episode,15,1,2,15,", "eval,20,1,4,10,0.5", "episode,40,2,6,25,"]),
+    ):
+        folder.mkdir()
+        (folder / "metrics.csv").write_text(
+            "kind,step,episode,return,length,return_std\n" + "\n".join(rows) + "\n"
+        )
+    run = compare_runs.read_run(a)
+    assert run.training_mean(25, window=2) == (2.0, 2)  # episodes ended at 10 and 20
+    assert run.training_mean(30, window=2) == (5.5, 2)  # the last two: 3 and 8
+    assert run.training_mean(9, window=2) is None
+    compare_runs.main([str(a), str(b), "--every", "10", "--window", "2"])
+    out = capsys.readouterr().out.splitlines()
+    # rows up to the step both reached (30); b's evaluation only at 20
+    assert out[-3:] == [
+        "| 10 | 1.00 | - | - |",
+        "| 20 | 2.00 | 2.00 | 4.00 ± 0.50 |",
+        "| 30 | 5.50 | 2.00 | - |",
+    ]
