@@ -33,6 +33,7 @@ ENV_IDS: dict[str, str] = {
 #: allows one ``/`` in an id, so ``MinAtar/Breakout-v0`` is ``rlkit/MinAtar-Breakout-v0``.
 MINATAR_IDS: dict[str, str] = {
     "rlkit/MinAtar-Breakout-v0": "rlkit.envs.tf.minatar_breakout:Breakout",
+    "rlkit/MinAtar-SpaceInvaders-v0": "rlkit.envs.tf.minatar_space_invaders:SpaceInvaders",
 }
 
 #: every TensorFlow environment: rlkit id -> "module:class"

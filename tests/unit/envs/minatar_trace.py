@@ -97,15 +97,21 @@ def minatar_trace(
     return out
 
 
-def replay(tf_env: MinAtarEnv, trace: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """All the trace's transitions at once through the compiled ``advance_with`` (fed the
-    recorded draws): ``obs``, ``reward``, ``terminal`` and the game columns ``after``."""
-    advance = tf.function(tf_env.advance_with, jit_compile=True)
+def replay(
+    tf_env: MinAtarEnv, trace: dict[str, np.ndarray], compiled: bool
+) -> dict[str, np.ndarray]:
+    """All the trace's transitions at once through ``advance_with`` (fed the recorded draws),
+    XLA-compiled or eager (no compile time: the quick tests): ``obs``, ``reward``,
+    ``terminal`` and the game columns ``after``."""
+    advance, observe = tf_env.advance_with, tf_env.observe
+    if compiled:
+        advance = tf.function(advance, jit_compile=True)
+        observe = tf.function(observe, jit_compile=True)
     physics, reward, terminal = advance(
         tf.constant(trace["physics"]), tf.constant(trace["action"], tf.int32),
         tf.constant(trace["draws"], tf.float64),
     )  # fmt: skip
-    obs = tf.function(tf_env.observe, jit_compile=True)(physics)
+    obs = observe(physics)
     return {
         "obs": obs.numpy(),
         "reward": reward.numpy(),
@@ -114,10 +120,12 @@ def replay(tf_env: MinAtarEnv, trace: dict[str, np.ndarray]) -> dict[str, np.nda
     }
 
 
-def assert_replays(tf_env: MinAtarEnv, trace: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+def assert_replays(
+    tf_env: MinAtarEnv, trace: dict[str, np.ndarray], compiled: bool = True
+) -> dict[str, np.ndarray]:
     """rlkit's step equals ``minatar``'s on every transition of ``trace``: the observation,
     reward and terminal flag, and every game column after the step (hidden timers too)."""
-    ours = replay(tf_env, trace)
+    ours = replay(tf_env, trace, compiled)
     assert ours["obs"].dtype == trace["obs"].dtype == np.bool_
     np.testing.assert_array_equal(ours["terminal"], trace["terminal"])
     np.testing.assert_array_equal(ours["reward"], trace["reward"].astype(np.float64))
