@@ -34,6 +34,7 @@ ENV_IDS: dict[str, str] = {
 MINATAR_IDS: dict[str, str] = {
     "rlkit/MinAtar-Breakout-v0": "rlkit.envs.tf.minatar_breakout:Breakout",
     "rlkit/MinAtar-SpaceInvaders-v0": "rlkit.envs.tf.minatar_space_invaders:SpaceInvaders",
+    "rlkit/MinAtar-Freeway-v0": "rlkit.envs.tf.minatar_freeway:Freeway",
 }
 
 #: every TensorFlow environment: rlkit id -> "module:class"

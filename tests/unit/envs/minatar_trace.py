@@ -33,7 +33,7 @@ class RecordingRandom:
 
         def call(*args: Any, **kwargs: Any) -> Any:
             out = method(*args, **kwargs)
-            self.calls.append((name, args, out))
+            self.calls.append((name, args, np.copy(out)))  # (minatar changes arrays in place)
             return out
 
         return call
