@@ -35,6 +35,7 @@ MINATAR_IDS: dict[str, str] = {
     "rlkit/MinAtar-Breakout-v0": "rlkit.envs.tf.minatar_breakout:Breakout",
     "rlkit/MinAtar-SpaceInvaders-v0": "rlkit.envs.tf.minatar_space_invaders:SpaceInvaders",
     "rlkit/MinAtar-Freeway-v0": "rlkit.envs.tf.minatar_freeway:Freeway",
+    "rlkit/MinAtar-Asterix-v0": "rlkit.envs.tf.minatar_asterix:Asterix",
 }
 
 #: every TensorFlow environment: rlkit id -> "module:class"

@@ -69,10 +69,13 @@ def hashed_uniforms(key0: tf.Tensor, key1: tf.Tensor, time: tf.Tensor, num: int)
     return tf.cast(bits, tf.float64) * (1.0 / 2**32)
 
 
-def choose(u: tf.Tensor, n: int) -> tf.Tensor:
+def choose(u: tf.Tensor, n: int | tf.Tensor) -> tf.Tensor:
     """int32 index in ``[0, n)`` from uniforms ``u``: ``floor(u * n)`` (numpy's ``randint(n)``
-    and ``choice`` of ``n`` items, drawn from a uniform)."""
-    return tf.minimum(tf.cast(tf.floor(u * n), tf.int32), n - 1)
+    and ``choice`` of ``n`` items, drawn from a uniform); ``n`` an int or int32 like ``u``
+    (0 where ``n`` is 0)."""
+    n = tf.cast(n, tf.int32)
+    index = tf.cast(tf.floor(u * tf.cast(n, tf.float64)), tf.int32)
+    return tf.maximum(tf.minimum(index, n - 1), 0)
 
 
 def cell(y: tf.Tensor, x: tf.Tensor, on: tf.Tensor | None = None) -> tf.Tensor:
