@@ -36,6 +36,7 @@ MINATAR_IDS: dict[str, str] = {
     "rlkit/MinAtar-SpaceInvaders-v0": "rlkit.envs.tf.minatar_space_invaders:SpaceInvaders",
     "rlkit/MinAtar-Freeway-v0": "rlkit.envs.tf.minatar_freeway:Freeway",
     "rlkit/MinAtar-Asterix-v0": "rlkit.envs.tf.minatar_asterix:Asterix",
+    "rlkit/MinAtar-Seaquest-v0": "rlkit.envs.tf.minatar_seaquest:Seaquest",
 }
 
 #: every TensorFlow environment: rlkit id -> "module:class"
