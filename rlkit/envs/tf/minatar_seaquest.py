@@ -89,11 +89,11 @@ def _write(pools: dict[str, Pool]) -> list[tf.Tensor]:
     for name, slots, fields in POOLS:
         pool = pools[name]
         alive = pool["alive"]
-        index = tf.range(slots)[None, :]
-        order = tf.argsort(tf.where(alive, index, index + slots), axis=1, stable=True)
+        dest = tf.cumsum(tf.cast(alive, tf.int32), axis=1, exclusive=True)  # a live item's slot
+        moves = alive[:, :, None] & (dest[:, :, None] == tf.range(slots)[None, None, :])
         for f in fields:
-            value = tf.cast(pool[f], tf.int32) * tf.cast(alive, tf.int32)
-            out.append(tf.gather(value, order, batch_dims=1))
+            value = tf.cast(pool[f], tf.int32)
+            out.append(tf.reduce_sum(tf.where(moves, value[:, :, None], 0), axis=1))
     return out
 
 
@@ -111,8 +111,8 @@ def _append(pool: Pool, add: tf.Tensor, values: dict[str, tf.Tensor]) -> Pool:
 
 def _first(match: tf.Tensor) -> tf.Tensor:
     """bool ``[N, slots]``: only the first true of each row of ``match``."""
-    earlier = tf.cumsum(tf.cast(match, tf.int32), axis=1, exclusive=True)
-    return match & (earlier == 0)
+    first = tf.argmax(tf.cast(match, tf.int32), axis=1, output_type=tf.int32)  # (0: none)
+    return match & (tf.range(match.shape[1])[None, :] == first[:, None])
 
 
 def _step(x: tf.Tensor, right: tf.Tensor) -> tf.Tensor:
