@@ -46,9 +46,8 @@ def _refuse(env_id: str, kwargs: dict[str, Any]) -> None:
 
 def _spaces(env: TFEnv) -> tuple[gym.spaces.Box, gym.spaces.Space]:
     if env.obs_shape is not None:  # MinAtar's boolean board, as minatar's gymnasium env has it
-        return gym.spaces.Box(0.0, 1.0, env.obs_shape, dtype=bool), gym.spaces.Discrete(
-            env.discrete_actions or 0
-        )
+        board: Any = gym.spaces.Box(0.0, 1.0, env.obs_shape, dtype=np.bool_)
+        return board, gym.spaces.Discrete(env.discrete_actions or 0)
     low, high = env.observation_bounds()
     obs_space = gym.spaces.Box(low, high, dtype=np.float32)
     if env.discrete_actions is not None:
