@@ -17,6 +17,10 @@ gymnasium. Each figure is the best of ``--repeats`` timed runs of about ``--seco
     python -m benchmarks.tf_envs
     python -m benchmarks.tf_envs --envs CartPole-v1 --num-envs 1,1000 --seconds 0.5
     python -m benchmarks.tf_envs --threads 1     # XLA on one thread: faster on a busy 2-core CPU
+    python -m benchmarks.tf_envs --envs minatar --num-envs 1,64   # MinAtar's five games
+
+MinAtar's games (``MinAtar/Breakout-v0``, ...) are timed as ``rlkit/MinAtar-Breakout-v0``
+against ``minatar``'s own env in a ``SyncVectorEnv``.
 """
 
 from __future__ import annotations
@@ -28,6 +32,14 @@ import time
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 ENVS = ("CartPole-v1", "Acrobot-v1", "MountainCar-v0", "MountainCarContinuous-v0", "Pendulum-v1")
+MINATAR = tuple(f"MinAtar/{game}-v0" for game in
+                ("Breakout", "SpaceInvaders", "Freeway", "Asterix", "Seaquest"))  # fmt: skip
+
+
+def rlkit_id(env_id: str) -> str:
+    """rlkit's id of gymnasium's ``env_id`` (``MinAtar/Breakout-v0``:
+    ``rlkit/MinAtar-Breakout-v0``)."""
+    return "rlkit/" + env_id.replace("/", "-")
 
 
 def compiled_loop(env, num_envs: int):
@@ -66,7 +78,7 @@ def time_compiled(env_id: str, num_envs: int, seconds: float, repeats: int) -> t
 
     from rlkit.envs.tf import make_tf_env
 
-    run = compiled_loop(make_tf_env(f"rlkit/{env_id}"), num_envs)
+    run = compiled_loop(make_tf_env(rlkit_id(env_id)), num_envs)
     start = time.perf_counter()
     run(tf.constant([0, 0]), tf.constant(1))[0].numpy()  # trace and compile
     compile_s = time.perf_counter() - start
@@ -111,7 +123,9 @@ def time_vector_env(env, num_envs: int, seconds: float, repeats: int) -> float:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--envs", default=",".join(ENVS), help="gymnasium ids, comma-separated")
+    parser.add_argument(
+        "--envs", default=",".join(ENVS), help="gymnasium ids, comma-separated; minatar: its five"
+    )
     parser.add_argument("--num-envs", default="1,10,100,1000", help="batch sizes N")
     parser.add_argument("--seconds", type=float, default=1.0, help="length of one timed run")
     parser.add_argument("--repeats", type=int, default=3, help="timed runs; the best is kept")
@@ -129,27 +143,23 @@ def main(argv: list[str] | None = None) -> None:
         tf.config.threading.set_inter_op_parallelism_threads(args.threads)
 
     import rlkit  # noqa: F401  (registers the rlkit/ ids)
+    from rlkit.envs.make import make_vector_env
 
     threads = args.threads or "default"
     print(f"tensorflow {tf.__version__}, gymnasium {gym.__version__}, {os.cpu_count()} CPUs, "
           f"TensorFlow threads: {threads}")  # fmt: skip
     print(f"{'env':26} {'N':>5} {'compiled':>12} {'compile s':>9} {'adapter':>10} "
           f"{'gymnasium':>10} {'compiled/gym':>12}")  # fmt: skip
-    for env_id in args.envs.split(","):
+    for env_id in args.envs.replace("minatar", ",".join(MINATAR)).split(","):
         for num_envs in (int(n) for n in args.num_envs.split(",")):
             ours, compile_s = time_compiled(env_id, num_envs, args.seconds, args.repeats)
             adapter = float("nan")
             if not args.no_adapter:
                 vec = gym.make_vec(
-                    f"rlkit/{env_id}", num_envs, vectorization_mode="vector_entry_point"
+                    rlkit_id(env_id), num_envs, vectorization_mode="vector_entry_point"
                 )
                 adapter = time_vector_env(vec, num_envs, args.seconds, args.repeats)
-            sync = gym.make_vec(
-                env_id,
-                num_envs,
-                vectorization_mode="sync",
-                vector_kwargs={"autoreset_mode": gym.vector.AutoresetMode.SAME_STEP},
-            )
+            sync = make_vector_env(env_id, num_envs)  # SAME_STEP autoreset, as rlkit steps it
             theirs = time_vector_env(sync, num_envs, args.seconds, args.repeats)
             print(f"{env_id:26} {num_envs:>5} {ours:>12,.0f} {compile_s:>9.2f} {adapter:>10,.0f} "
                   f"{theirs:>10,.0f} {ours / theirs:>11.1f}x", flush=True)  # fmt: skip

@@ -35,6 +35,8 @@ def unsupported(env_id: str, agent: str, config: Any) -> str | None:
             f"{env_id} is not one of rlkit's TensorFlow environments (the compiled loop steps "
             f"{', '.join(ENV_IDS)})"
         )
+    if env_id not in ENV_IDS:  # MinAtar's games: a convolutional network, boolean boards
+        return f"the compiled loop does not run {env_id} yet (it steps {', '.join(ENV_IDS)})"
     if agent not in ("dqn", "ddpg"):
         return f"{agent} has no compiled loop (dqn and ddpg have)"
     refused = {

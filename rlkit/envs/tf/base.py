@@ -93,6 +93,9 @@ class TFEnv:
         action_low, action_high: the ``Box`` bounds of a continuous action (shape ``[1]``).
         obs_high: the observation space's ``high`` (``low`` is ``-high`` unless obs_low is set).
         obs_low: the observation space's ``low`` or None.
+        physics_dtype: the dtype of ``EnvState.physics`` (int32 for MinAtar's games).
+        obs_shape: an observation's shape when it is not ``[obs_dim]`` (MinAtar's
+            ``(10, 10, channels)``), else None.
     """
 
     gym_id: str = ""
@@ -104,6 +107,8 @@ class TFEnv:
     action_high: float = 0.0
     obs_high: tuple[float, ...] = ()
     obs_low: tuple[float, ...] | None = None
+    physics_dtype: tf.DType = tf.float64
+    obs_shape: tuple[int, ...] | None = None
 
     # --- what a subclass writes -------------------------------------------------------
     def initial_physics(self, seed: tf.Tensor, num_envs: int | tf.Tensor) -> tf.Tensor:
@@ -152,10 +157,17 @@ class TFEnv:
         after, final_obs, reward, terminated, truncated = self.transition(state, actions)
         fresh, fresh_obs = self.reset(seed, tf.shape(state.time)[0])
         done = tf.logical_or(terminated, truncated)
-        physics = tf.where(done[:, None], fresh.physics, after.physics)
+        fresh_physics = self.carry_over(after.physics, fresh.physics)
+        physics = tf.where(done[:, None], fresh_physics, after.physics)
         time = tf.where(done, fresh.time, after.time)
-        obs = tf.where(done[:, None], fresh_obs, final_obs)
+        rows = tf.reshape(done, [-1] + [1] * (final_obs.shape.rank - 1))  # [N, 1, ...]
+        obs = tf.where(rows, fresh_obs, final_obs)
         return Transition(EnvState(physics, time), obs, reward, terminated, truncated, final_obs)
+
+    def carry_over(self, ended: tf.Tensor, fresh: tf.Tensor) -> tf.Tensor:
+        """The reset physics ``[N, K]`` an ended episode continues with: ``fresh`` (a new
+        draw), or what a subclass keeps of the ended one's ``ended`` across episodes."""
+        return fresh
 
     # --- spaces, for the gymnasium adapter ----------------------------------------------
     def observation_bounds(self) -> tuple[np.ndarray, np.ndarray]:

@@ -29,21 +29,25 @@ from rlkit.envs.tf.base import EnvState, TFEnv
 
 
 def _refuse(env_id: str, kwargs: dict[str, Any]) -> None:
+    gym_id = make_tf_env(env_id).gym_id  # gymnasium's id of the same dynamics
     if kwargs.get("render_mode") is not None:
         raise UsageError(
             f"{env_id} does not render (render_mode={kwargs['render_mode']!r}); "
-            f"watch or record gymnasium's {env_id.removeprefix('rlkit/')} instead (the same "
-            f"dynamics: rlkit evaluate RUN_DIR --env {env_id.removeprefix('rlkit/')} --video FILE)"
+            f"watch or record gymnasium's {gym_id} instead (the same "
+            f"dynamics: rlkit evaluate RUN_DIR --env {gym_id} --video FILE)"
         )
     other = sorted(k for k in kwargs if k != "render_mode")
     if other:
         raise UsageError(
             f"{env_id} takes no environment arguments (got {', '.join(other)}); "
-            f"gymnasium's {env_id.removeprefix('rlkit/')} takes its own"
+            f"gymnasium's {gym_id} takes its own"
         )
 
 
 def _spaces(env: TFEnv) -> tuple[gym.spaces.Box, gym.spaces.Space]:
+    if env.obs_shape is not None:  # MinAtar's boolean board, as minatar's gymnasium env has it
+        board: Any = gym.spaces.Box(0.0, 1.0, env.obs_shape, dtype=np.bool_)
+        return board, gym.spaces.Discrete(env.discrete_actions or 0)
     low, high = env.observation_bounds()
     obs_space = gym.spaces.Box(low, high, dtype=np.float32)
     if env.discrete_actions is not None:
@@ -67,7 +71,8 @@ def _concrete(env_id: str, kind: str, num_envs: int) -> Any:
     it skips ``tf.function``'s argument matching (about half of a call's cost for one copy)."""
     env, _, transition, step = _compiled(env_id)
     state = EnvState(
-        tf.TensorSpec([num_envs, env.physics_dim], tf.float64), tf.TensorSpec([num_envs], tf.int32)
+        tf.TensorSpec([num_envs, env.physics_dim], env.physics_dtype),
+        tf.TensorSpec([num_envs], tf.int32),
     )
     shape = [num_envs] if env.discrete_actions is not None else [num_envs, 1]
     actions = tf.TensorSpec(shape, env.action_dtype)
@@ -83,8 +88,8 @@ def _seed_pair(rng: np.random.Generator) -> tf.Tensor:
 class TFGymEnv(gym.Env):
     """One copy of the TensorFlow env ``env_id`` as a ``gymnasium.Env``.
 
-    Observations float32 ``[obs_dim]``; actions an int (discrete) or float32 ``[1]``;
-    rewards Python floats (gymnasium's values).
+    Observations float32 ``[obs_dim]`` (MinAtar's: bool ``[10, 10, C]``); actions an int
+    (discrete) or float32 ``[1]``; rewards Python floats (gymnasium's values).
     """
 
     metadata: dict[str, Any] = {"render_modes": []}
@@ -128,7 +133,8 @@ class TFGymEnv(gym.Env):
 
     @property
     def state(self) -> np.ndarray | None:
-        """float64 ``[K]``: the physics state, in gymnasium's ``env.unwrapped.state`` units."""
+        """``[K]``: the physics state, in gymnasium's ``env.unwrapped.state`` units (float64;
+        MinAtar's: int32, the layout of :mod:`rlkit.envs.tf.minatar_base`)."""
         return None if self._physics is None else self._physics[0].copy()
 
 
