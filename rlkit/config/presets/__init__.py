@@ -101,11 +101,22 @@ FAMILIES = {("dqn", "ALE/"): "dqn3", ("dqn", "MinAtar/"): "minatar",
             ("qrdqn", "ALE/"): "atari", ("iqn", "ALE/"): "atari"}  # fmt: skip
 
 
+def gymnasium_twin(env_id: str) -> str:
+    """The gymnasium or minatar id an rlkit TensorFlow environment equals step for step
+    (``rlkit/CartPole-v1`` -> ``CartPole-v1``, ``rlkit/MinAtar-Breakout-v0`` ->
+    ``MinAtar/Breakout-v0``), whose presets it takes; any other id as it is."""
+    if env_id.startswith("rlkit/MinAtar-"):
+        return "MinAtar/" + env_id.removeprefix("rlkit/MinAtar-")
+    return env_id.removeprefix("rlkit/")
+
+
 def for_env(agent: str, env_id: str, variant: str | None = None) -> Preset | None:
     """The preset ``rlkit train AGENT --env ENV_ID`` uses by itself, if one is shipped: the
     one named after the environment (``<env>-<variant>`` first for a variant: ``rlkit train
     td3`` picks ``ddpg/Pendulum-v1-td3``), else its family's (``ALE/*``: dqn3, or Dopamine's
-    Atari gin for the distributional agents; ``MinAtar/*``: minatar)."""
+    Atari gin for the distributional agents; ``MinAtar/*``: minatar). An rlkit TensorFlow
+    environment takes the presets of the id it equals (:func:`gymnasium_twin`)."""
+    env_id = gymnasium_twin(env_id)
     stems = [f"{file_stem(env_id)}-{variant}"] if variant else []
     for stem in [*stems, file_stem(env_id)]:
         path = PRESETS_DIR / agent / f"{stem}.toml"
