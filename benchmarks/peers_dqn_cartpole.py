@@ -29,7 +29,9 @@ start, gamma 0.99, squared error, no gradient clipping, no double DQN):
 Each prints its startup or compile seconds apart from its training seconds, steps/s, and
 the mean training return (epsilon 0.05) of the episodes that ended in the last 10% of its
 steps (PureJaxRL: its ``returns`` metric over the last 10% of the vector steps); then the
-medians and each one's steps/s against PureJaxRL's. A peer whose virtual environment is
+medians and each one's steps/s against PureJaxRL's. ``--learning-starts`` beyond ``--steps``
+leaves only acting, the environments and the replay writes: the per-update cost is the
+difference. A peer whose virtual environment is
 missing is skipped with a line saying how to make it.
 
 ``--setting zoo`` runs rl-zoo's DQN CartPole settings (50k steps; those of
@@ -71,6 +73,7 @@ SB3_CHILD = textwrap.dedent(
     """
     import json, sys, time, types
     seed, steps, threads, loss = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+    learning_starts = int(sys.argv[5])
     import torch
     if threads:
         torch.set_num_threads(threads)
@@ -95,7 +98,7 @@ SB3_CHILD = textwrap.dedent(
     start = time.perf_counter()
     env = make_vec_env("CartPole-v1", n_envs=10, seed=seed)
     model = DQN(
-        "MlpPolicy", env, learning_rate=2.5e-4, buffer_size=10_000, learning_starts=10_000,
+        "MlpPolicy", env, learning_rate=2.5e-4, buffer_size=10_000, learning_starts=learning_starts,
         batch_size=128, tau=1.0, gamma=0.99, train_freq=1, gradient_steps=1,
         target_update_interval=500, exploration_fraction=0.5, exploration_initial_eps=1.0,
         exploration_final_eps=0.05, max_grad_norm=float("inf"),
@@ -110,7 +113,7 @@ SB3_CHILD = textwrap.dedent(
     print(json.dumps({"compile_s": setup_s, "train_s": train_s, "steps": model.num_timesteps,
                       "final_return": sum(last) / max(1, len(last)),
                       "torch": torch.__version__, "threads": torch.get_num_threads(),
-                      "sb3": stable_baselines3.__version__}))
+                      "sb3": stable_baselines3.__version__, "updates": model._n_updates}))
     """
 )
 
@@ -153,13 +156,15 @@ def command(args: argparse.Namespace, peer: str, seed: int) -> list[str]:
     steps = (args.sb3_steps or args.steps) if peer == "sb3" else args.steps
     if peer == "purejaxrl":
         python = str(python_of(args.purejaxrl_venv))
-        return [python, "-c", PUREJAXRL_CHILD, str(dqn_py(args)), str(seed), str(steps)]
+        return [python, "-c", PUREJAXRL_CHILD, str(dqn_py(args)), str(seed), str(steps),
+                str(args.learning_starts)]  # fmt: skip
     if peer == "sb3":
         python = str(python_of(args.sb3_venv))
         threads = str(args.sb3_threads)
-        return [python, "-c", SB3_CHILD, str(seed), str(steps), threads, args.sb3_loss]
+        return [python, "-c", SB3_CHILD, str(seed), str(steps), threads, args.sb3_loss,
+                str(args.learning_starts)]  # fmt: skip
     loop = peer.removeprefix("rlkit-")
-    keys = json.dumps(RLKIT_KEYS)
+    keys = json.dumps(RLKIT_KEYS | {"learning_starts": args.learning_starts})
     return [sys.executable, "-c", RLKIT_CHILD, keys, str(seed), str(steps), str(args.threads),
             loop]  # fmt: skip
 
@@ -240,6 +245,12 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=500_000,
                         help="environment steps [500000; zoo: 50000]")  # fmt: skip
     parser.add_argument("--sb3-steps", type=int, default=0, help="SB3's own budget [--steps]")
+    parser.add_argument(
+        "--learning-starts",
+        type=int,
+        default=10_000,
+        help="for all [10000]; beyond --steps: acting, envs and replay only",
+    )
     parser.add_argument("--sb3-loss", choices=["mse", "huber"], default="mse")
     parser.add_argument("--threads", type=int, default=0, help="threads for all (0: default)")
     parser.add_argument("--sb3-threads", type=int, default=1,

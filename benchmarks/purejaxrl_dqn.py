@@ -61,6 +61,7 @@ PUREJAXRL_CHILD = textwrap.dedent(
     import importlib.util, json, sys, time
     import jax, jax.numpy as jnp
     path, seed, steps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    learning_starts = int(sys.argv[4]) if len(sys.argv) > 4 else 10000
     spec = importlib.util.spec_from_file_location("purejaxrl_dqn", path)
     dqn = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(dqn)
@@ -68,7 +69,7 @@ PUREJAXRL_CHILD = textwrap.dedent(
         "NUM_ENVS": 10, "BUFFER_SIZE": 10000, "BUFFER_BATCH_SIZE": 128,
         "TOTAL_TIMESTEPS": steps, "EPSILON_START": 1.0, "EPSILON_FINISH": 0.05,
         "EPSILON_ANNEAL_TIME": 25e4, "TARGET_UPDATE_INTERVAL": 500, "LR": 2.5e-4,
-        "LEARNING_STARTS": 10000, "TRAINING_INTERVAL": 10, "LR_LINEAR_DECAY": False,
+        "LEARNING_STARTS": learning_starts, "TRAINING_INTERVAL": 10, "LR_LINEAR_DECAY": False,
         "GAMMA": 0.99, "TAU": 1.0, "ENV_NAME": "CartPole-v1", "SEED": seed, "NUM_SEEDS": 1,
         "WANDB_MODE": "disabled", "ENTITY": "", "PROJECT": "",
     }
