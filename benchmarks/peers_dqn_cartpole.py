@@ -19,8 +19,7 @@ start, gamma 0.99, squared error, no gradient clipping, no double DQN):
   uniform random actions before ``learning_starts`` and bootstraps at CartPole's 500-step
   truncation (PureJaxRL treats it as terminal), and PyTorch's initialisation. SB3 runs on one
   torch thread (``--sb3-threads``): on this loaded 2-core machine two threads made it
-  ~25x slower (117 against 2,846 steps/s over 20k steps, load ~11), OpenMP's two threads
-  waiting on each other for a core;
+  ~25x slower (117 against 2,846 steps/s over 20k steps, load ~11; docs/performance.md);
 - ``rlkit-python``: ``rlkit train dqn --env CartPole-v1`` (gymnasium's CartPole, the Python
   loop) with :data:`benchmarks.purejaxrl_dqn.RLKIT_KEYS`;
 - ``rlkit-compiled``: ``rlkit train dqn --env rlkit/CartPole-v1`` (the compiled loop), the
