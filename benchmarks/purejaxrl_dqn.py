@@ -61,6 +61,7 @@ PUREJAXRL_CHILD = textwrap.dedent(
     import importlib.util, json, sys, time
     import jax, jax.numpy as jnp
     path, seed, steps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    learning_starts = int(sys.argv[4]) if len(sys.argv) > 4 else 10000
     spec = importlib.util.spec_from_file_location("purejaxrl_dqn", path)
     dqn = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(dqn)
@@ -68,7 +69,7 @@ PUREJAXRL_CHILD = textwrap.dedent(
         "NUM_ENVS": 10, "BUFFER_SIZE": 10000, "BUFFER_BATCH_SIZE": 128,
         "TOTAL_TIMESTEPS": steps, "EPSILON_START": 1.0, "EPSILON_FINISH": 0.05,
         "EPSILON_ANNEAL_TIME": 25e4, "TARGET_UPDATE_INTERVAL": 500, "LR": 2.5e-4,
-        "LEARNING_STARTS": 10000, "TRAINING_INTERVAL": 10, "LR_LINEAR_DECAY": False,
+        "LEARNING_STARTS": learning_starts, "TRAINING_INTERVAL": 10, "LR_LINEAR_DECAY": False,
         "GAMMA": 0.99, "TAU": 1.0, "ENV_NAME": "CartPole-v1", "SEED": seed, "NUM_SEEDS": 1,
         "WANDB_MODE": "disabled", "ENTITY": "", "PROJECT": "",
     }
@@ -92,17 +93,22 @@ RLKIT_CHILD = textwrap.dedent(
     import json, sys, tempfile, time
     keys = json.loads(sys.argv[1])
     seed, steps, threads = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+    loop = sys.argv[5] if len(sys.argv) > 5 else "compiled"
+    env_id = "rlkit/CartPole-v1" if loop == "compiled" else "CartPole-v1"
     from rlkit.run import experiment
-    plan = experiment.plan("dqn", "rlkit/CartPole-v1", steps=steps, seed=seed, num_envs=10,
+    plan = experiment.plan("dqn", env_id, steps=steps, seed=seed, num_envs=10,
                            eval_every=0, checkpoint_every=0, preset="none", overrides=keys)
     import tensorflow as tf
     if threads:
         tf.config.threading.set_intra_op_parallelism_threads(threads)
         tf.config.threading.set_inter_op_parallelism_threads(threads)
     with tempfile.TemporaryDirectory() as out:
-        trainer = experiment.start(plan, out, tensorboard=True, loop="compiled")
+        start = time.perf_counter()
+        trainer = experiment.start(plan, out, tensorboard=True, loop=loop)
         try:
-            compile_s = trainer.compile()
+            # compiled: tracing and XLA; python: making the envs, agent and run folder
+            # (its small XLA blocks compile inside the first update, in the training time)
+            compile_s = trainer.compile() if loop == "compiled" else time.perf_counter() - start
             start = time.perf_counter()
             history = trainer.run(steps)
             train_s = time.perf_counter() - start
