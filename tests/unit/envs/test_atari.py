@@ -321,3 +321,20 @@ def test_dopamines_protocol_trains_on_whole_games_without_noops_with_sticky_acti
     assert dqn3.unwrapped.ale.getEpisodeFrameNumber() == frame and not obs[..., :3].any()
     with pytest.raises(ValueError, match="noop_max is a number of no-op frames"):
         make_atari("ALE/Breakout-v5", noop_max=-1)
+
+
+def test_rlkit_tensorflow_ids_take_the_presets_of_the_id_they_equal():
+    from rlkit.config.presets import gymnasium_twin
+    from rlkit.run import experiment
+
+    assert gymnasium_twin("rlkit/MinAtar-Seaquest-v0") == "MinAtar/Seaquest-v0"
+    assert gymnasium_twin("rlkit/Pendulum-v1") == "Pendulum-v1"
+    assert gymnasium_twin("ALE/Pong-v5") == "ALE/Pong-v5"
+    plan = experiment.plan("dqn", "rlkit/MinAtar-Asterix-v0")
+    assert plan.preset.name == "dqn/MinAtar_Asterix-v0"
+    assert plan.agent_config.learning_rate == 2.0**-13
+    assert experiment.plan("dqn", "rlkit/CartPole-v1").preset.name == "dqn/CartPole-v1"
+    assert experiment.plan("rainbow", "rlkit/MinAtar-Breakout-v0").preset.name == (
+        "rainbow/minatar"
+    )
+    assert experiment.plan("td3", "rlkit/Pendulum-v1").preset.name == "ddpg/Pendulum-v1-td3"
