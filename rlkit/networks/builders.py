@@ -14,8 +14,9 @@ Every network of every agent is built from the same pieces:
 Acting one observation at a time through TensorFlow costs far more per call, even inside
 ``tf.function``, than the same small MLP in numpy (docs/performance.md). So
 an MLP network is snapshotted into a :class:`NumpyMLP` after each block of updates and
-acting reads the snapshot; a convolutional network acts through one compiled call per
-(batched) step instead (:meth:`rlkit.networks.q_network.QNetwork.policy`).
+acting reads the snapshot (MinAtar's small torso too: :mod:`rlkit.networks.numpy_conv`); a
+larger convolutional network acts through one compiled call per (batched) step instead
+(:meth:`rlkit.networks.q_network.QNetwork.policy`).
 """
 
 from __future__ import annotations
