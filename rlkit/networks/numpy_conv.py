@@ -32,13 +32,20 @@ from rlkit.networks.builders import NumpyMLP
 ONE_THREAD_MNK = 65536 * 4
 
 
+#: the narrowest column block worth a call of its own; a product that would need narrower
+#: ones (a large batch, not an act) is left whole, to OpenBLAS's threads
+MIN_BLOCK_COLUMNS = 32
+
+
 def one_thread_matmul(x: np.ndarray, w: np.ndarray) -> np.ndarray:
     """``x @ w`` (``x [..., K]``, ``w [K, N]``), computed in column blocks small enough for
-    OpenBLAS to keep each on one thread (:data:`ONE_THREAD_MNK`); each output column is the
-    same dot product either way (OpenBLAS splits threads over rows and columns, never ``K``)."""
+    OpenBLAS to keep each on one thread (:data:`ONE_THREAD_MNK`), for the few rows of an act;
+    each output column is the same dot product either way (OpenBLAS splits threads over rows
+    and columns, never ``K``). A product too large for blocks of :data:`MIN_BLOCK_COLUMNS`
+    columns is computed whole."""
     rows = max(int(np.prod(x.shape[:-1])), 1)
-    columns = max(ONE_THREAD_MNK // (rows * w.shape[0]), 1)
-    if columns >= w.shape[1]:
+    columns = ONE_THREAD_MNK // (rows * w.shape[0])
+    if columns >= w.shape[1] or columns < MIN_BLOCK_COLUMNS:
         return x @ w
     return np.concatenate(
         [x @ w[:, i : i + columns] for i in range(0, w.shape[1], columns)], axis=-1

@@ -67,6 +67,8 @@ def test_one_thread_matmul_is_the_product_in_column_blocks():
     np.testing.assert_allclose(got, x @ w, rtol=1e-5, atol=1e-4)
     small = rng.normal(size=(3, 4)).astype(np.float32)  # under the bound: x @ w itself
     np.testing.assert_array_equal(one_thread_matmul(small, w[:4]), small @ w[:4])
+    many = rng.normal(size=(500, 1600)).astype(np.float32)  # blocks too narrow: whole
+    np.testing.assert_array_equal(one_thread_matmul(many, w), many @ w)
 
 
 CASES = {  # name -> (outputs per action, hidden sizes, padding, dueling, noisy)
@@ -93,6 +95,7 @@ def test_the_mirror_computes_the_keras_model(name):
     np.testing.assert_allclose(mirror(obs[7]), want[7], rtol=1e-5, atol=1e-5)  # one board
 
 
+@pytest.mark.slow
 def test_mirrored_acting_chooses_the_networks_actions_on_many_boards():
     """C51's greedy action (the expected value's argmax) from the mirror equals the Keras
     model's on 3,000 boards of three densities, for three initialisations."""
