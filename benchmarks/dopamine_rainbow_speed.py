@@ -40,6 +40,19 @@ DRIVER = ROOT / "labs" / "dopamine_minatar" / "run_rainbow.py"
 #: --rlkit-src: a folder holding an ``rlkit`` package (with its ``cli``) to time instead of
 #: the installed one (e.g. ``git archive`` of a commit, ``cli/`` moved into ``rlkit/``)
 RLKIT_SRC = ""
+
+
+def rlkit_source(commit: str) -> str:
+    """A temporary folder holding the ``rlkit`` package of ``commit`` (``git archive`` of
+    this repository, ``cli/`` moved into ``rlkit/`` as the install does), for ``--before``."""
+    folder = tempfile.mkdtemp(prefix=f"rlkit-{commit[:8]}-")
+    archive = subprocess.run(["git", "archive", commit, "rlkit", "cli"], cwd=ROOT,
+                             check=True, capture_output=True).stdout  # fmt: skip
+    subprocess.run(["tar", "-x", "-C", folder], input=archive, check=True)
+    os.rename(os.path.join(folder, "cli"), os.path.join(folder, "rlkit", "cli"))
+    return folder
+
+
 ENV_IDS = {
     "breakout": "MinAtar/Breakout-v0",
     "space_invaders": "MinAtar/SpaceInvaders-v0",
@@ -72,15 +85,22 @@ def cpu_seconds(pid: int) -> float:
 
 
 def time_window(
-    command: list[str], metrics_of, start: int, steps: int, limit: float, cwd: Path = ROOT
+    command: list[str],
+    metrics_of,
+    start: int,
+    steps: int,
+    limit: float,
+    cwd: Path = ROOT,
+    source: str | None = None,
 ) -> tuple[float, float]:
     """``(steps/s, CPU ms per step)`` between the first episodes ending at or past ``start``
     and ``start + steps`` of the run ``command`` starts (``metrics_of()`` finds its
     metrics.csv once it exists). CPU time is the process's own, all its threads: less
     sensitive to the machine's load than the wall clock."""
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
-    if RLKIT_SRC:  # --rlkit-src: that rlkit first on the path
-        env["PYTHONPATH"] = os.pathsep.join([RLKIT_SRC, env.get("PYTHONPATH", "")])
+    source = RLKIT_SRC if source is None else source
+    if source:  # --rlkit-src or --before: that rlkit first on the path
+        env["PYTHONPATH"] = os.pathsep.join([source, env.get("PYTHONPATH", "")])
     proc = subprocess.Popen(
         command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
@@ -110,7 +130,7 @@ def time_window(
 
 
 def rlkit_rate(
-    game: str, seed: int, start: int, steps: int, extra: list[str]
+    game: str, seed: int, start: int, steps: int, extra: list[str], source: str | None = None
 ) -> tuple[float, float]:
     with tempfile.TemporaryDirectory() as out:
         command = [sys.executable, "-m", "rlkit.cli.main", "train", "rainbow", "--env",
@@ -123,7 +143,8 @@ def rlkit_rate(
 
         # run from the temporary folder: the rlkit installed in this python, never the
         # source tree's rlkit/ shadowing it from the current directory
-        return time_window(command, metrics, start, steps, limit=3600, cwd=Path(out))
+        return time_window(command, metrics, start, steps, limit=3600, cwd=Path(out),
+                           source=source)  # fmt: skip
 
 
 def dopamine_rate(
@@ -151,6 +172,11 @@ def main() -> None:
     )
     parser.add_argument("--rlkit-src", default="", help="time the rlkit package in this folder")
     parser.add_argument(
+        "--before",
+        default="",
+        help="also time the rlkit preset at this git commit (before a change), same invocation",
+    )
+    parser.add_argument(
         "--dopamine-python",
         default=str(ROOT.parent / "dopamine-venv" / "bin" / "python"),
         help="the python of Dopamine's venv",
@@ -174,6 +200,11 @@ def main() -> None:
             args.game, args.seed, args.start, args.steps, rlkit_extra
         ),
     }
+    if args.before:
+        before = rlkit_source(args.before)
+        sides[f"rlkit rainbow (preset) at {args.before[:8]}"] = lambda: rlkit_rate(
+            args.game, args.seed, args.start, args.steps, rlkit_extra, before
+        )
     if args.uniform:
         uniform = [*rlkit_extra, "--set", "prioritized=false"]
         sides["rlkit rainbow, prioritized=false"] = lambda: rlkit_rate(

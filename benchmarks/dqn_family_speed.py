@@ -5,11 +5,14 @@ every run, the medians and each one's ratio to uniform DQN.
 
     python -m benchmarks.dqn_family_speed --env MinAtar/Breakout-v0 --steps 6000 --reps 3
     python -m benchmarks.dqn_family_speed --only dqn iqn mdqn
+    python -m benchmarks.dqn_family_speed --only dqn c51 --epsilon 0.01 --before b897cfd
 
 The settings are Revisiting Rainbow's MinAtar ones (Obando-Ceron & Castro 2021; Dopamine's
 ``labs/environments/minatar/*.gin``): one 16-channel 3x3 convolution then the head, batch
 32, an update every 4 steps, target copy every 1,000; learning starts at 1,000 steps, so a
-run of N steps times ``(N - 1000) / 4`` updates and N environment steps.
+run of N steps times ``(N - 1000) / 4`` updates and N environment steps. ``--epsilon``
+fixes epsilon (``eps_start = eps_end``; 0.01 acts as late training does, nearly every step
+greedy); ``--before COMMIT`` also times each variant with the rlkit of that commit.
 """
 
 from __future__ import annotations
@@ -48,15 +51,19 @@ VARIANTS = {
 }
 
 
-def steps_per_second(variant: list[str], env: str, steps: int) -> float:
-    """Steps/s of one ``rlkit train`` (summary.json's figure) in a fresh process."""
+def steps_per_second(variant: list[str], env: str, steps: int, source: str = "") -> float:
+    """Steps/s of one ``rlkit train`` (summary.json's figure) in a fresh process, with the
+    installed rlkit or the one in folder ``source``."""
     with tempfile.TemporaryDirectory() as out:
         command = [sys.executable, "-m", "rlkit.cli.main", "train", variant[0], "--env", env,
                    "--steps", str(steps), "--quiet", "--eval-every", "0", "--eval-episodes",
-                   "1", "--out", out, *COMMON, *variant[1:]]  # fmt: skip
+                   "1", "--out", str(Path(out) / "runs"), *COMMON, *variant[1:]]  # fmt: skip
         environment = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
-        subprocess.run(command, check=True, capture_output=True, cwd=ROOT, env=environment)
-        (run_dir,) = Path(out).iterdir()
+        if source:
+            environment["PYTHONPATH"] = os.pathsep.join([source, os.environ.get("PYTHONPATH", "")])
+        # from the temporary folder: never the source tree's rlkit/ shadowing the one wanted
+        subprocess.run(command, check=True, capture_output=True, cwd=out, env=environment)
+        (run_dir,) = (Path(out) / "runs").iterdir()
         return json.loads((run_dir / "summary.json").read_text())["steps_per_second"]
 
 
@@ -66,20 +73,32 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=6000)
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--only", nargs="*", choices=list(VARIANTS), help="these variants")
+    parser.add_argument("--epsilon", type=float, help="a fixed epsilon (0.01: nearly greedy)")
+    parser.add_argument("--before", default="", help="also time each variant at this commit")
     args = parser.parse_args()
-    names = args.only or list(VARIANTS)
+    extra = [] if args.epsilon is None else [
+        "--set", f"eps_start={args.epsilon}", "--set", f"eps_end={args.epsilon}"]  # fmt: skip
+    runs = {name: (VARIANTS[name] + extra, "") for name in args.only or list(VARIANTS)}
+    if args.before:
+        from benchmarks.dopamine_rainbow_speed import rlkit_source
+
+        source = rlkit_source(args.before)
+        for name in list(runs):
+            runs[f"{name} @{args.before[:8]}"] = (runs[name][0], source)
+    names = list(runs)
     rates: dict[str, list[float]] = {name: [] for name in names}
     for rep in range(args.reps):
         order = names if rep % 2 == 0 else list(reversed(names))
         for name in order:
-            rate = steps_per_second(VARIANTS[name], args.env, args.steps)
+            rate = steps_per_second(runs[name][0], args.env, args.steps, runs[name][1])
             rates[name].append(rate)
-            print(f"rep {rep}: {name:16s} {rate:8.0f} steps/s", flush=True)
+            print(f"rep {rep}: {name:24s} {rate:8.0f} steps/s", flush=True)
     base = statistics.median(rates[names[0]])
     print(f"\n{args.env}, median of {args.reps} runs of {args.steps:,} steps:")
     for name in names:
         median = statistics.median(rates[name])
-        print(f"  {name:16s} {median:8.0f} steps/s  ratio to {names[0]}: {median / base:.3f}")
+        print(f"  {name:24s} {median:8.0f} steps/s  ratio to {names[0]}: {median / base:.3f}  "
+              f"step time {base / median:.2f}x {names[0]}'s")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -11,7 +11,8 @@ importance weight (ones for uniform replay) and bootstraps with its own discount
 Updates run in blocks of ``gradient_steps`` inside one compiled ``tf.function``
 (optionally XLA); the target network is copied every ``target_update`` steps (or
 follows the online one by Polyak averaging, ``target_tau``). What acting reads
-(:meth:`DQNLearner.policy`) is a numpy copy of an MLP, or one compiled call.
+(:meth:`DQNLearner.policy`) is a numpy copy of an MLP or of MinAtar's torso, or one compiled
+call.
 """
 
 from __future__ import annotations

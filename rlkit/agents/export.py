@@ -124,8 +124,19 @@ def metadata(agent, env_id: str | None, variant: str | None, format: str,
             "rlkit_version": rlkit.__version__,
             "tensorflow_version": tf.__version__,
             "preprocessing": preprocessing(agent, env_id),
+            **fractions(agent),
         }
     )
+
+
+def fractions(agent) -> dict[str, Any]:
+    """IQN: ``{"fractions": [...], "fractions_rule": ...}``, the fixed fractions its export
+    averages ``Z`` over; nothing for other agents."""
+    fixed = getattr(agent, "export_fractions", None)
+    if fixed is None:
+        return {}
+    rule = "the K midpoints (2k + 1) / 2K; training draws K fresh ones"
+    return {"fractions": [float(t) for t in fixed()], "fractions_rule": rule}
 
 
 def write_saved_model(agent, path: Path, meta: dict[str, Any], frozen: bool = False) -> list[str]:

@@ -6,9 +6,11 @@ visits and some beyond), from the agent's replay memory where there is one, or, 
 neither, drawn from the observation space. On all of them:
 
 - Discrete actions (DQN, REINFORCE): the export's action equals the agent's greedy ``act``
-  exactly. A different action is tolerated only where the two actions' values (Q-values or
-  logits, as the export computes them) are equal to float32 rounding, a tie that either
-  side may break (counted and reported; none in practice).
+  exactly (IQN's: the argmax of its own network's mean over the export's fixed fractions,
+  ``agent.export_q_values``, since its ``act`` draws fresh ones). A different action is
+  tolerated only where the two actions' values (Q-values or logits, as the export computes
+  them) are equal to float32 rounding, a tie that either side may break (counted and
+  reported; none in practice).
 - Box actions (DDPG/TD3, REINFORCE): numpy (acting's copy of the network) and TensorFlow
   sum the matrix products in different orders, so the last bit can differ: the check
   counts bit-identical actions and requires the largest difference within ``1e-5`` of the
@@ -49,11 +51,19 @@ class CheckResult:
 
 def greedy_actions(agent, batch) -> np.ndarray:
     """The agent's greedy actions for a batch of raw observations, without drawing from any
-    of its generators (a DQN with ``eval_epsilon``: the argmax acting would take)."""
-    if agent.evaluation_epsilon > 0:  # (DQN and its family: the only ones with one)
-        q = agent.q_values(batch)
+    of its generators (a DQN with ``eval_epsilon``: the argmax acting would take; IQN: at
+    the export's fixed fractions)."""
+    if agent.evaluation_epsilon > 0 or hasattr(agent, "export_q_values"):  # (DQN's family)
+        q = q_values(agent, batch)
         return np.argmax(q, axis=-1) + int(agent.action_space.start)
     return np.asarray(agent.act(batch, explore=False))
+
+
+def q_values(agent, batch) -> np.ndarray:
+    """The Q-values the agent's greedy act reads (IQN: its own network's at the export's
+    fixed fractions, ``export_q_values``)."""
+    fixed = getattr(agent, "export_q_values", None)
+    return agent.q_values(batch) if fixed is None else fixed(batch)
 
 
 def from_env(agent, env, count: int, seed: int = 0) -> object:
@@ -141,7 +151,7 @@ def softmax(logits: np.ndarray) -> np.ndarray:
 def agent_values(agent, batch, signature: str) -> tuple[str, np.ndarray]:
     """``(kind, values)`` the agent acts on: DQN's Q-values, REINFORCE's probabilities."""
     if signature == "q_values":
-        return "Q-value", agent.q_values(batch)
+        return "Q-value", q_values(agent, batch)
     return "probability", agent.action_probabilities(batch)
 
 

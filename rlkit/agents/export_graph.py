@@ -156,6 +156,32 @@ def dqn_module(agent, specs, encode, frozen: bool = False) -> PolicyModule:
     return module
 
 
+def iqn_module(agent, specs, encode, frozen: bool = False) -> PolicyModule:
+    """IQN: ``action`` and ``q_values`` as DQN's, ``Q(s, .)`` the mean of ``Z`` over the
+    ``K`` fixed fractions of ``agent.export_fractions()`` (the midpoints ``(2k + 1) / 2K``,
+    constants of the graph and listed in the metadata); training's fresh draws are not
+    exported."""
+    q, start = agent.learner.q.model, int(agent.action_space.start)
+    module = PolicyModule({"q": q})
+    model = network(q, frozen)
+    fractions = tf.constant(agent.export_fractions()[None, :])  # [1, K]
+
+    def values(inputs):
+        x = encode(inputs)
+        taus = tf.tile(fractions, [tf.shape(x)[0], 1])
+        return tf.reduce_mean(model([x, taus]), axis=1)
+
+    def q_values(inputs):
+        return {"q_values": values(inputs)}
+
+    def action(inputs):
+        return {"action": tf.argmax(values(inputs), axis=-1, output_type=tf.int64) + start}
+
+    module.add("action", action, specs)
+    module.add("q_values", q_values, specs)
+    return module
+
+
 def ddpg_module(agent, specs, encode, frozen: bool = False) -> PolicyModule:
     """DDPG/TD3: ``action`` (the actor's, clipped to the bounds) and ``value`` (critic 0)."""
     models = {"actor": agent.learner.actor.model, "critic": agent.learner.critics[0].model}
@@ -247,13 +273,13 @@ def reinforce_module(agent, specs, encode, frozen: bool = False) -> PolicyModule
 
 
 #: agent name -> its module's builder (the DQN family shares DQN's)
-BUILDERS = {"dqn": dqn_module, "c51": dqn_module, "qrdqn": dqn_module, "ddpg": ddpg_module,
-            "reinforce": reinforce_module}  # fmt: skip
+BUILDERS = {"dqn": dqn_module, "c51": dqn_module, "qrdqn": dqn_module, "iqn": iqn_module,
+            "ddpg": ddpg_module, "reinforce": reinforce_module}  # fmt: skip
 
 
 def signature_names(agent, format: str = "saved_model") -> list[str]:
     """The signatures an export of ``agent`` serves (TFLite: those it takes)."""
-    if BUILDERS.get(agent.name) is dqn_module:
+    if BUILDERS.get(agent.name) in (dqn_module, iqn_module):
         names = ["action", "q_values"]
     elif agent.name == "ddpg":
         names = ["action", "value"]

@@ -11,8 +11,9 @@ fractions ``tau'`` for the target values and ``K`` for choosing the bootstrap ac
   quantile_q_learning` with ``taus``): summed over ``i``, averaged over ``j``.
 
 Acting takes the mean over ``K`` fresh fractions per call (one compiled call, reading the
-live weights). The fractions come from three ``keras.random.SeedGenerator`` (learning,
-exploring, evaluating) whose states are in the checkpoint: a resumed run draws the same.
+live weights); an export acts on ``K`` fixed ones (:meth:`IQNLearner.export_fractions`).
+The fractions come from three ``keras.random.SeedGenerator`` (learning, exploring,
+evaluating) whose states are in the checkpoint: a resumed run draws the same.
 Everything else (replay, prioritized and n-step, blocks of updates, target copies,
 optimizer, schedules) is :class:`~rlkit.agents.dqn_learner.DQNLearner`'s.
 """
@@ -98,6 +99,7 @@ class IQNLearner(DQNLearner):
         diagnostic_seed = seeding.fraction_seed(seed, "learn") + 50  # td_errors(): not saved
         self._diagnostic_fractions = keras.random.SeedGenerator(diagnostic_seed)
         self._policies: dict[str, Callable] = {}
+        self._values_at: CompiledFunction | None = None
         head = cast(ValueHead, IQNHead(config.kappa))  # the head's duck type, not the union
         super().__init__(config, obs_format, observation_space, action_space, seed, q_network,
                          None, head)  # fmt: skip
@@ -133,7 +135,7 @@ class IQNLearner(DQNLearner):
 
             def mean_values(obs):
                 taus = keras.random.uniform((tf.shape(obs)[0], k), seed=generator)
-                return tf.reduce_mean(self.q.values(obs, taus), axis=1)
+                return self._mean_values(obs, taus)
 
             compiled = CompiledFunction(mean_values)
             obs_rank = len(self.obs_format.shape)
@@ -145,6 +147,28 @@ class IQNLearner(DQNLearner):
 
             self._policies[use] = q_values
         return self._policies[use]
+
+    def _mean_values(self, obs, taus):
+        """``mean_k Z(obs, taus_k)`` ``[B, A]`` of the online network at fractions ``[B, K]``."""
+        return tf.reduce_mean(self.q.values(obs, taus), axis=1)
+
+    def export_fractions(self) -> np.ndarray:
+        """The fixed fractions an export acts on (``[K]`` float32): the ``K`` midpoints
+        ``(2k + 1) / 2K`` of ``[0, 1]`` (QR-DQN's fractions), so that an exported policy is a
+        function of the observation alone; training and ``rlkit evaluate`` keep drawing
+        ``K`` fresh ones."""
+        k = self.config.num_quantile_samples
+        return ((2 * np.arange(k) + 1) / (2 * k)).astype(np.float32)
+
+    def values_at(self, obs, taus: np.ndarray) -> np.ndarray:
+        """``Q(s, .)`` at given fractions: the mean of ``Z`` over ``taus`` (``[K]``, the same
+        for every row) for encoded observations ``[B, *shape]`` -> ``[B, A]``; one compiled
+        call on the live weights, drawing from no generator."""
+        if self._values_at is None:
+            self._values_at = CompiledFunction(self._mean_values)
+        obs = np.asarray(obs)
+        rows = np.broadcast_to(np.asarray(taus, np.float32), (len(obs), len(taus)))
+        return self._values_at(obs, np.ascontiguousarray(rows)).numpy()
 
     # -- learning ----------------------------------------------------------------------------
     def draw_fractions(self, batch_size, generator=None) -> tuple[tf.Tensor, ...]:

@@ -14,8 +14,9 @@ Every network of every agent is built from the same pieces:
 Acting one observation at a time through TensorFlow costs far more per call, even inside
 ``tf.function``, than the same small MLP in numpy (docs/performance.md). So
 an MLP network is snapshotted into a :class:`NumpyMLP` after each block of updates and
-acting reads the snapshot; a convolutional network acts through one compiled call per
-(batched) step instead (:meth:`rlkit.networks.q_network.QNetwork.policy`).
+acting reads the snapshot (MinAtar's small torso too: :mod:`rlkit.networks.numpy_conv`); a
+larger convolutional network acts through one compiled call per (batched) step instead
+(:meth:`rlkit.networks.q_network.QNetwork.policy`).
 """
 
 from __future__ import annotations
@@ -217,6 +218,9 @@ class NumpyMLP:
         self.heads = heads
         self.output = output
         self.per_action = per_action
+        #: the product of every layer (``np.matmul``; a mirror may give one that keeps
+        #: OpenBLAS on one thread: :func:`rlkit.networks.numpy_conv.one_thread_matmul`)
+        self.matmul: Callable[[np.ndarray, np.ndarray], np.ndarray] = np.matmul
 
     @classmethod
     def from_layers(cls, hidden, heads, output=None, per_action: int = 1) -> NumpyMLP:
@@ -238,20 +242,20 @@ class NumpyMLP:
         return cls(pairs[:-num_heads], pairs[-num_heads:], output)
 
     def __call__(self, obs: np.ndarray) -> np.ndarray:
-        x = obs
+        x, mm = obs, self.matmul
         for kernel, bias in self.hidden:
-            x = np.maximum(x @ kernel + bias, 0.0)
+            x = np.maximum(mm(x, kernel) + bias, 0.0)
         if len(self.heads) == 1:
             kernel, bias = self.heads[0]
-            y = x @ kernel + bias
+            y = mm(x, kernel) + bias
             return y if self.output is None else self.output(y)
         (vk, vb), (ak, ab) = self.heads
-        advantage = x @ ak + ab
+        advantage = mm(x, ak) + ab
         if self.per_action == 1:
-            return x @ vk + vb + advantage - advantage.mean(axis=-1, keepdims=True)
+            return mm(x, vk) + vb + advantage - advantage.mean(axis=-1, keepdims=True)
         n = self.per_action
         advantage = advantage.reshape(*advantage.shape[:-1], -1, n)
-        value = (x @ vk + vb)[..., None, :]
+        value = (mm(x, vk) + vb)[..., None, :]
         combined = value + advantage - advantage.mean(axis=-2, keepdims=True)
         return combined.reshape(*combined.shape[:-2], -1)
 

@@ -206,3 +206,34 @@ def test_rainbow_is_c51_with_every_part_on():
     rlkit.train(agent, env, steps=300)
     assert agent.num_updates > 0
     assert len(np.unique(agent.prioritized.tree.values()[: len(agent.replay)])) > 10
+
+
+@pytest.mark.parametrize("agent_class", [C51, QRDQN])
+def test_minatar_acting_reads_the_numpy_mirror_the_update_block_returned(agent_class,
+                                                                         monkeypatch):  # fmt: skip
+    """On MinAtar's torso greedy acting is numpy, refreshed from the weights each block of
+    updates returned (never a TensorFlow call, never a read of the variables): its values
+    are the Keras model's after the updates."""
+    from rlkit.envs.make import make_env
+    from rlkit.networks.numpy_conv import NumpyConvNet
+
+    env = make_env("MinAtar/Breakout-v0")
+    agent = agent_class.from_env(env, seed=0, torso="minatar", conv_padding="same",
+                                 hidden_sizes=(), jit_compile=False, batch_size=8,
+                                 learning_starts=0, buffer_size=500, train_freq=40,
+                                 gradient_steps=2)  # fmt: skip
+    learner = agent.learner
+    assert isinstance(learner.q.numpy_snapshot(), NumpyConvNet)
+    assert len(learner.q.mirror_weights()) == 4  # the convolution's and the head's
+
+    def refused(*args):
+        raise AssertionError("acting read the network instead of the block's weights")
+
+    monkeypatch.setattr(learner.q, "numpy_snapshot", refused)
+    monkeypatch.setattr(learner.q, "_compiled", refused)
+    rlkit.train(agent, env, steps=120)
+    assert agent.num_updates == 6
+    obs = np.random.default_rng(0).random((50, 10, 10, 4)) < 0.1
+    want = learner.head.q_values(learner.q.model(obs).numpy())
+    np.testing.assert_allclose(agent.q_values(obs), want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(agent.q_values(obs).argmax(-1), want.argmax(-1))

@@ -139,11 +139,46 @@ def test_a_users_torso_feeds_iqns_head_or_is_refused_naming_its_shape():
         IQN.from_env(env, q_network=square, **FEW, **SMALL)
 
 
-def test_iqn_refuses_an_export_in_one_line(tmp_path):
-    agent = IQN.from_env(gym.make("CartPole-v1"), **FEW, **SMALL)
-    with pytest.raises(UsageError, match="cannot be exported"):
-        agent.export(tmp_path / "p")
-    assert not (tmp_path / "p").exists()
+def test_an_iqn_export_acts_on_the_k_midpoints_by_hand(tmp_path):
+    """Z_a(x, tau) = k_a x relu(cos(pi tau)) + b_a at the K = 2 midpoints 1/4, 3/4:
+    relu(cos(pi / 4)) = sqrt(2) / 2, relu(cos(3 pi / 4)) = 0, so Q_a = k_a x sqrt(2) / 4 + b_a;
+    rlkit's own values at those fractions and the SavedModel's both give it, and the export
+    records the fractions."""
+    from rlkit.agents.exported import ExportedPolicy
+
+    agent = IQN(ONE_D, gym.spaces.Discrete(2), hidden_sizes=(), quantile_embedding_dim=1,
+                num_tau_samples=2, num_tau_prime_samples=3, num_quantile_samples=2,
+                jit_compile=False, eval_epsilon=0.0)  # fmt: skip
+    kernel, bias = [1.0, -1.0], [0.0, 0.5]
+    set_iqn_weights(agent.learner.q, kernel, bias)
+    np.testing.assert_array_equal(agent.export_fractions(), [0.25, 0.75])
+    xs = np.array([[-2.0], [0.0], [0.5], [1.0], [3.0]], np.float32)
+    want = np.array([[k * x * math.sqrt(2) / 4 + b for k, b in zip(kernel, bias, strict=True)]
+                     for x in xs[:, 0]])  # fmt: skip
+    np.testing.assert_allclose(agent.export_q_values(xs), want, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(agent.export_q_values(xs[3]), want[3], rtol=1e-6, atol=1e-6)
+    result = agent.export(tmp_path / "p", check_observations=20)
+    assert result.metadata["fractions"] == [0.25, 0.75]
+    policy = ExportedPolicy(tmp_path / "p")
+    np.testing.assert_allclose(policy.run("q_values", xs)["q_values"], want, rtol=1e-6,
+                               atol=1e-6)  # fmt: skip
+    np.testing.assert_array_equal(policy.act(xs), want.argmax(-1))
+
+
+@pytest.mark.parametrize("format", ["saved_model", "tflite"])
+def test_a_trained_iqn_exports_and_its_check_passes(format, tmp_path):
+    """A trained IQN's export (SavedModel or TFLite) acts as rlkit's own network at the same
+    fixed fractions on every checked observation; exporting moves none of the fraction
+    streams (acting and evaluation draw as they would have)."""
+    env = gym.make("CartPole-v1")
+    agent = IQN.from_env(env, seed=1, **FEW, **SMALL)
+    rlkit.train(agent, env, steps=120)
+    states = [g.state.numpy().copy() for g in agent.learner.fractions.values()]
+    result = agent.export(tmp_path / "p", format=format, env=env, check_observations=64)
+    assert "equal the agent's greedy act on" in result.lines[0]
+    for generator, state in zip(agent.learner.fractions.values(), states, strict=True):
+        np.testing.assert_array_equal(generator.state.numpy(), state)
+    assert len(result.metadata["fractions"]) == FEW["num_quantile_samples"]
 
 
 # -- Munchausen DQN ------------------------------------------------------------------------------
