@@ -83,6 +83,7 @@ class CompiledProgram:
             self._chunk,
             jit_compile=True,
             input_signature=[tf.TensorSpec([], tf.int32), tf.TensorSpec([], tf.int64)],
+            autograph=needs_autograph(cfg),
         )
 
     # -- what Python calls -------------------------------------------------------------------
@@ -199,6 +200,21 @@ class CompiledProgram:
         self.episodes.assign_add(tf.reduce_sum(tf.cast(done, tf.int64)))
         sums, updates = self.learn(before, now, sample_seed)
         return done, returns, lengths, sums, updates
+
+
+def needs_autograph(config) -> bool:
+    """Whether tracing the program needs AutoGraph: only for code of the user's own in the
+    config (a loss of one's own, say), which may branch on tensors in Python. rlkit's own
+    code in the program writes its control flow as ``tf.while_loop``/``tf.cond``/``tf.where``,
+    so AutoGraph would only rewrite it to the same graph: its source transformation of every
+    function the program calls was ~3/4 of tracing, and tracing ~40% of the compile time
+    (labs/many_seeds/compile_time.py)."""
+    plain = (str, int, float, bool, type(None))
+    for value in vars(config).values():
+        items = value if isinstance(value, list | tuple) else (value,)
+        if not all(isinstance(item, plain) for item in items):
+            return True
+    return False
 
 
 def linear(step, start: float, end: float, anneal_steps: int, learn_start: int) -> tf.Tensor:

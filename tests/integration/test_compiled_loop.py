@@ -74,6 +74,14 @@ def test_in_graph_schedules_equal_the_python_ones():
         assert got == want, (before, now, every, start)
 
 
+def test_autograph_only_for_code_of_ones_own_in_the_config():
+    from rlkit.run.compiled_program import needs_autograph
+
+    assert not needs_autograph(DQNConfig(hidden_sizes=(120, 84), loss="mse"))
+    assert not needs_autograph(DDPGConfig(td3=True))
+    assert needs_autograph(DQNConfig(loss=lambda *args, **kwargs: None))  # may branch in Python
+
+
 def test_which_loop_a_run_takes():
     cfg = DQNConfig()
     assert choose_loop("rlkit/CartPole-v1", "dqn", cfg)[0] is True
