@@ -40,7 +40,7 @@ def child(variant: str) -> None:
     exec(VARIANTS[variant], {"tf": tf})
     from labs.many_seeds.children import build_program
 
-    program = build_program(0, 10**9)
+    program = build_program(int(os.environ.get("SEED", "0")), 10**9)
     built = time.perf_counter() - start
     start = time.perf_counter()
     program._run.get_concrete_function()

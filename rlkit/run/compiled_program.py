@@ -64,7 +64,11 @@ class CompiledProgram:
         self.agent, self.learner, self.env = agent, agent.learner, env
         self.num_envs, self.chunk = int(num_envs), int(chunk)
         words = np.random.SeedSequence([int(seed), SEED_STREAM]).generate_state(2)
-        self.seed = tf.constant(words.astype(np.int64) & 0x7FFFFFFF, tf.int32)
+        # a variable, not a constant: the program's XLA code is then the same for every seed
+        # of one configuration, and a persistent compilation cache (xla_cache) reuses it
+        self.seed = tf.Variable(
+            words.astype(np.int64) & 0x7FFFFFFF, dtype=tf.int32, trainable=False, name="seed"
+        )
         action_shape = () if env.discrete_actions is not None else (1,)
         self.replay = GraphReplay(cfg.buffer_size, env.obs_dim, action_shape)
         state, _ = env.reset(split_seed(self.seed, 1)[0], self.num_envs)
