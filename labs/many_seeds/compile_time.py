@@ -5,7 +5,8 @@ another, ``--repeat`` times in turn: building the agent and program (not compile
 ``DQNProgram._chunk`` to a graph (Python: the Keras model, the loss, the optimizer), and the first
 call (graph passes and XLA's compilation); the sum of the last two is what ``compiled the loop
 in N s`` reports. A variant is a setting tried on top of today's program; each also checks that
-the weights after 2,000 vector steps (10k of them learning) are bit for bit today's.
+the weights after 2,000 vector steps (10k of them learning) are bit for bit today's (seed 1;
+``cached``: seed 1 loading the XLA code seed 0's process compiled, as a sweep's seeds do).
 
     nice python -m labs.many_seeds.compile_time --repeat 3
 """
@@ -19,6 +20,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 #: Python run after TensorFlow's import and before the program is built; ``AUTOGRAPH`` puts
@@ -30,6 +32,10 @@ VARIANTS = {
     "no autograph": "",
     "no grappler": f"{AUTOGRAPH}; {NO_GRAPPLER}",
     "neither": NO_GRAPPLER,
+    # XLA's code of this configuration compiled before by another seed's process (seed 0,
+    # not timed): what rlkit sweep's later seeds do (use_xla_cache)
+    "cached": "from rlkit.run.compiled_choice import use_xla_cache; "
+    "use_xla_cache(os.environ['CACHE'], 'rlkit/CartPole-v1')",
 }
 
 
@@ -37,10 +43,10 @@ def child(variant: str) -> None:
     start = time.perf_counter()
     import tensorflow as tf
 
-    exec(VARIANTS[variant], {"tf": tf})
+    exec(VARIANTS[variant], {"tf": tf, "os": os})
     from labs.many_seeds.children import build_program
 
-    program = build_program(int(os.environ.get("SEED", "0")), 10**9)
+    program = build_program(int(os.environ.get("SEED", "1")), 10**9)
     built = time.perf_counter() - start
     start = time.perf_counter()
     program._run.get_concrete_function()
@@ -69,7 +75,12 @@ def main() -> None:
     names = args.variants.split(",")
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs", flush=True)
     rows: dict[str, list[dict]] = {name: [] for name in names}
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    cache = tempfile.mkdtemp(prefix="xla-cache-")
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CACHE=cache)
+    env.pop("TF_XLA_FLAGS", None)
+    if "cached" in names:  # seed 0 compiles and keeps the code; every timed child is seed 1
+        argv = [sys.executable, "-m", "labs.many_seeds.compile_time", "--child", "cached"]
+        subprocess.run(argv, capture_output=True, env=dict(env, SEED="0"), check=True)
     for _ in range(args.repeat):
         for name in names:
             argv = [sys.executable, "-m", "labs.many_seeds.compile_time", "--child", name]
