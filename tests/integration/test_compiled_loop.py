@@ -1,6 +1,7 @@
 """The compiled loop: its replay in variables, its in-graph schedules, which loop a run takes,
 bad input in one line, and exact resume at chunk boundaries."""
 
+import importlib.util
 import itertools
 import json
 import os
@@ -274,3 +275,28 @@ def test_a_sweeps_trials_keep_their_xla_code_in_one_folder(tmp_path, monkeypatch
     assert f"--tf_xla_min_cluster_size=4 {CACHE_FLAG}={folder}" == os.environ["TF_XLA_FLAGS"]
     assert use_xla_cache(tmp_path / "other", "rlkit/CartPole-v1") is None  # one named wins
     assert str(folder) in os.environ["TF_XLA_FLAGS"]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="needs the ray extra")
+def test_a_sweeps_seeds_share_one_compile_and_each_equals_rlkit_train(capsys, tmp_path):
+    import subprocess
+    import sys
+
+    common = ["--env", "rlkit/CartPole-v1", "--steps", "600", "--preset", "none",
+              "--eval-every", "0", "--set", "hidden_sizes=16", "--set", "learning_starts=100",
+              "--set", "buffer_size=300"]  # fmt: skip
+    sweep = ["sweep", "dqn", *common, "--seeds", "0,1", "--max-concurrent", "1"]
+    assert main([*sweep, "--out", str(tmp_path / "s")]) == 0, capsys.readouterr().err
+    compiled = list((tmp_path / "s" / "xla-cache").rglob("*.pb"))
+    # seed 1 alone, in a process of its own, with a cache of its own: as many programs (the
+    # names differ: a trial runs TensorFlow on the CPUs Ray gave it), the same run
+    train = [sys.executable, "-m", "rlkit.cli.main", "train", "dqn", *common, "--seed", "1",
+             "--quiet", "--out", str(tmp_path / "t")]  # fmt: skip
+    own = tmp_path / "own-cache"
+    env = dict(os.environ, TF_XLA_FLAGS=f"--tf_xla_persistent_cache_directory={own}")
+    subprocess.run(train, env=env, check=True, capture_output=True)
+    assert compiled and len(compiled) == len(list(own.rglob("*.pb")))  # none for seed 1
+    (run_dir,) = (tmp_path / "t").iterdir()
+    trial = tmp_path / "s" / "runs" / "default" / "seed-1" / "metrics.csv"
+    assert trial.read_text() == (run_dir / "metrics.csv").read_text()  # loaded code, same run
