@@ -79,7 +79,6 @@ class DDPGProgram(CompiledProgram):
                                    cfg.learning_starts), tf.float32)  # fmt: skip
             learner.actor_pipeline.optimizer.learning_rate.assign(cfg.actor_learning_rate * scale)
             learner.critic_pipeline.optimizer.learning_rate.assign(cfg.critic_learning_rate * scale)
-        ones = tf.ones([cfg.batch_size])
         terms, delay = learner.terms, learner.terms.policy_delay
         half_range = tf.constant(self.bounds.half_range)
 
@@ -91,6 +90,7 @@ class DDPGProgram(CompiledProgram):
                 cfg.batch_size, batch_seed
             )
             pcont = cfg.gamma * (1.0 - terminated)
+            ones = tf.ones([cfg.batch_size])  # made here, not captured: one HLO for every seed
             smoothing = tf.zeros([cfg.batch_size, self.bounds.dim])
             if terms.target_noise > 0:
                 noise = terms.target_noise * tf.random.stateless_normal(

@@ -60,7 +60,6 @@ class DQNProgram(CompiledProgram):
             rate = linear(now, cfg.learning_rate, cfg.learning_rate_end, cfg.lr_anneal_steps,
                           anneal_start(cfg))  # fmt: skip
             learner.pipeline.optimizer.learning_rate.assign(tf.cast(rate, tf.float32))
-        ones = tf.ones([cfg.batch_size])
 
         def update(k, sums):
             batch_seed = tf.random.experimental.stateless_fold_in(seed, k)
@@ -68,6 +67,7 @@ class DQNProgram(CompiledProgram):
                 cfg.batch_size, batch_seed
             )
             pcont = cfg.gamma * (1.0 - terminated)
+            ones = tf.ones([cfg.batch_size])  # made here, not captured: one HLO for every seed
             metrics, _ = learner.update_step(obs, actions, rewards, next_obs, pcont, ones)
             return k + 1, sums + tf.stack(metrics)
 

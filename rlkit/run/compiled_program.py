@@ -64,7 +64,11 @@ class CompiledProgram:
         self.agent, self.learner, self.env = agent, agent.learner, env
         self.num_envs, self.chunk = int(num_envs), int(chunk)
         words = np.random.SeedSequence([int(seed), SEED_STREAM]).generate_state(2)
-        self.seed = tf.constant(words.astype(np.int64) & 0x7FFFFFFF, tf.int32)
+        # a variable, not a constant: the program's XLA code is then the same for every seed
+        # of one configuration, and a persistent compilation cache (xla_cache) reuses it
+        self.seed = tf.Variable(
+            words.astype(np.int64) & 0x7FFFFFFF, dtype=tf.int32, trainable=False, name="seed"
+        )
         action_shape = () if env.discrete_actions is not None else (1,)
         self.replay = GraphReplay(cfg.buffer_size, env.obs_dim, action_shape)
         state, _ = env.reset(split_seed(self.seed, 1)[0], self.num_envs)
@@ -83,6 +87,7 @@ class CompiledProgram:
             self._chunk,
             jit_compile=True,
             input_signature=[tf.TensorSpec([], tf.int32), tf.TensorSpec([], tf.int64)],
+            autograph=needs_autograph(cfg),
         )
 
     # -- what Python calls -------------------------------------------------------------------
@@ -199,6 +204,21 @@ class CompiledProgram:
         self.episodes.assign_add(tf.reduce_sum(tf.cast(done, tf.int64)))
         sums, updates = self.learn(before, now, sample_seed)
         return done, returns, lengths, sums, updates
+
+
+def needs_autograph(config) -> bool:
+    """Whether tracing the program needs AutoGraph: only for code of the user's own in the
+    config (a loss of one's own, say), which may branch on tensors in Python. rlkit's own
+    code in the program writes its control flow as ``tf.while_loop``/``tf.cond``/``tf.where``,
+    so AutoGraph would only rewrite it to the same graph: its source transformation of every
+    function the program calls was ~3/4 of tracing, and tracing ~40% of the compile time
+    (labs/many_seeds/compile_time.py)."""
+    plain = (str, int, float, bool, type(None))
+    for value in vars(config).values():
+        items = value if isinstance(value, list | tuple) else (value,)
+        if not all(isinstance(item, plain) for item in items):
+            return True
+    return False
 
 
 def linear(step, start: float, end: float, anneal_steps: int, learn_start: int) -> tf.Tensor:

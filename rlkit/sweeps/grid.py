@@ -12,6 +12,7 @@ Sweep folder::
     OUT/runs/<config>/seed-<S>/    one ordinary rlkit run folder per trial
     OUT/ray/                       Ray Tune's experiment state (for --resume)
     OUT/sweep.csv                  per configuration: final/best returns over seeds, IQM
+    OUT/xla-cache/                 compiled XLA code the trials share (compiled loop)
 """
 
 from __future__ import annotations

@@ -52,10 +52,9 @@ def import_ray():
 
 
 def run_trial(tune_config: dict[str, Any], spec: SweepSpec, out: str) -> None:
-    """Tune's function trainable: one rlkit run, started fresh or resumed exactly.
-
-    ``tune_config["trial"]`` is one of :meth:`SweepSpec.trials`.
-    """
+    """Tune's function trainable: one rlkit run, started fresh or resumed exactly (compiled
+    XLA code kept in ``OUT/xla-cache``: :func:`~rlkit.run.compiled_choice.use_xla_cache`);
+    ``tune_config["trial"]`` is one of :meth:`SweepSpec.trials`."""
     config = tune_config["trial"]
     threads = max(1, int(spec.cpus_per_trial))
     os.environ["TF_NUM_INTRAOP_THREADS"] = str(threads)  # before TensorFlow starts
@@ -63,7 +62,9 @@ def run_trial(tune_config: dict[str, Any], spec: SweepSpec, out: str) -> None:
     from ray import tune
 
     from rlkit.core.quiet import import_tensorflow_quietly
-    from rlkit.run import experiment
+    from rlkit.run import compiled_choice, experiment
+
+    compiled_choice.use_xla_cache(Path(out) / compiled_choice.XLA_CACHE, spec.train.get("env"))
 
     import_tensorflow_quietly()
     import tensorflow as tf

@@ -1,8 +1,10 @@
 """The compiled loop: its replay in variables, its in-graph schedules, which loop a run takes,
 bad input in one line, and exact resume at chunk boundaries."""
 
+import importlib.util
 import itertools
 import json
+import os
 
 import numpy as np
 import pytest
@@ -72,6 +74,14 @@ def test_in_graph_schedules_equal_the_python_ones():
         got = int(blocks_due(tf.constant(before, tf.int64), tf.constant(now, tf.int64), every,
                              start))  # fmt: skip
         assert got == want, (before, now, every, start)
+
+
+def test_autograph_only_for_code_of_ones_own_in_the_config():
+    from rlkit.run.compiled_program import needs_autograph
+
+    assert not needs_autograph(DQNConfig(hidden_sizes=(120, 84), loss="mse"))
+    assert not needs_autograph(DDPGConfig(td3=True))
+    assert needs_autograph(DQNConfig(loss=lambda *args, **kwargs: None))  # may branch in Python
 
 
 def test_which_loop_a_run_takes():
@@ -198,3 +208,95 @@ def test_ddpg_trains_in_the_compiled_loop_and_resumes_exactly(tmp_path):
     rows = (straight.run_dir / "metrics.csv").read_text().splitlines()
     assert rows == (resumed.run_dir / "metrics.csv").read_text().splitlines()
     assert len(rows) == 1 + 2  # each copy's one 200-step episode (Pendulum never terminates)
+
+
+#: a child that compiles a small program of one seed, keeping its XLA code in a folder
+CACHE_CHILD = """
+import json, sys
+from rlkit.envs.tf import make_tf_env
+from rlkit.run import compiled_choice, experiment
+from rlkit.run.plan import make_envs
+agent_name, env_id, seed, folder, overrides = sys.argv[1:]
+compiled_choice.use_xla_cache(folder, env_id)
+from rlkit.run.compiled_ddpg import DDPGProgram
+from rlkit.run.compiled_dqn import DQNProgram
+plan = experiment.plan(agent_name, env_id, steps=100, seed=int(seed), eval_every=0,
+                       checkpoint_every=0, preset="none", overrides=json.loads(overrides))
+env = make_envs(plan.settings, plan.spec)
+agent = plan.spec.load_class().from_env(env, seed=int(seed), config=plan.agent_config)
+program = (DDPGProgram if agent_name == "ddpg" else DQNProgram)(
+    agent, make_tf_env(env_id), 2, int(seed), 8)
+program.run_chunk(8)
+print(json.dumps([float(w.numpy().sum()) for w in agent.learner.q.model.weights]
+                 if agent_name == "dqn" else []))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("agent", "env_id", "overrides"),
+    [("dqn", "rlkit/CartPole-v1", dict(SMALL, learning_starts=8)),
+     ("ddpg", "rlkit/Pendulum-v1", {"td3": True, "batch_size": 8, "buffer_size": 64,
+                                    "actor_hidden_sizes": [8], "critic_hidden_sizes": [8]})],
+)  # fmt: skip
+def test_every_seed_of_a_configuration_compiles_to_the_same_xla_code(
+    tmp_path, agent, env_id, overrides
+):
+    """What lets a sweep's seeds share one compilation (use_xla_cache): nothing of the seed
+    is a constant of the program (its seed is a variable, its constants are made in place),
+    so a second seed finds the first one's code; and loading it changes nothing."""
+    import subprocess
+    import sys
+
+    def child(seed, folder):
+        argv = [sys.executable, "-c", CACHE_CHILD, agent, env_id, str(seed), str(folder),
+                json.dumps(overrides)]  # fmt: skip
+        env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+        env.pop("TF_XLA_FLAGS", None)
+        done = subprocess.run(argv, capture_output=True, text=True, env=env, check=True)
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    shared = tmp_path / "shared"
+    first = child(0, shared)
+    second = child(1, shared)
+    assert len(list(shared.rglob("*.pb"))) == 1  # seed 1 compiled nothing of its own
+    assert child(1, tmp_path / "alone") == second  # compiled afresh: the same weights
+    if agent == "dqn":
+        assert first != second
+
+
+def test_a_sweeps_trials_keep_their_xla_code_in_one_folder(tmp_path, monkeypatch):
+    from rlkit.run.compiled_choice import CACHE_FLAG, use_xla_cache
+
+    monkeypatch.setenv("TF_XLA_FLAGS", "--tf_xla_min_cluster_size=4")
+    assert use_xla_cache(tmp_path, "CartPole-v1") is None  # gymnasium's: nothing
+    folder = use_xla_cache(tmp_path, "rlkit/CartPole-v1")
+    assert folder == tmp_path / f"tensorflow-{tf.__version__}" and folder.is_dir()
+    assert f"--tf_xla_min_cluster_size=4 {CACHE_FLAG}={folder}" == os.environ["TF_XLA_FLAGS"]
+    assert use_xla_cache(tmp_path / "other", "rlkit/CartPole-v1") is None  # one named wins
+    assert str(folder) in os.environ["TF_XLA_FLAGS"]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="needs the ray extra")
+def test_a_sweeps_seeds_share_one_compile_and_each_equals_rlkit_train(capsys, tmp_path):
+    import subprocess
+    import sys
+
+    common = ["--env", "rlkit/CartPole-v1", "--steps", "600", "--preset", "none",
+              "--eval-every", "0", "--set", "hidden_sizes=16", "--set", "learning_starts=100",
+              "--set", "buffer_size=300"]  # fmt: skip
+    sweep = ["sweep", "dqn", *common, "--seeds", "0,1", "--max-concurrent", "1"]
+    assert main([*sweep, "--out", str(tmp_path / "s")]) == 0, capsys.readouterr().err
+    compiled = list((tmp_path / "s" / "xla-cache").rglob("*.pb"))
+    # seed 1 alone, in a process of its own, with a cache of its own: as many programs (the
+    # names differ: a trial runs TensorFlow on the CPUs Ray gave it), the same run
+    train = [sys.executable, "-m", "rlkit.cli.main", "train", "dqn", *common, "--seed", "1",
+             "--quiet", "--out", str(tmp_path / "t")]  # fmt: skip
+    own = tmp_path / "own-cache"
+    env = dict(os.environ, TF_XLA_FLAGS=f"--tf_xla_persistent_cache_directory={own}")
+    subprocess.run(train, env=env, check=True, capture_output=True)
+    assert compiled and len(compiled) == len(list(own.rglob("*.pb")))  # none for seed 1
+    (run_dir,) = (tmp_path / "t").iterdir()
+    trial = tmp_path / "s" / "runs" / "default" / "seed-1" / "metrics.csv"
+    assert trial.read_text() == (run_dir / "metrics.csv").read_text()  # loaded code, same run
