@@ -138,8 +138,9 @@ def network(model, frozen: bool):
 
 
 def dqn_module(agent, specs, encode, frozen: bool = False) -> PolicyModule:
-    """DQN (C51, QR-DQN): ``action`` (argmax + start) and ``q_values`` (a distributional
-    head's expected values, as its acting reads them)."""
+    """DQN (C51, QR-DQN, Rainbow, M-DQN): ``action`` (argmax + start) and ``q_values`` (a
+    distributional head's expected values, as its acting reads them; noisy layers at their
+    mean weights, as greedy evaluation acts)."""
     q, start = agent.learner.q.model, int(agent.action_space.start)
     module = PolicyModule({"q": q})
     model, head = network(q, frozen), agent.learner.head
@@ -273,8 +274,9 @@ def reinforce_module(agent, specs, encode, frozen: bool = False) -> PolicyModule
 
 
 #: agent name -> its module's builder (the DQN family shares DQN's)
-BUILDERS = {"dqn": dqn_module, "c51": dqn_module, "qrdqn": dqn_module, "iqn": iqn_module,
-            "ddpg": ddpg_module, "reinforce": reinforce_module}  # fmt: skip
+BUILDERS = {"dqn": dqn_module, "c51": dqn_module, "qrdqn": dqn_module, "rainbow": dqn_module,
+            "mdqn": dqn_module, "iqn": iqn_module, "ddpg": ddpg_module,
+            "reinforce": reinforce_module}  # fmt: skip
 
 
 def signature_names(agent, format: str = "saved_model") -> list[str]:

@@ -13,7 +13,7 @@ import pytest
 import tensorflow as tf
 
 import rlkit
-from rlkit.agents import C51, QRDQN
+from rlkit.agents import C51, MDQN, QRDQN, Rainbow
 from rlkit.agents.value_heads import CategoricalHead, QuantileHead
 from rlkit.cli.main import main
 from rlkit.core.errors import UsageError
@@ -122,10 +122,10 @@ def test_listed_where_users_look(capsys):
     assert "num_atoms" in shown and "v_max" in shown
 
 
-@pytest.mark.parametrize("agent_class", [C51, QRDQN])
+@pytest.mark.parametrize("agent_class", [C51, QRDQN, Rainbow, MDQN])
 def test_an_export_acts_on_the_expected_values(agent_class, tmp_path):
     env = gym.make("CartPole-v1")
-    agent = agent_class.from_env(env, seed=3, **SMALL)
+    agent = agent_class.from_env(env, seed=3, **SMALL)  # Rainbow: noisy, exported at its mean
     rlkit.train(agent, env, steps=200)
     agent.export(tmp_path / "policy", env=env, check_observations=300)
     served = tf.saved_model.load(str(tmp_path / "policy"))
