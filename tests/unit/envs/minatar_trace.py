@@ -147,3 +147,19 @@ def minatar_resets(gym_id: str, n: int) -> tuple[list[Any], np.ndarray]:
         games.append(copy.deepcopy(env.unwrapped.game.env))
         observations.append(obs)
     return games, np.array(observations)
+
+
+def assert_fixed_reset(game: str, to_physics: Callable[[Any], np.ndarray], channels: int) -> None:
+    """A game whose reset draws nothing (``game``: ``"Asterix"`` …): 8 copies reset by
+    rlkit's env hold minatar's reset game (``to_physics``: minatar's game -> the physics'
+    game columns) and show its observation ``[10, 10, channels]``."""
+    from rlkit.envs.tf import make_tf_env
+
+    env = make_tf_env(f"rlkit/MinAtar-{game}-v0")
+    state, obs = env.reset(tf.constant([3, 4]), 8)
+    games, theirs = minatar_resets(f"MinAtar/{game}-v0", 2)
+    for row in state.physics.numpy()[:, GAME:]:
+        np.testing.assert_array_equal(row, to_physics(games[0]))
+    for o in obs.numpy():
+        np.testing.assert_array_equal(o, theirs[0])
+    assert obs.shape == (8, 10, 10, channels)

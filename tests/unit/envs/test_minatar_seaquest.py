@@ -5,15 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import tensorflow as tf
 
-from rlkit.envs.tf import make_tf_env
 from rlkit.envs.tf.minatar_base import GAME
 from rlkit.envs.tf.minatar_seaquest import DIVER_COUNT, OFFSETS, POOLS, RAMP_INDEX, Seaquest
 from tests.unit.envs.minatar_trace import (
+    assert_fixed_reset,
     assert_replays,
     index_draw,
-    minatar_resets,
     minatar_trace,
 )
 
@@ -114,11 +112,4 @@ def test_step_for_step_equal_to_minatar():
 
 
 def test_reset_is_minatars():
-    env = make_tf_env("rlkit/MinAtar-Seaquest-v0")
-    state, obs = env.reset(tf.constant([3, 4]), 8)
-    games, theirs = minatar_resets("MinAtar/Seaquest-v0", 2)
-    for row in state.physics.numpy()[:, GAME:]:
-        np.testing.assert_array_equal(row, to_physics(games[0]))
-    for o in obs.numpy():
-        np.testing.assert_array_equal(o, theirs[0])
-    assert obs.shape == (8, 10, 10, 10)
+    assert_fixed_reset("Seaquest", to_physics, channels=10)
