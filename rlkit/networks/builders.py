@@ -27,6 +27,7 @@ import keras
 import numpy as np
 
 from rlkit.core.spaces import IMAGE, ObservationFormat
+from rlkit.networks.patch_conv import PatchConv2D
 
 INITS = ("glorot", "torch", "he_normal", "zeros")
 
@@ -110,14 +111,15 @@ def conv2d(
     init: str,
     fan_in: int,
     padding: str = "valid",
-) -> keras.layers.Conv2D:
-    """A seeded ReLU convolution (channels last); init as :func:`dense`.
+) -> PatchConv2D:
+    """A seeded ReLU convolution (channels last); init as :func:`dense`. Keras' Conv2D,
+    except inside the compiled loop (:class:`~rlkit.networks.patch_conv.PatchConv2D`).
 
     ``padding`` "valid" (SB3: an 84-pixel side becomes 20, 9, 7) or "same" (Dopamine's
     networks, TF-slim's and Flax's default: 21, 11, 11).
     """
     kernel, bias = _initializers(seed, 0.0, init, fan_in)
-    return keras.layers.Conv2D(
+    return PatchConv2D(
         filters,
         kernel_size,
         strides=stride,
