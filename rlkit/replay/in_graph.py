@@ -9,7 +9,8 @@ uniformly from those filled, from a stateless seed (the same seed gives the same
 Truncation is not stored: a transition cut by a time limit bootstraps (``terminated``
 false), as :class:`~rlkit.replay.memory.ReplayMemory` does.
 
-    replay = GraphReplay(10_000, obs_dim=4)
+    replay = GraphReplay(10_000, obs_dim=4)                       # CartPole's vectors
+    boards = GraphReplay(100_000, (10, 10, 4), obs_dtype=tf.bool)  # MinAtar's boards
     replay.add(obs, actions, rewards, next_obs, terminated)       # inside tf.function
     obs, actions, rewards, next_obs, terminated = replay.sample(128, seed)
 """
@@ -25,9 +26,12 @@ class GraphReplay:
 
     Args:
         capacity: transitions kept (the oldest are overwritten).
-        obs_dim: length of an observation (float32 vectors).
+        obs_dim: length of an observation (a vector), or an observation's shape
+            (MinAtar's ``(10, 10, C)``).
         action_shape: ``()`` for a discrete action (int32), ``(k,)`` for a continuous one
             (float32).
+        obs_dtype: how observations are kept and sampled: float32 (vectors) or bool
+            (MinAtar's boards: a byte a cell, a quarter of float32's memory).
 
     Attributes:
         position: int32 scalar variable, the next slot written.
@@ -37,19 +41,23 @@ class GraphReplay:
     #: the variables, by the name a checkpoint keeps them under
     NAMES = ("obs", "actions", "rewards", "next_obs", "terminated", "position", "size")
 
-    def __init__(self, capacity: int, obs_dim: int, action_shape: tuple[int, ...] = ()) -> None:
+    def __init__(
+        self, capacity: int, obs_dim: int | tuple[int, ...], action_shape: tuple[int, ...] = (),
+        obs_dtype: tf.DType = tf.float32,
+    ) -> None:  # fmt: skip
         if capacity < 1:
             raise ValueError(f"capacity must be at least 1, got {capacity}")
         self.capacity = int(capacity)
+        obs_shape = (int(obs_dim),) if isinstance(obs_dim, int) else tuple(obs_dim)
         action_dtype = tf.int32 if action_shape == () else tf.float32
 
         def zeros(shape, dtype, name):
             return tf.Variable(tf.zeros(shape, dtype), trainable=False, name=f"replay_{name}")
 
-        self.obs = zeros([capacity, obs_dim], tf.float32, "obs")
+        self.obs = zeros([capacity, *obs_shape], obs_dtype, "obs")
         self.actions = zeros([capacity, *action_shape], action_dtype, "actions")
         self.rewards = zeros([capacity], tf.float32, "rewards")
-        self.next_obs = zeros([capacity, obs_dim], tf.float32, "next_obs")
+        self.next_obs = zeros([capacity, *obs_shape], obs_dtype, "next_obs")
         self.terminated = zeros([capacity], tf.float32, "terminated")
         self.position = tf.Variable(0, dtype=tf.int32, trainable=False, name="replay_position")
         self.size = tf.Variable(0, dtype=tf.int32, trainable=False, name="replay_size")
@@ -59,10 +67,10 @@ class GraphReplay:
         ``position, position + 1, ...`` (mod capacity). ``terminated``: bool or 0/1."""
         n = tf.shape(rewards)[0]
         slots = tf.math.floormod(self.position + tf.range(n), self.capacity)[:, None]
-        self.obs.scatter_nd_update(slots, obs)
+        self.obs.scatter_nd_update(slots, tf.cast(obs, self.obs.dtype))
         self.actions.scatter_nd_update(slots, tf.cast(actions, self.actions.dtype))
         self.rewards.scatter_nd_update(slots, tf.cast(rewards, tf.float32))
-        self.next_obs.scatter_nd_update(slots, next_obs)
+        self.next_obs.scatter_nd_update(slots, tf.cast(next_obs, self.next_obs.dtype))
         self.terminated.scatter_nd_update(slots, tf.cast(terminated, tf.float32))
         self.position.assign(tf.math.floormod(self.position + n, self.capacity))
         self.size.assign(tf.minimum(self.size + n, self.capacity))
@@ -75,8 +83,9 @@ class GraphReplay:
         )
 
     def gather(self, indices: tf.Tensor) -> tuple[tf.Tensor, ...]:
-        """``(obs [B, D], actions [B], rewards [B], next_obs [B, D], terminated [B])`` at
-        ``indices`` (``terminated`` float32 0/1)."""
+        """``(obs [B, *obs_shape], actions [B], rewards [B], next_obs [B, *obs_shape],
+        terminated [B])`` at ``indices`` (observations in ``obs_dtype``, ``terminated``
+        float32 0/1)."""
         return tuple(
             tf.gather(v, indices)
             for v in (self.obs, self.actions, self.rewards, self.next_obs, self.terminated)

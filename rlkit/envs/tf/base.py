@@ -96,6 +96,7 @@ class TFEnv:
         physics_dtype: the dtype of ``EnvState.physics`` (int32 for MinAtar's games).
         obs_shape: an observation's shape when it is not ``[obs_dim]`` (MinAtar's
             ``(10, 10, channels)``), else None.
+        obs_dtype: the dtype :meth:`observe` returns (float32; bool for MinAtar's boards).
     """
 
     gym_id: str = ""
@@ -109,6 +110,7 @@ class TFEnv:
     obs_low: tuple[float, ...] | None = None
     physics_dtype: tf.DType = tf.float64
     obs_shape: tuple[int, ...] | None = None
+    obs_dtype: tf.DType = tf.float32
 
     # --- what a subclass writes -------------------------------------------------------
     def initial_physics(self, seed: tf.Tensor, num_envs: int | tf.Tensor) -> tf.Tensor:

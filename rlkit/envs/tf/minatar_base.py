@@ -110,6 +110,7 @@ class MinAtarEnv(TFEnv):
     discrete_actions = NUM_ACTIONS
     max_episode_steps = 0  # no time limit
     physics_dtype = tf.int32
+    obs_dtype = tf.bool
     channels: int = 0
     game_dim: int = 0
     num_draws: int = 0
