@@ -3,8 +3,9 @@
 No TensorFlow here: ``rlkit train`` decides (and refuses a forced ``--loop compiled`` it
 cannot run, in one line) before paying for the import. The compiled loop
 (:mod:`rlkit.run.compiled_loop`) runs DQN on rlkit's TensorFlow environments
-(``rlkit/CartPole-v1``, ...) and DDPG/TD3 on the continuous ones (``rlkit/Pendulum-v1``)
-with uniform one-step replay and rlkit's own MLPs; anything else
+(``rlkit/CartPole-v1``, ..., and MinAtar's games ``rlkit/MinAtar-Breakout-v0``, ...) and
+DDPG/TD3 on the continuous ones (``rlkit/Pendulum-v1``) with uniform one-step replay and
+rlkit's own networks (MLPs; MinAtar's convolutional torso); anything else
 runs the usual Python loop (:class:`~rlkit.run.loop.Trainer`), which runs every agent and
 option on the same environments.
 
@@ -23,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from rlkit.core.errors import UsageError
-from rlkit.envs.tf import ENV_IDS, is_tf_env
+from rlkit.envs.tf import ENV_IDS, MINATAR_IDS, is_tf_env
 
 LOOPS = ("auto", "compiled", "python")
 
@@ -36,12 +37,12 @@ def unsupported(env_id: str, agent: str, config: Any) -> str | None:
     if not is_tf_env(env_id):
         return (
             f"{env_id} is not one of rlkit's TensorFlow environments (the compiled loop steps "
-            f"{', '.join(ENV_IDS)})"
+            f"{', '.join(ENV_IDS)} and rlkit/MinAtar-<Game>-v0)"
         )
-    if env_id not in ENV_IDS:  # MinAtar's games: a convolutional network, boolean boards
-        return f"the compiled loop does not run {env_id} yet (it steps {', '.join(ENV_IDS)})"
     if agent not in ("dqn", "ddpg"):
         return f"{agent} has no compiled loop (dqn and ddpg have)"
+    if env_id in MINATAR_IDS and agent != "dqn":
+        return f"the compiled loop runs dqn on {env_id}, not {agent}"
     refused = {
         "prioritized": "prioritized replay",
         "noisy": "noisy networks",

@@ -23,6 +23,7 @@ import numpy as np
 import tensorflow as tf
 
 from rlkit.envs.tf.base import EnvState, TFEnv, split_seed
+from rlkit.networks.patch_conv import convolutions_as_patches
 from rlkit.replay.in_graph import GraphReplay
 
 #: a word for the seed stream of the compiled loop (its stateless keys)
@@ -70,7 +71,8 @@ class CompiledProgram:
             words.astype(np.int64) & 0x7FFFFFFF, dtype=tf.int32, trainable=False, name="seed"
         )
         action_shape = () if env.discrete_actions is not None else (1,)
-        self.replay = GraphReplay(cfg.buffer_size, env.obs_dim, action_shape)
+        obs_shape = env.obs_shape or (env.obs_dim,)  # MinAtar's boards stay bool
+        self.replay = GraphReplay(cfg.buffer_size, obs_shape, action_shape, env.obs_dtype)
         state, _ = env.reset(split_seed(self.seed, 1)[0], self.num_envs)
         n = self.num_envs
 
@@ -143,8 +145,9 @@ class CompiledProgram:
         return {}
 
     def act(self, obs: tf.Tensor, step: tf.Tensor, seed: tf.Tensor) -> tf.Tensor:
-        """Exploring actions for ``obs`` ``[N, obs_dim]`` at env step ``step`` (int64), from
-        the stateless ``seed``: int32 ``[N]`` or float32 ``[N, act_dim]``."""
+        """Exploring actions for ``obs`` ``[N, obs_dim]`` (MinAtar's bool ``[N, 10, 10, C]``)
+        at env step ``step`` (int64), from the stateless ``seed``: int32 ``[N]`` or float32
+        ``[N, act_dim]``."""
         raise NotImplementedError
 
     def learn(self, before: tf.Tensor, now: tf.Tensor, seed: tf.Tensor):
@@ -154,6 +157,10 @@ class CompiledProgram:
 
     # -- the program -----------------------------------------------------------------------
     def _chunk(self, vector_steps, episode_cap):
+        with convolutions_as_patches():  # XLA's convolution gradient is slow on a CPU
+            return self._chunk_graph(vector_steps, episode_cap)
+
+    def _chunk_graph(self, vector_steps, episode_cap):
         n = self.num_envs
         logs = (
             tf.TensorArray(tf.bool, size=self.chunk, element_shape=[n]),

@@ -166,14 +166,13 @@ def test_unsupported_options_are_one_line_usage_errors(kwargs, message):
     assert "\n" not in str(caught.value)
 
 
-def test_the_compiled_loop_says_it_does_not_run_them():
+def test_the_compiled_loop_runs_dqn_on_them_and_says_so_for_other_agents():
     from rlkit.agents.dqn_config import DQNConfig
     from rlkit.run.compiled_choice import choose_loop
 
-    compiled, note = choose_loop("rlkit/MinAtar-Breakout-v0", "dqn", DQNConfig())
-    assert not compiled and "does not run rlkit/MinAtar-Breakout-v0" in note
+    assert choose_loop("rlkit/MinAtar-Seaquest-v0", "dqn", DQNConfig())[0] is True
     with pytest.raises(UsageError, match="--loop python"):
-        choose_loop("rlkit/MinAtar-Breakout-v0", "dqn", DQNConfig(), loop="compiled")
+        choose_loop("rlkit/MinAtar-Breakout-v0", "c51", object(), loop="compiled")
 
 
 def test_a_game_physics_row_starts_with_the_shared_columns():
