@@ -68,7 +68,9 @@ def choose_loop(
     env_id: str, agent: str, config: Any, loop: str = "auto"
 ) -> tuple[bool, str | None]:
     """``(compiled, note)``: whether the run takes the compiled loop, and the line the CLI
-    says about it (None for a run that could never take it and did not ask).
+    says about it: which loop on an rlkit TensorFlow environment, a tip naming the
+    TensorFlow twin of an id that has one (where the compiled loop would run the same
+    settings), else None.
 
     ``loop``: ``"auto"`` (compiled where it can run, else Python), ``"compiled"`` (a
     UsageError saying why when it cannot) or ``"python"``."""
@@ -84,7 +86,23 @@ def choose_loop(
         )
     if loop == "compiled":
         raise UsageError(f"cannot run the compiled loop: {why}; {PYTHON_LOOP}")
-    return False, (f"loop: python ({why})" if is_tf_env(env_id) else None)
+    if is_tf_env(env_id):
+        return False, f"loop: python ({why})"
+    twin = tensorflow_twin(env_id)
+    if twin is not None and unsupported(twin, agent, config) is None:
+        return False, (
+            f"tip: --env {twin} is this environment in TensorFlow, step for step the same; "
+            f"there {agent} trains in the compiled loop, one XLA program (speed: docs/tf-envs.md)"
+        )
+    return False, None
+
+
+def tensorflow_twin(env_id: str) -> str | None:
+    """rlkit's TensorFlow environment equal step for step to the gymnasium or minatar id
+    ``env_id`` (``CartPole-v1`` -> ``rlkit/CartPole-v1``, ``MinAtar/Breakout-v0`` ->
+    ``rlkit/MinAtar-Breakout-v0``), or None."""
+    twin = "rlkit/" + env_id.replace("MinAtar/", "MinAtar-", 1)
+    return twin if is_tf_env(twin) else None
 
 
 #: the folder of a sweep where its trials keep their compiled XLA code (``rlkit sweep``)

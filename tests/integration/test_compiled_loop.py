@@ -91,7 +91,11 @@ def test_which_loop_a_run_takes():
         False,
         "loop: python (asked for)",
     )
-    assert choose_loop("CartPole-v1", "dqn", cfg) == (False, None)  # gymnasium's: as before
+    compiled, note = choose_loop("CartPole-v1", "dqn", cfg)  # gymnasium's: the Python loop,
+    assert not compiled and note.startswith("tip: --env rlkit/CartPole-v1 is this environment")
+    assert choose_loop("CartPole-v1", "dqn", cfg, "python") == (False, None)  # asked for
+    assert choose_loop("LunarLander-v3", "dqn", cfg) == (False, None)  # no twin
+    assert choose_loop("CartPole-v1", "dqn", DQNConfig(n_step=3)) == (False, None)  # no fit
     compiled, note = choose_loop("rlkit/CartPole-v1", "dqn", DQNConfig(prioritized=True))
     assert not compiled and "prioritized" in note
     assert choose_loop("rlkit/Pendulum-v1", "ddpg", DDPGConfig())[0] is True

@@ -16,7 +16,8 @@ BREAKOUT = "rlkit/MinAtar-Breakout-v0"
 
 def test_dqn_on_a_minatar_game_takes_the_compiled_loop_and_others_say_why_not():
     assert choose_loop(BREAKOUT, "dqn", DQNConfig(torso="minatar"))[0] is True
-    assert choose_loop("MinAtar/Breakout-v0", "dqn", DQNConfig()) == (False, None)
+    compiled, note = choose_loop("MinAtar/Breakout-v0", "dqn", DQNConfig())  # minatar's id
+    assert not compiled and "--env rlkit/MinAtar-Breakout-v0" in note
     compiled, note = choose_loop(BREAKOUT, "ddpg", object())
     assert not compiled and "runs dqn on rlkit/MinAtar-Breakout-v0, not ddpg" in note
     compiled, note = choose_loop(BREAKOUT, "rainbow", object())
