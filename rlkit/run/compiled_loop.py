@@ -45,6 +45,13 @@ from rlkit.run.state import LoopState, TrainHistory
 #: for a chunk: ~0.5 s at 40,000 steps/s)
 CHUNK_STEPS = 20_000
 
+#: the seconds a chunk aims at, from the speed of the chunks before it (MinAtar's DQN
+#: takes ~1 ms a step: 20,000 steps would keep Ctrl-C and the progress line waiting ~20 s)
+CHUNK_SECONDS = 1.0
+
+#: the vector steps of the first chunk, before any speed is known
+FIRST_CHUNK = 256
+
 
 class CompiledTrainer:
     """Trains a DQN or DDPG agent on ``num_envs`` copies of the TensorFlow env ``env_id`` with the
@@ -96,6 +103,7 @@ class CompiledTrainer:
         self.env = ProgramState(env_id, self.num_envs, {})
         self.obs = None
         self.compile_seconds: float | None = None
+        self._vector_steps_per_second: float | None = None  # measured over the last chunk
         self._stop = threading.Event()
         self._shown_step: int | None = None  # the step hooks see while an episode is logged
         self.context = LoopContext(self)
@@ -164,19 +172,27 @@ class CompiledTrainer:
 
     def _chunk_length(self, total_steps: int) -> int:
         """Vector steps to the next stop: the step limit, the next evaluation or checkpoint
-        (rounded up to whole vector steps), at most a chunk."""
+        (rounded up to whole vector steps), at most a chunk and about
+        :data:`CHUNK_SECONDS` at the speed of the last chunk. (Where chunks end does not
+        change a run: its steps are keyed by the step count.)"""
         step, n = self.agent.num_steps, self.num_envs
         ends = [total_steps]
         for hook in self._active:
             every = getattr(hook, "every", 0)
             if isinstance(hook, EvaluationHook | CheckpointHook) and every:
                 ends.append((step // every + 1) * every)
-        return max(1, min(self.program.chunk, -(-(min(ends) - step) // n)))
+        rate = self._vector_steps_per_second
+        timely = FIRST_CHUNK if rate is None else max(1, int(rate * CHUNK_SECONDS))
+        return max(1, min(self.program.chunk, timely, -(-(min(ends) - step) // n)))
 
     def _chunk(self, vector_steps: int, max_episodes: int | None) -> dict[str, Any]:
         """Run one chunk and report it as the Python loop reports its steps."""
         agent, before = self.agent, self.agent.num_steps
+        start = time.perf_counter()
         out = self.program.run_chunk(vector_steps, max_episodes)
+        seconds = time.perf_counter() - start
+        if out.steps and seconds > 0:
+            self._vector_steps_per_second = out.steps / seconds
         agent.num_steps = before + out.steps * self.num_envs
         self.program.after_chunk(out.updates)
         agent.refresh_policy()  # evaluations and saved models act on the new weights

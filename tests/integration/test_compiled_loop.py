@@ -304,3 +304,19 @@ def test_a_sweeps_seeds_share_one_compile_and_each_equals_rlkit_train(capsys, tm
     (run_dir,) = (tmp_path / "t").iterdir()
     trial = tmp_path / "s" / "runs" / "default" / "seed-1" / "metrics.csv"
     assert trial.read_text() == (run_dir / "metrics.csv").read_text()  # loaded code, same run
+
+
+def test_a_chunk_lasts_about_a_second_at_the_speed_of_the_last_one(tmp_path):
+    from rlkit.run import experiment
+    from rlkit.run.compiled_loop import CHUNK_SECONDS, FIRST_CHUNK
+
+    trainer = experiment.start(_plan(100_000, 0), tmp_path, tensorboard=False)
+    try:
+        assert trainer._chunk_length(100_000) == FIRST_CHUNK  # no speed known yet
+        trainer._vector_steps_per_second = 300.0  # MinAtar-like: ~1 ms a step
+        assert trainer._chunk_length(100_000) == int(300 * CHUNK_SECONDS)
+        trainer._vector_steps_per_second = 1e7  # fast: the chunk's own size caps it
+        assert trainer._chunk_length(100_000) == trainer.program.chunk
+        assert trainer._chunk_length(8) == 2  # the step limit (4 copies) comes first
+    finally:
+        trainer.close()
