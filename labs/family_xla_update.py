@@ -1,0 +1,198 @@
+"""Should the DQN family's MinAtar presets compile their update with XLA? (issue 36, speed)
+
+The MinAtar presets once set ``jit_compile = false`` on a measurement that TensorFlow's own
+kernels ran MinAtar's small convolution ~1.7x faster than XLA on this CPU. This lab times
+it again with rlkit's real agents, each built from the preset ``rlkit train MEMBER --env
+MinAtar/Breakout-v0`` picks (C51 has no MinAtar preset: Rainbow's with ``n_step = 1`` and
+uniform replay, Dopamine's C51 settings), with ``jit_compile`` false and true:
+
+- **update** (default): both agents of every member in one process, their replays filled
+  with the same 2,000 random-policy transitions of Breakout; after 30 warm-up updates,
+  ``--rounds`` rounds in each of which every agent runs ``--updates`` blocks of one update
+  exactly as the training loop calls them (``agent.learn(agent.replay.sample(32, 1))``:
+  sampling, the compiled call, the priorities written back), the agents alternating
+  (forward, then reverse order). Printed per round and as medians over the rounds:
+  milliseconds per update, wall-clock and the process's CPU time, and their ratio
+  (without XLA / with XLA: above 1, XLA is faster).
+- **train** (``--train STEPS``): whole ``rlkit train MEMBER --env MinAtar/Breakout-v0
+  --steps STEPS --set jit_compile=...`` runs in fresh processes, alternating, ``--reps``
+  each: steps/s (summary.json) and the CPU seconds of the process, medians.
+
+    nice python -m labs.family_xla_update --rounds 7 --updates 100
+    nice python -m labs.family_xla_update --train 6000 --reps 3 --members rainbow qrdqn
+
+The findings are in docs/dqn-family.md ("Measured", XLA on MinAtar's update).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+ENV = "MinAtar/Breakout-v0"
+MEMBERS = ("dqn", "c51", "qrdqn", "rainbow", "iqn")
+#: C51 on MinAtar: Rainbow's preset as Dopamine's C51 runs it (1-step, uniform replay)
+C51_FROM_RAINBOW = {"n_step": 1, "prioritized": False}
+
+
+def preset_config(member: str) -> dict:
+    """The agent table of the preset ``rlkit train MEMBER --env MinAtar/Breakout-v0`` uses
+    (C51: Rainbow's with :data:`C51_FROM_RAINBOW`)."""
+    from rlkit.config import presets
+
+    preset = presets.for_env("rainbow" if member == "c51" else member, ENV)
+    assert preset is not None, member
+    config = dict(preset.agent_config)
+    return config | C51_FROM_RAINBOW if member == "c51" else config
+
+
+def build(member: str, jit: bool, transitions: list):
+    """The member's agent with ``jit_compile = jit``, its replay holding ``transitions``."""
+    import rlkit
+
+    names = {"dqn": "DQN", "c51": "C51", "qrdqn": "QRDQN", "rainbow": "Rainbow", "iqn": "IQN"}
+    config = preset_config(member) | {"jit_compile": jit, "learning_starts": 0}
+    agent = getattr(rlkit.agents, names[member]).from_env(ENV, seed=0, **config)
+    for kind, *values in transitions:
+        if kind == "first":
+            agent.observe_first(values[0])
+        else:
+            agent.observe(*values)
+    return agent
+
+
+def random_transitions(count: int) -> list:
+    """``count`` steps of Breakout under a uniform random policy, as observe calls."""
+    from rlkit.envs.make import make_env
+
+    env = make_env(ENV)
+    env.action_space.seed(0)
+    obs, _ = env.reset(seed=0)
+    calls: list = [("first", obs)]
+    for _ in range(count):
+        action = env.action_space.sample()
+        obs, reward, terminated, truncated, _ = env.step(action)
+        calls.append(("step", action, reward, obs, terminated, truncated))
+        if terminated or truncated:
+            obs, _ = env.reset()
+            calls.append(("first", obs))
+    return calls
+
+
+def time_updates(agent, count: int) -> tuple[list[float], float]:
+    """Wall-clock milliseconds of each of ``count`` blocks of one update, and the process's
+    CPU milliseconds per update over them."""
+    walls, cpu = [], time.process_time()
+    for _ in range(count):
+        start = time.perf_counter()
+        agent.learn(agent.replay.sample(32, 1))
+        walls.append((time.perf_counter() - start) * 1e3)
+    return walls, (time.process_time() - cpu) * 1e3 / count
+
+
+def update_costs(members: list[str], rounds: int, updates: int) -> None:
+    transitions = random_transitions(2_000)
+    agents = {(m, jit): build(m, jit, transitions) for m in members for jit in (False, True)}
+    for agent in agents.values():
+        time_updates(agent, 30)  # tracing, compiling, first calls
+    walls: dict = {key: [] for key in agents}  # every update's wall-clock ms
+    cpus: dict = {key: [] for key in agents}  # each round's CPU ms per update
+    keys = list(agents)
+    for r in range(rounds):
+        for key in keys if r % 2 == 0 else reversed(keys):
+            wall, cpu = time_updates(agents[key], updates)
+            walls[key] += wall
+            cpus[key].append(cpu)
+            print(f"round {r}: {key[0]:8s} xla={key[1]!s:5s} wall median "
+                  f"{statistics.median(wall):7.2f} p10 {low_decile(wall):6.2f} ms, "
+                  f"{cpu:6.2f} ms CPU per update", flush=True)  # fmt: skip
+    print(f"\n{ENV}, one update (batch 32) as the loop calls it, {rounds} rounds of "
+          f"{updates}: wall-clock median and 10th percentile of every update, CPU the "
+          "median of the rounds; ratio = without XLA / with XLA")  # fmt: skip
+    for label, stat in (("wall median", statistics.median), ("wall p10", low_decile)):
+        table(label, members, {key: stat(values) for key, values in walls.items()})
+    table("CPU", members, {key: statistics.median(values) for key, values in cpus.items()})
+
+
+def low_decile(values: list[float]) -> float:
+    """The 10th percentile: on a loaded machine the updates that ran without waiting."""
+    return statistics.quantiles(values, n=10)[0]
+
+
+def table(label: str, members: list[str], ms: dict) -> None:
+    for m in members:
+        before, after = ms[(m, False)], ms[(m, True)]
+        print(f"  {label:12s} {m:8s} no XLA {before:7.2f} ms  XLA {after:7.2f} ms  "
+              f"ratio {before / after:5.2f}")  # fmt: skip
+
+
+def train_run(member: str, jit: bool, steps: int) -> tuple[float, float]:
+    """Steps/s and CPU seconds of one ``rlkit train`` in a fresh process."""
+    with tempfile.TemporaryDirectory() as out:
+        command = [sys.executable, "-m", "rlkit.cli.main", "train", member, "--env", ENV,
+                   "--steps", str(steps), "--quiet", "--eval-every", "0", "--out", out,
+                   "--set", f"jit_compile={str(jit).lower()}"]  # fmt: skip
+        if member == "c51":
+            config = preset_config("c51")
+            command += ["--preset", "none"]
+            for key, value in config.items():
+                text = json.dumps(value) if not isinstance(value, str) else value
+                command += ["--set", f"{key}={text}"]
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        environment = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
+        subprocess.run(command, check=True, capture_output=True, cwd=out, env=environment)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        (run_dir,) = (p for p in Path(out).iterdir() if p.is_dir())
+        rate = json.loads((run_dir / "summary.json").read_text())["steps_per_second"]
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return rate, cpu
+
+
+def train_costs(members: list[str], steps: int, reps: int) -> None:
+    keys = [(m, jit) for m in members for jit in (False, True)]
+    rates: dict = {key: [] for key in keys}
+    cpus: dict = {key: [] for key in keys}
+    for rep in range(reps):
+        for key in keys if rep % 2 == 0 else reversed(keys):
+            rate, cpu = train_run(*key, steps)
+            rates[key].append(rate)
+            cpus[key].append(cpu)
+            print(f"rep {rep}: {key[0]:8s} xla={key[1]!s:5s} {rate:7.0f} steps/s "
+                  f"{cpu:7.1f} CPU s", flush=True)  # fmt: skip
+    print(f"\n{ENV}, rlkit train --steps {steps:,} (an update every 4 steps from 1,000), "
+          f"medians of {reps}")  # fmt: skip
+    for m in members:
+        r0, r1 = (statistics.median(rates[(m, j)]) for j in (False, True))
+        c0, c1 = (statistics.median(cpus[(m, j)]) for j in (False, True))
+        print(f"  {m:8s} steps/s no XLA {r0:6.0f}  XLA {r1:6.0f}  ratio {r1 / r0:5.2f}   "
+              f"CPU s no XLA {c0:6.1f}  XLA {c1:6.1f}  ratio {c0 / c1:5.2f}")  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--members", nargs="*", choices=MEMBERS, default=list(MEMBERS))
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--updates", type=int, default=100)
+    parser.add_argument("--train", type=int, default=0, help="whole runs of this many steps")
+    parser.add_argument("--reps", type=int, default=3)
+    args = parser.parse_args()
+    if min(args.rounds, args.updates, args.reps) <= 0 or args.train < 0:
+        parser.error("--rounds, --updates and --reps must be positive, --train >= 0")
+    if args.train:
+        train_costs(args.members, args.train, args.reps)
+    else:
+        update_costs(args.members, args.rounds, args.updates)
+
+
+if __name__ == "__main__":
+    main()
