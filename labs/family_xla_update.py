@@ -12,14 +12,17 @@ uniform replay, Dopamine's C51 settings), with ``jit_compile`` false and true:
   exactly as the training loop calls them (``agent.learn(agent.replay.sample(32, 1))``:
   sampling, the compiled call, the priorities written back), the agents alternating
   (forward, then reverse order). Printed per round and as medians over the rounds:
-  milliseconds per update, wall-clock and the process's CPU time, and their ratio
-  (without XLA / with XLA: above 1, XLA is faster).
+  milliseconds per update, wall-clock (median and 10th percentile of every update) and the
+  process's CPU time, their ratio (without XLA / with XLA: above 1, XLA is faster), and
+  the voluntary context switches per update. ``--im2col`` adds two ways: the 3x3
+  convolution computed as one matrix product (:func:`im2col`), without and with XLA.
 - **train** (``--train STEPS``): whole ``rlkit train MEMBER --env MinAtar/Breakout-v0
   --set jit_compile=...`` runs in fresh processes, alternating, ``--reps`` each, timed over
   steps ``--start`` -> ``--start + STEPS`` (startup and compiling left out): steps/s and
   the process's CPU milliseconds per step, medians.
 
     nice python -m labs.family_xla_update --rounds 7 --updates 100
+    nice python -m labs.family_xla_update --rounds 5 --updates 60 --im2col
     nice python -m labs.family_xla_update --train 8000 --reps 3 --members rainbow qrdqn
 
 The findings are in docs/dqn-family.md ("Measured", XLA on MinAtar's update).
@@ -30,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import sys
 import tempfile
@@ -123,15 +127,18 @@ def random_transitions(count: int) -> list:
     return calls
 
 
-def time_updates(agent, count: int) -> tuple[list[float], float]:
-    """Wall-clock milliseconds of each of ``count`` blocks of one update, and the process's
-    CPU milliseconds per update over them."""
+def time_updates(agent, count: int) -> tuple[list[float], float, float]:
+    """Wall-clock milliseconds of each of ``count`` blocks of one update; the process's CPU
+    milliseconds and voluntary context switches (all threads: a thread waiting for
+    another) per update over them."""
     walls, cpu = [], time.process_time()
+    switches = resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw
     for _ in range(count):
         start = time.perf_counter()
         agent.learn(agent.replay.sample(32, 1))
         walls.append((time.perf_counter() - start) * 1e3)
-    return walls, (time.process_time() - cpu) * 1e3 / count
+    switches = resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw - switches
+    return walls, (time.process_time() - cpu) * 1e3 / count, switches / count
 
 
 def update_costs(members: list[str], rounds: int, updates: int, matmul: bool) -> None:
@@ -146,15 +153,17 @@ def update_costs(members: list[str], rounds: int, updates: int, matmul: bool) ->
         time_updates(agent, 30)  # tracing, compiling, first calls
     walls: dict = {key: [] for key in agents}  # every update's wall-clock ms
     cpus: dict = {key: [] for key in agents}  # each round's CPU ms per update
+    switches: dict = {key: [] for key in agents}  # each round's context switches per update
     keys = list(agents)
     for r in range(rounds):
         for key in keys if r % 2 == 0 else reversed(keys):
-            wall, cpu = time_updates(agents[key], updates)
+            wall, cpu, switch = time_updates(agents[key], updates)
             walls[key] += wall
             cpus[key].append(cpu)
+            switches[key].append(switch)
             print(f"round {r}: {key[0]:8s} {key[1]!s:10s} wall median "
                   f"{statistics.median(wall):7.2f} p10 {low_decile(wall):6.2f} ms, "
-                  f"{cpu:6.2f} ms CPU per update", flush=True)  # fmt: skip
+                  f"{cpu:6.2f} ms CPU, {switch:5.1f} switches per update", flush=True)  # fmt: skip
     print(f"\n{ENV}, one update (batch 32) as the loop calls it, {rounds} rounds of "
           f"{updates}: wall-clock median and 10th percentile of every update, CPU the "
           "median of the rounds; (ratio) = no XLA / this way")  # fmt: skip
@@ -162,6 +171,8 @@ def update_costs(members: list[str], rounds: int, updates: int, matmul: bool) ->
         table(label, members, ways, {key: stat(values) for key, values in walls.items()})
     cpu = {key: statistics.median(values) for key, values in cpus.items()}
     table("CPU", members, ways, cpu)
+    print("  voluntary context switches per update (medians of the rounds): " + ", ".join(
+        f"{m} {w}: {statistics.median(v):.0f}" for (m, w), v in switches.items()))  # fmt: skip
 
 
 def low_decile(values: list[float]) -> float:
