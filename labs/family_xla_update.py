@@ -75,22 +75,12 @@ def build(member: str, jit: bool, transitions: list):
 
 
 def im2col(layer, inputs):
-    """``layer`` (a Conv2D of stride 1) as one matrix product: the ``kh x kw`` shifted
-    slices of the (padded) input concatenated along channels, ``[B * H * W, kh * kw * C]``,
-    times the kernel reshaped to ``[kh * kw * C, F]``; the same weights and result to
-    float32 rounding (checked in :func:`patch_im2col`)."""
-    import tensorflow as tf
+    """``layer`` (a Conv2D of stride 1) as one matrix product of its input's patches
+    (:func:`rlkit.networks.patch_conv.patch_matmul_conv`, what the compiled loop traces);
+    the same weights and result to float32 rounding (checked in :func:`patch_im2col`)."""
+    from rlkit.networks.patch_conv import patch_matmul_conv
 
-    kh, kw, channels, filters = layer.kernel.shape
-    x = inputs
-    if layer.padding == "same":
-        x = tf.pad(x, [[0, 0], [kh // 2, (kh - 1) // 2], [kw // 2, (kw - 1) // 2], [0, 0]])
-    height, width = x.shape[1] - kh + 1, x.shape[2] - kw + 1
-    slices = [x[:, i : i + height, j : j + width, :] for i in range(kh) for j in range(kw)]
-    patches = tf.reshape(tf.concat(slices, axis=-1), [-1, kh * kw * channels])
-    y = tf.matmul(patches, tf.reshape(layer.kernel, [kh * kw * channels, filters]))
-    y = tf.reshape(y, [-1, height, width, filters]) + layer.bias
-    return layer.activation(y)
+    return layer.activation(patch_matmul_conv(inputs, layer.kernel, layer.padding) + layer.bias)
 
 
 def patch_im2col(agent) -> None:
