@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from rlkit.config.presets import gymnasium_twin
 from rlkit.core.errors import UsageError
 from rlkit.run.folder import METRICS_FILE, RunFolder
 
@@ -189,7 +190,8 @@ def plot_runs(
 
 
 def plot_groups(groups: list[RunGroup], output: Path, window: int = 20, points: int = 200) -> Path:
-    """Draw ``groups`` (:func:`group_runs`) to the PNG ``output``: one panel per environment.
+    """Draw ``groups`` (:func:`group_runs`) to the PNG ``output``: one panel per environment
+    (an rlkit TensorFlow environment in the panel of the id it equals step for step).
 
     Each run is drawn thin; each group with two or more runs (seeds) also gets its mean and
     a band from the lowest to the highest run, interpolated on a common step grid. Greedy
@@ -207,11 +209,12 @@ def plot_groups(groups: list[RunGroup], output: Path, window: int = 20, points: 
     panels: dict[str, dict[str, tuple[list, list]]] = defaultdict(dict)
     games: set[str] = set()  # panels drawn as whole-game scores
     for group in groups:
-        curves, evaluations = panels[group.env].setdefault(group.label, ([], []))
+        panel = gymnasium_twin(group.env)  # rlkit/CartPole-v1 beside CartPole-v1
+        curves, evaluations = panels[panel].setdefault(group.label, ([], []))
         for run_dir in group.runs:
             steps, returns = read_episodes(run_dir, "game")  # Atari: scores of whole games
             if len(steps):
-                games.add(group.env)
+                games.add(panel)
             else:
                 steps, returns = read_episodes(run_dir)
             if len(steps) == 0:

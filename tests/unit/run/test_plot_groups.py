@@ -185,3 +185,25 @@ def test_runs_group_by_the_schedule_they_ran_not_how_it_was_given(tmp_path):
     hand.joinpath("config.toml").write_text("".join(lines) + "eps_anneal_fraction = 0.12\n")
     (group,) = [g for g in group_runs([new, hand]) if len(g.runs) == 2]
     assert dict(group.config)["eps_anneal_steps"] == "12000"
+
+
+def test_an_rlkit_tensorflow_twin_is_drawn_in_the_panel_of_the_id_it_equals(tmp_path, monkeypatch):
+    runs = [fake_run(tmp_path, "gym", env="CartPole-v1"),
+            fake_run(tmp_path, "tf", env="rlkit/CartPole-v1"),
+            fake_run(tmp_path, "other", env="Acrobot-v1")]  # fmt: skip
+    panels = {}
+    real = matplotlib.figure.Figure.savefig
+
+    def savefig(fig, *args, **kwargs):
+        for ax in fig.axes:
+            if ax.get_visible():
+                labels = ax.get_legend_handles_labels()[1]
+                panels[ax.get_title()] = sorted(x for x in labels if "greedy" not in x)
+        return real(fig, *args, **kwargs)
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", savefig)
+    plot_groups(group_runs(runs), tmp_path / "twins.png", window=2)
+    assert panels == {
+        "CartPole-v1": ["dqn CartPole-v1", "dqn rlkit/CartPole-v1"],
+        "Acrobot-v1": ["dqn Acrobot-v1"],
+    }
