@@ -2,26 +2,28 @@
 
 Every child process builds the same small compiled-loop program (DQN on
 ``rlkit/CartPole-v1``, seed 1: one XLA program, the same code for every seed), keeps its XLA
-code through rlkit's :func:`~rlkit.run.compiled_choice.use_xla_cache` (``--raw``: through
+code through rlkit's :func:`~rlkit.run.xla_cache.use_xla_cache` (``--raw``: through
 TensorFlow's flag alone, as before rlkit checked the folder), waits at a barrier until all
 children of its wave are ready, then compiles and runs 200 vector steps (2 copies, updates
 from step 64) and prints a digest of its Q-network's weights. Whether it loaded the code or
 compiled it is read from TensorFlow's own log lines (``TF_CPP_VMODULE``).
 
-Three questions, each in fresh cache folders:
+Two questions, each in fresh cache folders:
 
 1. ``race``: K children compile the same program into one empty folder at once (``--stagger
    S``: child i starts i*S seconds after the barrier, so that later ones look the entry up
-   while earlier ones write it), then one more child loads it. All must finish with the
-   weights of a child without any cache, and the folder must hold the one entry, nothing
-   partial or temporary.
+   while earlier ones write it; ``--chasers C``: C children more, each compiling the moment
+   the first writer's entry appears, while the others still write it), then one more child
+   loads it. All must finish with the weights of a child without any cache, and the folder
+   must hold the one entry, nothing partial or temporary.
 2. ``damaged``: the entry that race wrote, damaged on purpose (cut to half, cut by one byte,
-   emptied, one byte flipped at 3/4 of the file, one bit flipped in its machine code,
-   replaced by text), each in a folder of its own; one child runs on it. What does it do:
-   fail, compile afresh, or run with wrong code?
+   emptied, one byte flipped at 1/4 and at 3/4 of the file, one bit flipped in its machine
+   code, every section of machine code broken, replaced by text), each in a folder of its
+   own; one child runs on it. What does it do: fail, compile afresh, or run with wrong code?
 
     nice python -m labs.xla_cache_race --procs 4 --rounds 2
-    nice python -m labs.xla_cache_race --procs 4 --rounds 1 --stagger 1.5 --skip-damaged
+    nice python -m labs.xla_cache_race --procs 6 --stagger 2 --skip-damaged
+    nice python -m labs.xla_cache_race --procs 3 --chasers 3 --rounds 2 --skip-damaged
     nice python -m labs.xla_cache_race --raw --skip-race   # TensorFlow alone, damaged entries
 """
 
@@ -50,7 +52,7 @@ LOADED, SAVED = "Loading cached entry for", "XlaSerializedCacheEntry saved"
 def child(folder: str, barrier: str, wave: int, delay: float, raw: bool) -> None:
     """One child: ``folder`` "-" for no cache; waits until ``wave`` files are in ``barrier``."""
     if folder != "-" and not raw:
-        from rlkit.run.compiled_choice import use_xla_cache
+        from rlkit.run.xla_cache import use_xla_cache
 
         use_xla_cache(folder, ENV_ID)
     from rlkit.envs.tf import make_tf_env
@@ -68,7 +70,10 @@ def child(folder: str, barrier: str, wave: int, delay: float, raw: bool) -> None
         Path(barrier, f"{os.getpid()}").touch()
         while len(os.listdir(barrier)) < wave:
             time.sleep(0.005)
-    time.sleep(delay)
+    if delay < 0:  # a chaser: looks the entry up the moment a first writer renamed it
+        while not any(Path(folder).rglob("*.pb")):
+            time.sleep(0.002)
+    time.sleep(max(delay, 0.0))
     started = time.time()
     program.compile()
     compiled = time.time() - started
@@ -110,15 +115,17 @@ def listing(folder: Path) -> list[str]:
                   for p in folder.rglob("*") if p.is_file())  # fmt: skip
 
 
-def race(work: Path, procs: int, stagger: float, raw: bool, baseline: str, n: int) -> Path:
+def race(work: Path, args: argparse.Namespace, baseline: str, n: int) -> Path:
     folder, barrier = work / f"race-{n}", work / f"barrier-{n}"
     barrier.mkdir()
-    wave = [spawn(folder, raw, barrier, procs, i * stagger) for i in range(procs)]
+    procs, raw, everyone = args.procs, args.raw, args.procs + args.chasers
+    wave = [spawn(folder, raw, barrier, everyone, i * args.stagger) for i in range(procs)]
+    wave += [spawn(folder, raw, barrier, everyone, -1.0) for _ in range(args.chasers)]
     rows = [collect(p) for p in wave]
     rows.append(collect(spawn(folder, raw)))  # one more, after them: loads
     first = min(r.get("started", 1e18) for r in rows)
     for i, r in enumerate(rows):
-        who = f"child {i}" if i < procs else "after  "
+        who = f"child {i}" if i < procs else "chaser " if i < everyone else "after  "
         at = f"+{r['started'] - first:5.2f} s" if "started" in r else "   -   "
         print(
             f"  {who} started {at} rc {r['rc']} loaded {r['loaded']!s:<5} saved "
@@ -131,10 +138,10 @@ def race(work: Path, procs: int, stagger: float, raw: bool, baseline: str, n: in
     return folder
 
 
-def flip_in_code(data: bytes) -> bytes:
-    """``data`` with one bit flipped in the middle of the largest section of machine code
-    (an ELF section marked executable) among the object files the entry holds."""
-    best = (0, 0)  # (size, where)
+def code_sections(data: bytes) -> list[tuple[int, int]]:
+    """``(start, size)`` in ``data`` of every section of machine code (an ELF section marked
+    executable) of the object files the entry holds."""
+    sections = []
     at = data.find(b"\x7fELF")
     while at >= 0:
         shoff = int.from_bytes(data[at + 0x28 : at + 0x30], "little")
@@ -144,11 +151,30 @@ def flip_in_code(data: bytes) -> bytes:
             flags = int.from_bytes(data[h + 8 : h + 16], "little")
             offset = int.from_bytes(data[h + 24 : h + 32], "little")
             size = int.from_bytes(data[h + 32 : h + 40], "little")
-            if flags & 0x4 and size > best[0]:  # SHF_EXECINSTR
-                best = (size, at + offset + size // 2)
+            if flags & 0x4 and size:  # SHF_EXECINSTR
+                sections.append((at + offset, size))
         at = data.find(b"\x7fELF", at + 1)
-    where = best[1]
-    return data[:where] + bytes([data[where] ^ 0x01]) + data[where + 1 :]
+    return sections
+
+
+def flip_at(data: bytes, where: int, bits: int = 0x40) -> bytes:
+    """``data`` with ``bits`` of its byte ``where`` flipped."""
+    return data[:where] + bytes([data[where] ^ bits]) + data[where + 1 :]
+
+
+def flip_in_code(data: bytes) -> bytes:
+    """``data`` with one bit flipped in the middle of its largest section of machine code."""
+    start, size = max(code_sections(data), key=lambda s: s[1])
+    return flip_at(data, start + size // 2, 0x01)
+
+
+def break_every_function(data: bytes) -> bytes:
+    """``data`` with the first byte of every section of machine code replaced by ``int3``
+    (0xCC, a breakpoint: SIGTRAP wherever that code runs)."""
+    out = bytearray(data)
+    for start, _ in code_sections(data):
+        out[start] = 0xCC
+    return bytes(out)
 
 
 #: ways to damage an entry (bytes in, bytes out)
@@ -156,18 +182,19 @@ DAMAGE = {
     "cut to half": lambda b: b[: len(b) // 2],
     "cut by one byte": lambda b: b[:-1],
     "emptied": lambda b: b"",
-    "one byte flipped at 3/4": lambda b: (
-        b[: 3 * len(b) // 4] + bytes([b[3 * len(b) // 4] ^ 0x40]) + b[3 * len(b) // 4 + 1 :]
-    ),
+    "one byte flipped at 1/4": lambda b: flip_at(b, len(b) // 4),
+    "one byte flipped at 3/4": lambda b: flip_at(b, 3 * len(b) // 4),
     "one bit flipped in code": flip_in_code,
+    "every code section broken": break_every_function,
     "text, not a proto": lambda b: b"not a cache entry\n",
 }
 
 
-def damaged(work: Path, good: Path, raw: bool, baseline: str) -> None:
+def damaged(work: Path, good: Path, raw: bool, baseline: str, names: list[str]) -> None:
     (entry,) = good.rglob("*.pb")
     data = entry.read_bytes()
-    for name, damage in DAMAGE.items():
+    for name in names:
+        damage = DAMAGE[name]
         folder = work / f"damaged-{name.replace(' ', '-').replace('/', '_')}"
         place = folder / entry.relative_to(good)
         place.parent.mkdir(parents=True)
@@ -191,9 +218,11 @@ def main() -> None:
     parser.add_argument("--procs", type=int, default=4, help="children racing in one folder")
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--stagger", type=float, default=0.0, help="s between starts")
+    parser.add_argument("--chasers", type=int, default=0, help="compile when an entry appears")
     parser.add_argument("--raw", action="store_true", help="TensorFlow's flag, not rlkit's")
     parser.add_argument("--skip-race", action="store_true")
     parser.add_argument("--skip-damaged", action="store_true")
+    parser.add_argument("--damage", default=",".join(DAMAGE), help="which damages to try")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="xla-cache-race-"))
     print(f"load average {os.getloadavg()[0]:.1f}; {'TensorFlow alone' if args.raw else 'rlkit'}"
@@ -203,14 +232,15 @@ def main() -> None:
     print(f"without a cache: weights {base['weights']}, compile {base['compile_s']:.1f} s")
     good = None
     for n in range(args.rounds if not args.skip_race else 0):
-        print(f"race {n}: {args.procs} children, stagger {args.stagger} s", flush=True)
-        good = race(work, args.procs, args.stagger, args.raw, base["weights"], n)
+        print(f"race {n}: {args.procs} children, stagger {args.stagger} s, {args.chasers} "
+              "chasers", flush=True)  # fmt: skip
+        good = race(work, args, base["weights"], n)
     if not args.skip_damaged:
         if good is None:  # one child writes the entry to damage
             good = work / "good"
             assert collect(spawn(good, args.raw))["rc"] == 0
         print("damaged entries, one child each:", flush=True)
-        damaged(work, good, args.raw, base["weights"])
+        damaged(work, good, args.raw, base["weights"], args.damage.split(","))
     print(f"load average {os.getloadavg()[0]:.1f} at the end")
     shutil.rmtree(work)
 
