@@ -10,8 +10,8 @@ reading it checks the key and the whole HLO against its own, but a damaged entry
 passed over: the run fails at its first call, and so does every later run of that
 configuration. An entry can be damaged where no rename protects it: a machine that stops
 before the file's data reached the disk, a folder copied in part. :func:`damage` reads the
-entry's protocol-buffer framing (``XlaSerializedCacheEntry``: 1 key, 2 HLO module, 3 compiled
-code) as TensorFlow's parser would, without TensorFlow, and :func:`set_aside_damaged` deletes
+entry's protocol-buffer framing as TensorFlow writes it (binary ``XlaSerializedCacheEntry``:
+1 key, 2 HLO module, 3 compiled code), without TensorFlow, and :func:`set_aside_damaged` deletes
 each entry that fails, so that TensorFlow compiles the program afresh and writes it again.
 """
 
@@ -48,7 +48,9 @@ def use_xla_cache(directory: str | Path, env_id: str | None) -> Path | None:
     may share the folder at once (TensorFlow writes an entry whole or not at all); a damaged
     entry found there is deleted first (:func:`set_aside_damaged`) and compiled again. Call it
     before TensorFlow compiles anything (it sets ``TF_XLA_FLAGS``); a ``TF_XLA_FLAGS`` that
-    names a cache already wins. Returns the folder used."""
+    names a cache already wins. Returns the folder used (None, with a warning, where the
+    folder cannot be made or a damaged entry cannot be deleted: the run compiles as without
+    a cache)."""
     if env_id is None or not is_tf_env(env_id):
         return None
     flags = os.environ.get("TF_XLA_FLAGS", "")
@@ -59,9 +61,15 @@ def use_xla_cache(directory: str | Path, env_id: str | None) -> Path | None:
     except importlib.metadata.PackageNotFoundError:
         version = "unknown"
     folder = Path(directory) / f"tensorflow-{version}"
-    folder.mkdir(parents=True, exist_ok=True)
-    for removed in set_aside_damaged(folder):
-        warnings.warn(f"deleted a damaged XLA cache entry ({removed}); its program is "
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        removed = set_aside_damaged(folder)
+    except OSError as e:  # a damaged entry left in place would fail the run: no cache
+        warnings.warn(f"running without the XLA cache in {folder}: {e}", RlkitWarning,
+                      stacklevel=2)  # fmt: skip
+        return None
+    for why in removed:
+        warnings.warn(f"deleted a damaged XLA cache entry ({why}); its program is "
                       "compiled again", RlkitWarning, stacklevel=2)  # fmt: skip
     os.environ["TF_XLA_FLAGS"] = f"{flags} {CACHE_FLAG}={folder}".strip()
     return folder
@@ -69,7 +77,8 @@ def use_xla_cache(directory: str | Path, env_id: str | None) -> Path | None:
 
 def set_aside_damaged(folder: Path) -> list[str]:
     """Delete each entry (``*.pb``) of the cache ``folder`` that :func:`damage` finds damaged;
-    returns ``"name: why"`` for each. TensorFlow's temporary files (``*.tmp``, a writer's
+    returns ``"name: why"`` for each (an OSError where one cannot be read or deleted).
+    TensorFlow's temporary files (``*.tmp``, a writer's
     unfinished entry) are never read and are left alone. An entry that another process
     replaces or deletes meanwhile is passed over (at worst a good entry is compiled again)."""
     removed = []

@@ -77,3 +77,19 @@ def test_use_xla_cache_deletes_a_damaged_entry_before_tensorflow_reads_it(tmp_pa
         assert use_xla_cache(tmp_path, "rlkit/CartPole-v1") == folder
     assert not (folder / NAME).exists()
     assert os.environ["TF_XLA_FLAGS"] == f"{CACHE_FLAG}={folder}"
+
+
+def test_a_damaged_entry_that_cannot_be_deleted_means_no_cache(tmp_path, monkeypatch):
+    """TensorFlow would fail the run on it: the run compiles without the cache instead."""
+    monkeypatch.delenv("TF_XLA_FLAGS", raising=False)
+    folder = use_xla_cache(tmp_path, "rlkit/CartPole-v1")
+    monkeypatch.delenv("TF_XLA_FLAGS")
+    (folder / NAME).write_bytes(entry()[:-1])
+
+    def refuse(self, missing_ok=False):
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr("pathlib.Path.unlink", refuse)
+    with pytest.warns(RlkitWarning, match="running without the XLA cache in .*Permission denied"):
+        assert use_xla_cache(tmp_path, "rlkit/CartPole-v1") is None
+    assert "TF_XLA_FLAGS" not in os.environ
