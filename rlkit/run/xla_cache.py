@@ -17,8 +17,10 @@ each entry that fails, so that TensorFlow compiles the program afresh and writes
 
 from __future__ import annotations
 
+import hashlib
 import importlib.metadata
 import os
+import platform
 import warnings
 from pathlib import Path
 
@@ -30,6 +32,10 @@ XLA_CACHE = "xla-cache"
 
 #: TensorFlow's flag for a persistent XLA compilation cache
 CACHE_FLAG = "--tf_xla_persistent_cache_directory"
+
+#: TensorFlow's flag for the first part of an entry's name and key (default
+#: ``xla_compile_cache``); rlkit's names the host's CPU (:func:`host_cpu`)
+PREFIX_FLAG = "--tf_xla_persistent_cache_prefix"
 
 #: an entry's fields (``XlaSerializedCacheEntry``) and its key's (``XlaSerializedCacheKey``)
 KEY, HLO_MODULE, EXECUTABLE = 1, 2, 3
@@ -44,13 +50,15 @@ def use_xla_cache(directory: str | Path, env_id: str | None) -> Path | None:
 
     The compiled loop's program is the same XLA code for every seed of one configuration
     (the seed is a variable), so the seeds of a sweep after the first skip XLA's compile
-    (~3/5 of the compile time; tracing remains) and run the same code bit for bit. Trials
-    may share the folder at once (TensorFlow writes an entry whole or not at all); a damaged
-    entry found there is deleted first (:func:`set_aside_damaged`) and compiled again. Call it
-    before TensorFlow compiles anything (it sets ``TF_XLA_FLAGS``); a ``TF_XLA_FLAGS`` that
-    names a cache already wins. Returns the folder used (None, with a warning, where the
-    folder cannot be made or a damaged entry cannot be deleted: the run compiles as without
-    a cache)."""
+    (~3/5 of the compile time; tracing remains) and run the same code bit for bit. Entries
+    are named after the host's kind of CPU (:func:`host_cpu`), so that nodes of a cluster
+    with other CPUs never load each other's code. Trials may share the folder at once
+    (TensorFlow writes an entry whole or not at all); a damaged entry found there is
+    deleted first (:func:`set_aside_damaged`) and compiled again. Call it before TensorFlow
+    compiles anything (it sets ``TF_XLA_FLAGS``); a ``TF_XLA_FLAGS`` that names a cache
+    already wins (and one that names a prefix keeps it). Returns the folder used (None,
+    with a warning, where the folder cannot be made or a damaged entry cannot be deleted:
+    the run compiles as without a cache)."""
     if env_id is None or not is_tf_env(env_id):
         return None
     flags = os.environ.get("TF_XLA_FLAGS", "")
@@ -71,8 +79,34 @@ def use_xla_cache(directory: str | Path, env_id: str | None) -> Path | None:
     for why in removed:
         warnings.warn(f"deleted a damaged XLA cache entry ({why}); its program is "
                       "compiled again", RlkitWarning, stacklevel=2)  # fmt: skip
-    os.environ["TF_XLA_FLAGS"] = f"{flags} {CACHE_FLAG}={folder}".strip()
+    flags = f"{flags} {CACHE_FLAG}={folder}"
+    if PREFIX_FLAG not in flags:
+        flags += f" {PREFIX_FLAG}=rlkit_cpu_{host_cpu()}"
+    os.environ["TF_XLA_FLAGS"] = flags.strip()
     return folder
+
+
+def host_cpu(cpuinfo: str | Path = "/proc/cpuinfo") -> str:
+    """12 hex digits naming this host's kind of CPU: a digest of the first processor's
+    vendor, model and feature flags in ``cpuinfo`` (elsewhere than Linux: of Python's
+    ``platform.machine()`` and ``platform.processor()``).
+
+    Part of the name of each cache entry this process writes or looks up: XLA compiles for
+    the CPU it runs on (AVX-512 on one that has it), and loads code compiled for features
+    the host lacks with only a log line (``cpu_aot_loader.cc``: "could lead to execution
+    errors such as SIGILL"), so nodes of a cluster with other CPUs keep entries apart."""
+    try:
+        text = Path(cpuinfo).read_text()
+    except OSError:
+        text = f"machine: {platform.machine()}\nprocessor: {platform.processor()}"
+    seen: dict[str, str] = {}
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        key = key.strip()
+        if key in ("vendor_id", "model name", "flags", "CPU implementer", "CPU part",
+                   "Features", "machine", "processor") and key not in seen:  # fmt: skip
+            seen[key] = " ".join(sorted(value.split()))
+    return hashlib.sha256(repr(sorted(seen.items())).encode()).hexdigest()[:12]
 
 
 def set_aside_damaged(folder: Path) -> list[str]:

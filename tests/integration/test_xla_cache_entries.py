@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import tensorflow as tf
 
-from rlkit.run.xla_cache import damage
+from rlkit.run.xla_cache import damage, host_cpu
 
 #: TensorFlow's writer and reader of the cache (a header: the template's code is in it)
 PERSISTOR = Path(
@@ -73,6 +73,7 @@ def test_a_run_on_a_damaged_entry_compiles_again_and_runs_the_same(tmp_path):
     (entry,) = tmp_path.rglob("*.pb")
     data = entry.read_bytes()
     assert damage(data, entry.name) is None  # TensorFlow's own entry passes: framing, name
+    assert entry.name.startswith(f"rlkit_cpu_{host_cpu()}__")  # named after this CPU
     entry.write_bytes(data[: len(data) // 2])
     again, stderr = child()
     assert "deleted a damaged XLA cache entry" in stderr

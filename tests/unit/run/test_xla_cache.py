@@ -7,7 +7,14 @@ import os
 import pytest
 
 from rlkit.core.errors import RlkitWarning
-from rlkit.run.xla_cache import CACHE_FLAG, damage, set_aside_damaged, use_xla_cache
+from rlkit.run.xla_cache import (
+    CACHE_FLAG,
+    PREFIX_FLAG,
+    damage,
+    host_cpu,
+    set_aside_damaged,
+    use_xla_cache,
+)
 
 NAME = "xla_compile_cache__8601842563979060624__15119863673954768288__XLA_CPU_JIT.pb"
 
@@ -76,7 +83,8 @@ def test_use_xla_cache_deletes_a_damaged_entry_before_tensorflow_reads_it(tmp_pa
     with pytest.warns(RlkitWarning, match=f"damaged XLA cache entry \\({NAME}: 0 key fields"):
         assert use_xla_cache(tmp_path, "rlkit/CartPole-v1") == folder
     assert not (folder / NAME).exists()
-    assert os.environ["TF_XLA_FLAGS"] == f"{CACHE_FLAG}={folder}"
+    prefix = f"{PREFIX_FLAG}=rlkit_cpu_{host_cpu()}"
+    assert os.environ["TF_XLA_FLAGS"] == f"{CACHE_FLAG}={folder} {prefix}"
 
 
 def test_a_damaged_entry_that_cannot_be_deleted_means_no_cache(tmp_path, monkeypatch):
@@ -93,3 +101,24 @@ def test_a_damaged_entry_that_cannot_be_deleted_means_no_cache(tmp_path, monkeyp
     with pytest.warns(RlkitWarning, match="running without the XLA cache in .*Permission denied"):
         assert use_xla_cache(tmp_path, "rlkit/CartPole-v1") is None
     assert "TF_XLA_FLAGS" not in os.environ
+
+
+CPUINFO = """processor\t: 0
+vendor_id\t: AuthenticAMD
+model name\t: AMD EPYC
+flags\t\t: fpu sse2 avx2 avx512f
+"""
+
+
+def test_entries_are_named_after_the_kind_of_cpu(tmp_path, monkeypatch):
+    """XLA loads code compiled for CPU features the host lacks (a log line, then maybe
+    SIGILL): nodes with other CPUs must look up other entries; the same CPU the same ones."""
+    one, same, other = tmp_path / "one", tmp_path / "same", tmp_path / "other"
+    one.write_text(CPUINFO)
+    same.write_text(CPUINFO.replace("avx2 avx512f", "avx512f avx2") + "\n" + CPUINFO)
+    other.write_text(CPUINFO.replace(" avx512f", ""))
+    assert host_cpu(one) == host_cpu(same) != host_cpu(other)
+    assert len(host_cpu(tmp_path / "none")) == 12  # no /proc/cpuinfo: Python's platform
+    monkeypatch.setenv("TF_XLA_FLAGS", f"{PREFIX_FLAG}=mine")  # one's own prefix is kept
+    folder = use_xla_cache(tmp_path, "rlkit/CartPole-v1")
+    assert os.environ["TF_XLA_FLAGS"] == f"{PREFIX_FLAG}=mine {CACHE_FLAG}={folder}"
