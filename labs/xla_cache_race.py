@@ -126,9 +126,11 @@ def race(work: Path, args: argparse.Namespace, baseline: str, n: int) -> Path:
     first = min(r.get("started", 1e18) for r in rows)
     for i, r in enumerate(rows):
         who = f"child {i}" if i < procs else "chaser " if i < everyone else "after  "
-        at = f"+{r['started'] - first:5.2f} s" if "started" in r else "   -   "
+        at = "       -        "  # the compile: from started to the save (or the load)
+        if "started" in r:
+            at = f"+{r['started'] - first:6.2f}..+{r['started'] + r['compile_s'] - first:6.2f} s"
         print(
-            f"  {who} started {at} rc {r['rc']} loaded {r['loaded']!s:<5} saved "
+            f"  {who} compiled {at} rc {r['rc']} loaded {r['loaded']!s:<5} saved "
             f"{r['saved']!s:<5} weights {r['weights']} {r['error']}",
             flush=True,
         )
