@@ -3,8 +3,9 @@
 Inside a ``tf.while_loop`` compiled by XLA (the compiled training loop) this CPU ran a
 small convolution's gradient slowly: at MinAtar's scale (a 3x3 convolution of a ``[32,
 10, 10, C]`` batch) 300 forward and backward passes in a loop took 4.3 ms each under XLA
-against 0.87 ms on TensorFlow's own kernels (docs/performance.md). Written as patches times a matrix, the same convolution is
-slices, a concatenation and a matmul, which XLA compiles well.
+against 0.87 ms on TensorFlow's own kernels (docs/performance.md). Written as patches
+times a matrix, the same convolution is slices, a concatenation and a matmul, which XLA
+compiles well.
 
 :class:`PatchConv2D` is ``keras.layers.Conv2D`` with the same weights (kernel ``[kh, kw,
 C, F]``, bias ``[F]``), names and initialisers, so a checkpoint fits either. It *is*

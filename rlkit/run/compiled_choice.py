@@ -16,15 +16,15 @@ counters), so that ``rlkit resume`` knows which loop to rebuild.
 
 from __future__ import annotations
 
-import importlib.metadata
-import os
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from rlkit.core.errors import UsageError
 from rlkit.envs.tf import ENV_IDS, MINATAR_IDS, is_tf_env
+from rlkit.run.xla_cache import CACHE_FLAG as CACHE_FLAG  # re-exported: callers import
+from rlkit.run.xla_cache import XLA_CACHE as XLA_CACHE  # them from here too
+from rlkit.run.xla_cache import use_xla_cache as use_xla_cache
 
 LOOPS = ("auto", "compiled", "python")
 
@@ -103,38 +103,6 @@ def tensorflow_twin(env_id: str) -> str | None:
     ``rlkit/MinAtar-Breakout-v0``), or None."""
     twin = "rlkit/" + env_id.replace("MinAtar/", "MinAtar-", 1)
     return twin if is_tf_env(twin) else None
-
-
-#: the folder of a sweep where its trials keep their compiled XLA code (``rlkit sweep``)
-XLA_CACHE = "xla-cache"
-
-#: TensorFlow's flag for a persistent XLA compilation cache
-CACHE_FLAG = "--tf_xla_persistent_cache_directory"
-
-
-def use_xla_cache(directory: str | Path, env_id: str | None) -> Path | None:
-    """Let this process keep the XLA code it compiles in ``directory`` (a folder per
-    TensorFlow version under it) and load what is there instead of compiling it again, for
-    a run on rlkit's TensorFlow environment ``env_id`` (else nothing: None).
-
-    The compiled loop's program is the same XLA code for every seed of one configuration
-    (the seed is a variable), so the seeds of a sweep after the first skip XLA's compile
-    (~3/5 of the compile time; tracing remains) and run the same code bit for bit. Call it
-    before TensorFlow compiles anything (it sets ``TF_XLA_FLAGS``); a ``TF_XLA_FLAGS`` that
-    names a cache already wins. Returns the folder used."""
-    if env_id is None or not is_tf_env(env_id):
-        return None
-    flags = os.environ.get("TF_XLA_FLAGS", "")
-    if CACHE_FLAG in flags:
-        return None
-    try:
-        version = importlib.metadata.version("tensorflow")
-    except importlib.metadata.PackageNotFoundError:
-        version = "unknown"
-    folder = Path(directory) / f"tensorflow-{version}"
-    folder.mkdir(parents=True, exist_ok=True)
-    os.environ["TF_XLA_FLAGS"] = f"{flags} {CACHE_FLAG}={folder}".strip()
-    return folder
 
 
 class ProgramState:

@@ -53,7 +53,7 @@ def import_ray():
 
 def run_trial(tune_config: dict[str, Any], spec: SweepSpec, out: str) -> None:
     """Tune's function trainable: one rlkit run, started fresh or resumed exactly (compiled
-    XLA code kept in ``OUT/xla-cache``: :func:`~rlkit.run.compiled_choice.use_xla_cache`);
+    XLA code kept in ``OUT/xla-cache``: :func:`~rlkit.run.xla_cache.use_xla_cache`);
     ``tune_config["trial"]`` is one of :meth:`SweepSpec.trials`."""
     config = tune_config["trial"]
     threads = max(1, int(spec.cpus_per_trial))
@@ -62,9 +62,9 @@ def run_trial(tune_config: dict[str, Any], spec: SweepSpec, out: str) -> None:
     from ray import tune
 
     from rlkit.core.quiet import import_tensorflow_quietly
-    from rlkit.run import compiled_choice, experiment
+    from rlkit.run import experiment, xla_cache
 
-    compiled_choice.use_xla_cache(Path(out) / compiled_choice.XLA_CACHE, spec.train.get("env"))
+    xla_cache.use_xla_cache(Path(out) / xla_cache.XLA_CACHE, spec.train.get("env"))
 
     import_tensorflow_quietly()
     import tensorflow as tf
