@@ -204,7 +204,7 @@ def _ray(address: str | None) -> None:
 
     if importlib.util.find_spec("ray") is None:
         raise UsageError("rlkit sweep needs Ray: from a clone of rlkit, pip install '.[ray]'")
-    from rlkit.sweeps.sweep_on_ray import check_address
+    from rlkit.sweeps.ray_connect import check_address
 
     check_address(address)
 

@@ -366,7 +366,7 @@ def _check_ray(address: str | None) -> None:
         if importlib.util.find_spec(module) is None:
             raise UsageError(f"rlkit tune needs Ray and Optuna: from a clone of rlkit, "
                              f"pip install '.[ray]' ({module} is missing)")  # fmt: skip
-    from rlkit.sweeps.sweep_on_ray import check_address
+    from rlkit.sweeps.ray_connect import check_address
 
     check_address(address)
 

@@ -33,6 +33,7 @@ from rlkit.sweeps.grid import (
     trial_dir,
     write_results,
 )
+from rlkit.sweeps.ray_connect import init_ray, on_this_machine
 
 RAY_DIR = "ray"
 EXPERIMENT = "sweep"
@@ -189,67 +190,6 @@ def progress_lines(trials, per_config: int | None = None) -> str:
     return "\n".join(lines)
 
 
-#: an HTTP/2 client's first bytes (a connection preface, then an empty SETTINGS frame): a
-#: gRPC server, as a Ray head's GCS is, answers with a SETTINGS frame of its own
-HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
-SETTINGS_FRAME = 4
-
-
-def check_address(address: str | None, timeout: float = 3.0) -> None:
-    """UsageError within seconds when ``address`` (``host:port`` of a Ray head node) is no
-    Ray head: nothing answers there, or what answers does not speak gRPC (a Ray head's GCS
-    does). ``ray.init`` itself would retry for minutes, printing Ray's logs. ``auto`` is
-    left to Ray (it reads the address of the cluster started on this machine, and fails
-    fast without one)."""
-    import socket
-
-    if not address or address == "auto" or address.startswith("ray://"):
-        return
-    host, _, port = address.rpartition(":")
-    if not host or not port.isdigit():
-        raise UsageError(f"bad --address {address!r}: expected HOST:PORT (e.g. 127.0.0.1:6379) "
-                         "or auto")  # fmt: skip
-    try:
-        with socket.create_connection((host, int(port)), timeout=timeout) as connection:
-            connection.settimeout(timeout)
-            connection.sendall(HTTP2_PREFACE)
-            answer = connection.recv(9)
-    except TimeoutError:
-        answer = b""
-    except OSError as exc:
-        raise UsageError(
-            f"no Ray cluster answers at {address} ({exc.strerror or exc}); start one with "
-            "'ray start --head' or drop --address for a local one"
-        ) from None
-    if len(answer) < 4 or answer[3] != SETTINGS_FRAME:
-        raise UsageError(
-            f"{address} is not a Ray head node (what listens there does not speak Ray's "
-            "protocol); give the address 'ray start --head' printed, or drop --address"
-        )
-
-
-def _on_this_machine(address: str | None) -> bool:
-    """No address (a local Ray), or a head node on the loopback interface."""
-    host = (address or "").removeprefix("ray://").rpartition(":")[0]
-    return not address or host in ("127.0.0.1", "localhost")
-
-
-def _init_ray(ray, address: str | None) -> None:
-    kwargs = dict(log_to_driver=False, include_dashboard=False, configure_logging=True,
-                  logging_level="ERROR")  # fmt: skip
-    if _on_this_machine(address):  # a cluster on this machine talks over the loopback only
-        kwargs["_node_ip_address"] = "127.0.0.1"
-    try:
-        if address:
-            ray.init(address=address, **kwargs)
-        else:
-            ray.init(**kwargs)
-    except (ConnectionError, RuntimeError, ValueError) as exc:
-        where = f"at {address}" if address else "on this machine"
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise UsageError(f"cannot connect to a Ray cluster {where}: {first}") from None
-
-
 def run_sweep(
     spec: SweepSpec,
     out: Path,
@@ -272,7 +212,7 @@ def run_sweep(
     them): one line on stderr says so, and which values go on instead."""
     import sys
 
-    if _on_this_machine(address):
+    if on_this_machine(address):
         # Ray otherwise advertises this machine's network address even for a cluster that
         # lives here; with this (Ray's own switch) everything stays on the loopback.
         os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
@@ -281,7 +221,7 @@ def run_sweep(
     out = Path(out).resolve()
     os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")
     os.environ.setdefault("TUNE_DISABLE_AUTO_CALLBACK_LOGGERS", "1")
-    _init_ray(ray, address)
+    init_ray(ray, address)
     asked = {k: v for k, v in (asked or {}).items() if v is not None}
     path = out / RAY_DIR / EXPERIMENT
     restoring = resume and tune.Tuner.can_restore(str(path))

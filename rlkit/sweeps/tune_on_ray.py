@@ -26,12 +26,11 @@ from rlkit.core.files import atomic_write_text
 from rlkit.run.folder import RunFolder
 from rlkit.run.hooks.base import Hook
 from rlkit.sweeps import tuning
+from rlkit.sweeps.ray_connect import init_ray, on_this_machine
 from rlkit.sweeps.sweep_on_ray import (
     SweepFailed,
     SweepInterrupted,
     _error_line,
-    _init_ray,
-    _on_this_machine,
     import_ray,
     run_sweep,
 )
@@ -252,7 +251,7 @@ def run_tune(
     spec's, if it starts now (a resumed tune's new ones)."""
     stream = stream if stream is not None else sys.stdout
     out = Path(out).resolve()
-    if _on_this_machine(address):
+    if on_this_machine(address):
         os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
     ray, _ = import_ray()
     optuna = import_optuna()
@@ -260,7 +259,7 @@ def run_tune(
     os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")
     os.environ.setdefault("TUNE_DISABLE_AUTO_CALLBACK_LOGGERS", "1")
     search_file = out / tuning.SEARCH_FILE
-    _init_ray(ray, address)
+    init_ray(ray, address)
     try:
         if not resume:
             spec.save(out)
