@@ -21,6 +21,7 @@ import hashlib
 import importlib.metadata
 import os
 import platform
+import time
 import warnings
 from pathlib import Path
 
@@ -109,12 +110,26 @@ def host_cpu(cpuinfo: str | Path = "/proc/cpuinfo") -> str:
     return hashlib.sha256(repr(sorted(seen.items())).encode()).hexdigest()[:12]
 
 
-def set_aside_damaged(folder: Path) -> list[str]:
+#: a temporary file (``*.tmp``) older than this is a writer's that stopped mid-write (a
+#: compile writes its entry within seconds of making the file), and is deleted
+STALE_SECONDS = 3600.0
+
+
+def set_aside_damaged(folder: Path, now: float | None = None) -> list[str]:
     """Delete each entry (``*.pb``) of the cache ``folder`` that :func:`damage` finds damaged;
     returns ``"name: why"`` for each (an OSError where one cannot be read or deleted).
-    TensorFlow's temporary files (``*.tmp``, a writer's
-    unfinished entry) are never read and are left alone. An entry that another process
-    replaces or deletes meanwhile is passed over (at worst a good entry is compiled again)."""
+    TensorFlow's temporary files (``*.tmp``, a writer's unfinished entry) are never read:
+    those younger than :data:`STALE_SECONDS` at ``now`` (default: the clock) are left to
+    their writer, older ones (a writer killed mid-write) deleted. An entry that another
+    process replaces or deletes meanwhile is passed over (at worst a good entry is compiled
+    again)."""
+    now = time.time() if now is None else now
+    for path in folder.glob("*.tmp"):
+        try:
+            if now - path.stat().st_mtime > STALE_SECONDS:
+                path.unlink()
+        except FileNotFoundError:  # renamed into place or deleted meanwhile
+            continue
     removed = []
     for path in sorted(folder.glob("*.pb")):
         try:

@@ -70,7 +70,11 @@ def test_damaged_entries_are_deleted_and_the_rest_left(tmp_path):
     cut.write_bytes(entry()[:100])
     unfinished = tmp_path / (NAME + "host-1a-42-5f.tmp")  # a writer's, never read
     unfinished.write_bytes(entry()[:100])
-    (why,) = set_aside_damaged(tmp_path)
+    abandoned = tmp_path / (NAME + "host-1b-43-60.tmp")  # a writer killed an hour ago
+    abandoned.write_bytes(entry()[:100])
+    now = unfinished.stat().st_mtime + 10
+    os.utime(abandoned, (now - 3601, now - 3601))
+    (why,) = set_aside_damaged(tmp_path, now=now)
     assert why.startswith(f"{cut.name}: cut inside")
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([good.name, unfinished.name])
 
