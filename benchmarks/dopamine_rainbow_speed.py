@@ -130,11 +130,15 @@ def time_window(
 
 
 def rlkit_rate(
-    game: str, seed: int, start: int, steps: int, extra: list[str], source: str | None = None
-) -> tuple[float, float]:
+    game: str, seed: int, start: int, steps: int, extra: list[str], source: str | None = None,
+    compiled: bool = False,
+) -> tuple[float, float]:  # fmt: skip
+    """``compiled``: on the game's TensorFlow twin (``rlkit/MinAtar-<Game>-v0``), which the
+    compiled loop runs."""
+    env_id = ENV_IDS[game].replace("MinAtar/", "rlkit/MinAtar-") if compiled else ENV_IDS[game]
     with tempfile.TemporaryDirectory() as out:
         command = [sys.executable, "-m", "rlkit.cli.main", "train", "rainbow", "--env",
-                   ENV_IDS[game], "--seed", str(seed), "--steps", str(start + steps + 20_000),
+                   env_id, "--seed", str(seed), "--steps", str(start + steps + 20_000),
                    "--quiet", "--eval-every", "0", "--out", out, *extra]  # fmt: skip
 
         def metrics() -> Path | None:
@@ -164,6 +168,11 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=25000, help="window length in steps")
     parser.add_argument("--reps", type=int, default=1)
     parser.add_argument("--uniform", action="store_true", help="also rlkit prioritized=false")
+    parser.add_argument(
+        "--compiled",
+        action="store_true",
+        help="also rlkit's preset in the compiled loop, on the game's TensorFlow twin",
+    )
     parser.add_argument(
         "--epsilon-decay",
         type=int,
@@ -204,6 +213,10 @@ def main() -> None:
         before = rlkit_source(args.before)
         sides[f"rlkit rainbow (preset) at {args.before[:8]}"] = lambda: rlkit_rate(
             args.game, args.seed, args.start, args.steps, rlkit_extra, before
+        )
+    if args.compiled:
+        sides["rlkit rainbow, compiled loop (rlkit/MinAtar-)"] = lambda: rlkit_rate(
+            args.game, args.seed, args.start, args.steps, rlkit_extra, compiled=True
         )
     if args.uniform:
         uniform = [*rlkit_extra, "--set", "prioritized=false"]

@@ -9,6 +9,13 @@ uniformly from those filled, from a stateless seed (the same seed gives the same
 Truncation is not stored: a transition cut by a time limit bootstraps (``terminated``
 false), as :class:`~rlkit.replay.memory.ReplayMemory` does.
 
+With ``n_step > 1`` the ring also keeps whether each transition ended its episode
+(terminated or truncated), and :meth:`GraphReplay.n_step` walks from a sampled slot along its
+stream (the ``streams`` copies of a vector step write consecutive slots, so a stream's next
+transition is ``streams`` slots on) as :func:`rlkit.replay.nstep.n_step` walks the Python
+replay's links: at most ``n - 1`` steps, stopping at an episode's end and at the stream's
+newest transition.
+
     replay = GraphReplay(10_000, obs_dim=4)                       # CartPole's vectors
     boards = GraphReplay(100_000, (10, 10, 4), obs_dtype=tf.bool)  # MinAtar's boards
     replay.add(obs, actions, rewards, next_obs, terminated)       # inside tf.function
@@ -38,16 +45,19 @@ class GraphReplay:
         size: int32 scalar variable, slots filled (at most ``capacity``).
     """
 
-    #: the variables, by the name a checkpoint keeps them under
+    #: the variables, by the name a checkpoint keeps them under (``ended`` too with n-step)
     NAMES = ("obs", "actions", "rewards", "next_obs", "terminated", "position", "size")
 
     def __init__(
         self, capacity: int, obs_dim: int | tuple[int, ...], action_shape: tuple[int, ...] = (),
-        obs_dtype: tf.DType = tf.float32,
+        obs_dtype: tf.DType = tf.float32, n_step: int = 1, streams: int = 1,
     ) -> None:  # fmt: skip
         if capacity < 1:
             raise ValueError(f"capacity must be at least 1, got {capacity}")
+        if n_step < 1 or streams < 1:
+            raise ValueError(f"n_step and streams must be at least 1, got {n_step}, {streams}")
         self.capacity = int(capacity)
+        self.horizon, self.streams = int(n_step), int(streams)
         obs_shape = (int(obs_dim),) if isinstance(obs_dim, int) else tuple(obs_dim)
         action_dtype = tf.int32 if action_shape == () else tf.float32
 
@@ -61,12 +71,23 @@ class GraphReplay:
         self.terminated = zeros([capacity], tf.float32, "terminated")
         self.position = tf.Variable(0, dtype=tf.int32, trainable=False, name="replay_position")
         self.size = tf.Variable(0, dtype=tf.int32, trainable=False, name="replay_size")
+        self.names: tuple[str, ...] = self.NAMES
+        if self.horizon > 1:
+            self.ended = zeros([capacity], tf.bool, "ended")
+            self.names = (*self.NAMES, "ended")
 
-    def add(self, obs, actions, rewards, next_obs, terminated) -> None:
+    def add(self, obs, actions, rewards, next_obs, terminated, truncated=None) -> tf.Tensor:
         """Store ``N`` transitions (leading shape ``[N]``; ``N <= capacity``) in the slots
-        ``position, position + 1, ...`` (mod capacity). ``terminated``: bool or 0/1."""
+        ``position, position + 1, ...`` (mod capacity); returns those slots, int32 ``[N]``.
+        ``terminated``, ``truncated``: bool ``[N]`` (``truncated`` is kept with n-step only,
+        as the end of the walk)."""
         n = tf.shape(rewards)[0]
         slots = tf.math.floormod(self.position + tf.range(n), self.capacity)[:, None]
+        if self.horizon > 1:
+            ended = tf.cast(terminated, tf.bool)
+            if truncated is not None:
+                ended = tf.logical_or(ended, tf.cast(truncated, tf.bool))
+            self.ended.scatter_nd_update(slots, ended)
         self.obs.scatter_nd_update(slots, tf.cast(obs, self.obs.dtype))
         self.actions.scatter_nd_update(slots, tf.cast(actions, self.actions.dtype))
         self.rewards.scatter_nd_update(slots, tf.cast(rewards, tf.float32))
@@ -74,6 +95,7 @@ class GraphReplay:
         self.terminated.scatter_nd_update(slots, tf.cast(terminated, tf.float32))
         self.position.assign(tf.math.floormod(self.position + n, self.capacity))
         self.size.assign(tf.minimum(self.size + n, self.capacity))
+        return slots[:, 0]
 
     def indices(self, batch_size: int, seed: tf.Tensor) -> tf.Tensor:
         """int32 ``[batch_size]`` slots drawn uniformly (with replacement) from the filled
@@ -95,6 +117,26 @@ class GraphReplay:
         """:meth:`gather` of :meth:`indices`: a uniform minibatch of ``batch_size``."""
         return self.gather(self.indices(batch_size, seed))
 
+    def n_step(self, slots: tf.Tensor, gamma: float) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+        """The n-step view of ``slots`` (int32 ``[B]``): ``(last, returns, discount)``, each
+        ``[B]``: the slot of the walk's last step (whose ``next_obs`` the target bootstraps
+        from), the float32 discounted reward sum over the ``k`` steps walked, and
+        ``gamma ** k`` (0 where the last step terminated). As
+        :func:`rlkit.replay.nstep.n_step`, in float32."""
+        g = tf.constant(gamma, tf.float32)
+        last = slots
+        returns = tf.gather(self.rewards, slots)
+        scale = tf.ones_like(returns)  # gamma ** (steps walked - 1)
+        for _ in range(self.horizon - 1):
+            # the stream's next transition was written after ``last`` (it is not the newest)
+            newer = tf.math.floormod(self.position - 1 - last, self.capacity) >= self.streams
+            walking = tf.logical_and(newer, tf.logical_not(tf.gather(self.ended, last)))
+            last = tf.where(walking, tf.math.floormod(last + self.streams, self.capacity), last)
+            scale = tf.where(walking, scale * g, scale)
+            returns = returns + tf.where(walking, scale * tf.gather(self.rewards, last), 0.0)
+        terminal = tf.gather(self.terminated, last) > 0.0
+        return last, returns, tf.where(terminal, tf.zeros_like(scale), scale * g)
+
     @property
     def nbytes(self) -> int:
         """Bytes the variables take (all allocated at once)."""
@@ -102,8 +144,8 @@ class GraphReplay:
 
     # -- checkpoints ----------------------------------------------------------------------
     def variables(self) -> dict[str, tf.Variable]:
-        """The variables by name (:data:`NAMES`)."""
-        return {name: getattr(self, name) for name in self.NAMES}
+        """The variables by name (:data:`NAMES`, and ``ended`` with n-step)."""
+        return {name: getattr(self, name) for name in self.names}
 
     def state_dict(self) -> dict[str, np.ndarray]:
         """What a checkpoint keeps: every variable as an array (the filled slots and the

@@ -2,10 +2,12 @@
 
 No TensorFlow here: ``rlkit train`` decides (and refuses a forced ``--loop compiled`` it
 cannot run, in one line) before paying for the import. The compiled loop
-(:mod:`rlkit.run.compiled_loop`) runs DQN on rlkit's TensorFlow environments
-(``rlkit/CartPole-v1``, ..., and MinAtar's games ``rlkit/MinAtar-Breakout-v0``, ...) and
-DDPG/TD3 on the continuous ones (``rlkit/Pendulum-v1``) with uniform one-step replay and
-rlkit's own networks (MLPs; MinAtar's convolutional torso); anything else
+(:mod:`rlkit.run.compiled_loop`) runs DQN and its family's value learners (C51, QR-DQN,
+Rainbow without noisy networks; prioritized replay and n-step returns) on rlkit's discrete
+TensorFlow environments (``rlkit/CartPole-v1``, ..., and MinAtar's games
+``rlkit/MinAtar-Breakout-v0``, ...) and DDPG/TD3 on the continuous ones
+(``rlkit/Pendulum-v1``) with uniform one-step replay, with rlkit's own networks (MLPs;
+MinAtar's convolutional torso); anything else
 runs the usual Python loop (:class:`~rlkit.run.loop.Trainer`), which runs every agent and
 option on the same environments.
 
@@ -28,6 +30,11 @@ from rlkit.run.xla_cache import use_xla_cache as use_xla_cache
 
 LOOPS = ("auto", "compiled", "python")
 
+#: the agents the compiled loop runs; the value learners among them (DQN's learner with a
+#: value head: also prioritized replay and n-step returns, the family on MinAtar's games)
+VALUE_LEARNERS = ("dqn", "c51", "qrdqn", "rainbow")
+COMPILED_AGENTS = (*VALUE_LEARNERS, "ddpg")
+
 #: how to run what the compiled loop does not take
 PYTHON_LOOP = "--loop python runs it in the usual Python loop (Trainer in Python)"
 
@@ -39,12 +46,12 @@ def unsupported(env_id: str, agent: str, config: Any) -> str | None:
             f"{env_id} is not one of rlkit's TensorFlow environments (the compiled loop steps "
             f"{', '.join(ENV_IDS)} and rlkit/MinAtar-<Game>-v0)"
         )
-    if agent not in ("dqn", "ddpg"):
-        return f"{agent} has no compiled loop (dqn and ddpg have)"
-    if env_id in MINATAR_IDS and agent != "dqn":
-        return f"the compiled loop runs dqn on {env_id}, not {agent}"
+    if agent not in COMPILED_AGENTS:
+        return f"{agent} has no compiled loop ({', '.join(COMPILED_AGENTS)} have)"
+    value_learner = agent in VALUE_LEARNERS
+    if env_id in MINATAR_IDS and not value_learner:
+        return f"the compiled loop runs {', '.join(VALUE_LEARNERS)} on {env_id}, not {agent}"
     refused = {
-        "prioritized": "prioritized replay",
         "noisy": "noisy networks",
         "q_network": "a Q-network of your own",
         "actor": "an actor of your own",
@@ -57,8 +64,10 @@ def unsupported(env_id: str, agent: str, config: Any) -> str | None:
     for key, what in refused.items():
         if getattr(config, key, None):
             return f"the compiled loop does not take {what} ({key})"
-    if getattr(config, "n_step", 1) != 1:
-        return "the compiled loop stores one-step transitions only (n_step)"
+    if not value_learner and getattr(config, "prioritized", False):
+        return f"the compiled loop runs prioritized replay for {', '.join(VALUE_LEARNERS)} only"
+    if not value_learner and getattr(config, "n_step", 1) != 1:
+        return f"the compiled loop runs n-step returns for {', '.join(VALUE_LEARNERS)} only"
     if getattr(config, "train_freq_unit", "step") != "step":
         return "the compiled loop updates by steps, not episodes (train_freq_unit)"
     return None

@@ -11,6 +11,15 @@ agent: each vector step does what the Python loop does,
   learning rate set from its schedule at ``now``;
 - a hard copy when the count passes a multiple of ``target_update`` and the online network
   changed since the last copy (Polyak averaging inside each update with ``target_tau``).
+
+The DQN family's learners with a value head of their own (C51, QR-DQN, Rainbow) run the same
+program: acting reads each action's expected value through the head; with ``n_step > 1`` the
+minibatch is the replay's n-step view (:meth:`~rlkit.replay.in_graph.GraphReplay.n_step`);
+with ``prioritized`` the slots are drawn by priority and weighted
+(:class:`~rlkit.replay.graph_priorities.GraphPrioritized`), new transitions get the largest
+priority recorded and each update writes its TD errors back as priorities (beta annealed
+from ``importance_exponent`` to 1 over ``importance_anneal_steps`` after
+``learning_starts``, or fixed), as the Python loop's replay does with its own random numbers.
 """
 
 from __future__ import annotations
@@ -19,7 +28,9 @@ import tensorflow as tf
 
 from rlkit.agents.dqn_config import anneal_start
 from rlkit.envs.tf.base import split_seed
+from rlkit.replay.graph_priorities import GraphPrioritized
 from rlkit.run.compiled_program import CompiledProgram, blocks_due, linear
+from rlkit.run.life import TrainingDiverged
 
 
 class DQNProgram(CompiledProgram):
@@ -29,16 +40,35 @@ class DQNProgram(CompiledProgram):
     def __init__(self, agent, env, num_envs: int, seed: int, chunk: int) -> None:
         super().__init__(agent, env, num_envs, seed, chunk)
         self.target_stale = tf.Variable(False, trainable=False, name="target_stale")
+        cfg = self.config
+        self.priorities = None
+        if getattr(cfg, "prioritized", False):
+            self.priorities = GraphPrioritized(
+                cfg.buffer_size, cfg.priority_exponent, cfg.priority_epsilon
+            )
 
     def own_variables(self) -> dict[str, tf.Variable]:
-        return {"target_stale": self.target_stale}
+        named = {"target_stale": self.target_stale}
+        if self.priorities is not None:
+            named.update({f"replay/{k}": v for k, v in self.priorities.variables().items()})
+        return named
+
+    def after_chunk(self, updates: int) -> None:
+        super().after_chunk(updates)
+        if self.priorities is not None and int(self.priorities.nonfinite.numpy()) > 0:
+            raise TrainingDiverged("a TD error was not finite (it cannot become a priority)")
+
+    def written(self, slots):
+        if self.priorities is not None:
+            self.priorities.written(slots)
 
     def act(self, obs, step, seed):
         """Epsilon-greedy actions int32 ``[N]`` at env step ``step`` (the run's schedule)."""
         cfg = self.config
         epsilon = linear(step, cfg.eps_start, cfg.eps_end, cfg.eps_anneal_steps,
                          anneal_start(cfg))  # fmt: skip
-        greedy = tf.argmax(self.learner.q.model(obs), axis=-1, output_type=tf.int32)
+        q_values = self.learner.head.q_values_graph(self.learner.q.model(obs))
+        greedy = tf.argmax(q_values, axis=-1, output_type=tf.int32)
         coin_seed, action_seed = tf.unstack(split_seed(seed, 2))
         explore = tf.random.stateless_uniform([self.num_envs], coin_seed, dtype=tf.float64)
         num_actions = self.agent.num_actions
@@ -63,12 +93,10 @@ class DQNProgram(CompiledProgram):
 
         def update(k, sums):
             batch_seed = tf.random.experimental.stateless_fold_in(seed, k)
-            obs, actions, rewards, next_obs, terminated = self.replay.sample(
-                cfg.batch_size, batch_seed
-            )
-            pcont = cfg.gamma * (1.0 - terminated)
-            ones = tf.ones([cfg.batch_size])  # made here, not captured: one HLO for every seed
-            metrics, _ = learner.update_step(obs, actions, rewards, next_obs, pcont, ones)
+            *batch, slots = self.minibatch(batch_seed, now)
+            metrics, td_error = learner.update_step(*batch)
+            if self.priorities is not None:
+                self.priorities.update(slots, td_error)
             return k + 1, sums + tf.stack(metrics)
 
         _, sums = tf.while_loop(
@@ -84,3 +112,37 @@ class DQNProgram(CompiledProgram):
 
             self.target_stale.assign(tf.cond(copy, hard_copy, lambda: stale))
         return sums, updates
+
+    def minibatch(self, seed, now):
+        """One minibatch from the stateless ``seed`` at step count ``now``: ``(obs, actions,
+        rewards, next_obs, pcont, weights, slots)`` as the learner's ``update_step`` takes
+        them, then the slots drawn (None with uniform one-step replay)."""
+        cfg, replay = self.config, self.replay
+        ones = tf.ones([cfg.batch_size])  # made here, not captured: one HLO for every seed
+        if self.priorities is None and replay.horizon == 1:
+            obs, actions, rewards, next_obs, terminated = replay.sample(cfg.batch_size, seed)
+            return obs, actions, rewards, next_obs, cfg.gamma * (1.0 - terminated), ones, None
+        if self.priorities is None:
+            slots, weights = replay.indices(cfg.batch_size, seed), ones
+        else:
+            slots, weights = self.priorities.sample(
+                cfg.batch_size, seed, replay.size, self.importance_exponent(now)
+            )
+        obs, actions = tf.gather(replay.obs, slots), tf.gather(replay.actions, slots)
+        if replay.horizon == 1:
+            rewards, terminated = (tf.gather(v, slots) for v in (replay.rewards, replay.terminated))
+            last, pcont = slots, cfg.gamma * (1.0 - terminated)
+        else:
+            last, rewards, pcont = replay.n_step(slots, cfg.gamma)
+        return obs, actions, rewards, tf.gather(replay.next_obs, last), pcont, weights, slots
+
+    def importance_exponent(self, now):
+        """Prioritized replay's beta at step count ``now`` (float64), as
+        :meth:`rlkit.agents.off_policy.OffPolicyAgent.importance_exponent`."""
+        cfg = self.config
+        beta = tf.constant(cfg.importance_exponent, tf.float64)
+        if cfg.importance_anneal_steps == 0:
+            return beta
+        past = tf.cast(tf.maximum(now - cfg.learning_starts, 0), tf.float64)
+        progress = tf.minimum(past / cfg.importance_anneal_steps, 1.0)
+        return beta + (1.0 - beta) * progress

@@ -72,7 +72,10 @@ class CompiledProgram:
         )
         action_shape = () if env.discrete_actions is not None else (1,)
         obs_shape = env.obs_shape or (env.obs_dim,)  # MinAtar's boards stay bool
-        self.replay = GraphReplay(cfg.buffer_size, obs_shape, action_shape, env.obs_dtype)
+        self.replay = GraphReplay(
+            cfg.buffer_size, obs_shape, action_shape, env.obs_dtype,
+            n_step=getattr(cfg, "n_step", 1), streams=self.num_envs,
+        )  # fmt: skip
         state, _ = env.reset(split_seed(self.seed, 1)[0], self.num_envs)
         n = self.num_envs
 
@@ -144,6 +147,9 @@ class CompiledProgram:
         """The subclass's own state variables by name (a checkpoint keeps them)."""
         return {}
 
+    def written(self, slots: tf.Tensor) -> None:
+        """The replay just wrote a vector step's transitions to ``slots`` (int32 ``[N]``)."""
+
     def act(self, obs: tf.Tensor, step: tf.Tensor, seed: tf.Tensor) -> tf.Tensor:
         """Exploring actions for ``obs`` ``[N, obs_dim]`` (MinAtar's bool ``[N, 10, 10, C]``)
         at env step ``step`` (int64), from the stateless ``seed``: int32 ``[N]`` or float32
@@ -198,7 +204,8 @@ class CompiledProgram:
         rewards = tf.cast(out.reward, tf.float32)
         if self.config.reward_clip > 0:
             rewards = tf.clip_by_value(rewards, -self.config.reward_clip, self.config.reward_clip)
-        self.replay.add(obs, actions, rewards, out.final_obs, out.terminated)
+        slots = self.replay.add(obs, actions, rewards, out.final_obs, out.terminated, out.truncated)
+        self.written(slots)
         now = before + n
         self.num_steps.assign(now)
         self.physics.assign(out.state.physics)

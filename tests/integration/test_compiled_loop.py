@@ -95,9 +95,16 @@ def test_which_loop_a_run_takes():
     assert not compiled and note.startswith("tip: --env rlkit/CartPole-v1 is this environment")
     assert choose_loop("CartPole-v1", "dqn", cfg, "python") == (False, None)  # asked for
     assert choose_loop("LunarLander-v3", "dqn", cfg) == (False, None)  # no twin
-    assert choose_loop("CartPole-v1", "dqn", DQNConfig(n_step=3)) == (False, None)  # no fit
-    compiled, note = choose_loop("rlkit/CartPole-v1", "dqn", DQNConfig(prioritized=True))
-    assert not compiled and "prioritized" in note
+    assert choose_loop("CartPole-v1", "dqn", DQNConfig(noisy=True)) == (False, None)  # no fit
+    family = DQNConfig(prioritized=True, n_step=3)  # the family's replay: compiled too
+    assert choose_loop("rlkit/CartPole-v1", "dqn", family)[0] is True
+    assert choose_loop("rlkit/CartPole-v1", "c51", object())[0] is True
+    compiled, note = choose_loop("rlkit/CartPole-v1", "dqn", DQNConfig(noisy=True))
+    assert not compiled and "noisy" in note
+    compiled, note = choose_loop("rlkit/Pendulum-v1", "ddpg", DDPGConfig(prioritized=True))
+    assert not compiled and "prioritized replay for dqn, c51, qrdqn, rainbow only" in note
+    compiled, note = choose_loop("rlkit/Pendulum-v1", "ddpg", DDPGConfig(n_step=3))
+    assert not compiled and "n-step returns for dqn, c51, qrdqn, rainbow only" in note
     assert choose_loop("rlkit/Pendulum-v1", "ddpg", DDPGConfig())[0] is True
     compiled, note = choose_loop("rlkit/Pendulum-v1", "ddpg", DDPGConfig(noise="ou"))
     assert not compiled and "Gaussian" in note
@@ -108,8 +115,8 @@ def test_which_loop_a_run_takes():
 @pytest.mark.parametrize(
     "agent, options, word",
     [
-        ("dqn", ["--set", "prioritized=true"], "prioritized"),
-        ("dqn", ["--set", "n_step=3"], "n_step"),
+        ("dqn", ["--set", "noisy=true", "--set", "eps_start=0", "--set", "eps_end=0"], "noisy"),
+        ("ddpg", ["--env", "rlkit/Pendulum-v1", "--set", "n_step=3"], "n-step"),
         ("reinforce", [], "reinforce"),
         ("dqn", ["--env", "CartPole-v1"], "not one of rlkit's TensorFlow environments"),
     ],

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from rlkit.agents.distributional_config import RainbowConfig
 from rlkit.agents.dqn_config import DQNConfig
 from rlkit.cli.main import main
 from rlkit.replay.in_graph import GraphReplay
@@ -19,9 +20,14 @@ def test_dqn_on_a_minatar_game_takes_the_compiled_loop_and_others_say_why_not():
     compiled, note = choose_loop("MinAtar/Breakout-v0", "dqn", DQNConfig())  # minatar's id
     assert not compiled and "--env rlkit/MinAtar-Breakout-v0" in note
     compiled, note = choose_loop(BREAKOUT, "ddpg", object())
-    assert not compiled and "runs dqn on rlkit/MinAtar-Breakout-v0, not ddpg" in note
-    compiled, note = choose_loop(BREAKOUT, "rainbow", object())
-    assert not compiled and "rainbow has no compiled loop" in note
+    assert not compiled and "runs dqn, c51, qrdqn, rainbow on rlkit/MinAtar-Breakout-v0" in note
+    compiled, note = choose_loop(BREAKOUT, "iqn", object())
+    assert not compiled and "iqn has no compiled loop" in note
+    assert choose_loop(BREAKOUT, "rainbow", RainbowConfig(noisy=False))[0] is True
+    compiled, note = choose_loop(BREAKOUT, "rainbow", RainbowConfig())  # noisy by default
+    assert not compiled and "noisy networks" in note
+    compiled, note = choose_loop("MinAtar/Breakout-v0", "rainbow", RainbowConfig(noisy=False))
+    assert not compiled and "--env rlkit/MinAtar-Breakout-v0" in note
 
 
 def test_the_replay_keeps_boards_as_booleans():
@@ -79,6 +85,53 @@ def test_a_resumed_minatar_run_equals_an_uninterrupted_one(tmp_path):
     resumed.run(500)
     resumed.close()
 
+    assert resumed.agent.learner.num_updates == straight.agent.learner.num_updates > 100
+    for name, value in straight.program.state_dict().items():
+        np.testing.assert_array_equal(resumed.program.state_dict()[name], value, err_msg=name)
+    for a, b in zip(straight.agent.learner.q.model.get_weights(),
+                    resumed.agent.learner.q.model.get_weights(), strict=True):  # fmt: skip
+        np.testing.assert_array_equal(a, b)
+    rows = (straight.run_dir / "metrics.csv").read_text().splitlines()
+    assert rows == (resumed.run_dir / "metrics.csv").read_text().splitlines() and len(rows) > 5
+
+
+RAINBOW_SMALL = {**SMALL, "n_step": 3, "prioritized": True, "importance_anneal_steps": 300}
+
+
+def _rainbow_plan(checkpoint_every):
+    from rlkit.run import experiment
+
+    return experiment.plan("rainbow", BREAKOUT, steps=500, seed=3, num_envs=2, eval_every=0,
+                           checkpoint_every=checkpoint_every, overrides=RAINBOW_SMALL)  # fmt: skip
+
+
+@pytest.mark.slow
+def test_rainbow_in_the_compiled_loop_keeps_its_priorities_and_resumes_exactly(tmp_path):
+    from rlkit.run import experiment
+    from rlkit.run.compiled_loop import CompiledTrainer
+
+    straight = experiment.start(_rainbow_plan(0), tmp_path / "a", tensorboard=False)
+    assert isinstance(straight, CompiledTrainer) and straight.program.replay.horizon == 3
+    straight.program.chunk = 40
+    straight.run(500)
+    straight.close()
+    # every slot written has a priority, none past them; updates moved them off the maximum
+    program = straight.program
+    size = int(program.replay.size.numpy())
+    tree = program.priorities.tree
+    leaves = tree.get(tf.range(tree.leaves)).numpy()
+    assert size == 300 and np.all(leaves[:size] > 0) and np.all(leaves[size:] == 0)
+    assert float(tree.total.numpy()) == pytest.approx(leaves.sum(), rel=1e-12)
+    assert len(np.unique(leaves[:size])) > 50  # TD errors written back, not one maximum
+    assert int(program.priorities.nonfinite.numpy()) == 0
+
+    stopped = experiment.start(_rainbow_plan(100), tmp_path / "b", tensorboard=False)
+    stopped.run(200)
+    stopped.close()
+    resumed, _ = experiment.resume(stopped.run_dir)
+    assert isinstance(resumed, CompiledTrainer) and resumed.step == 200
+    resumed.run(500)
+    resumed.close()
     assert resumed.agent.learner.num_updates == straight.agent.learner.num_updates > 100
     for name, value in straight.program.state_dict().items():
         np.testing.assert_array_equal(resumed.program.state_dict()[name], value, err_msg=name)
