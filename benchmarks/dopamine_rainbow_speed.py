@@ -16,7 +16,9 @@ the machine's load (``os.getloadavg``) is printed beside each.
 
 Dopamine's JAX Rainbow samples uniformly whatever its gin says (Dopamine issue #230);
 rlkit's preset samples prioritized as the gin asks. ``--uniform`` also times rlkit with
-``prioritized=false``, the replay Dopamine actually runs.
+``prioritized=false``, the replay Dopamine actually runs. ``--compiled`` also times rlkit's
+preset in its compiled loop on the game's TensorFlow twin (``rlkit/MinAtar-<Game>-v0``,
+minatar's game step for step), and with ``--uniform`` that too with ``prioritized=false``.
 
     python -m benchmarks.dopamine_rainbow_speed --game breakout --start 5000 --steps 20000 \
         --uniform --reps 2
@@ -223,6 +225,10 @@ def main() -> None:
         sides["rlkit rainbow, prioritized=false"] = lambda: rlkit_rate(
             args.game, args.seed, args.start, args.steps, uniform
         )
+        if args.compiled:
+            sides["rlkit rainbow, compiled, prioritized=false"] = lambda: rlkit_rate(
+                args.game, args.seed, args.start, args.steps, uniform, compiled=True
+            )
     print(
         f"MinAtar {args.game}, seed {args.seed}: steps {args.start:,} -> "
         f"{args.start + args.steps:,} of each run; epsilon decay "
@@ -239,7 +245,7 @@ def main() -> None:
             cpus[name].append(cpu)
             load = os.getloadavg()[0]
             print(
-                f"rep {rep}: {name:36s} {rate:7.0f} steps/s  {cpu:6.2f} CPU ms/step  "
+                f"rep {rep}: {name:44s} {rate:7.0f} steps/s  {cpu:6.2f} CPU ms/step  "
                 f"(load {load:.2f})",
                 flush=True,
             )
@@ -249,7 +255,7 @@ def main() -> None:
     for name in sides:
         rate, cpu = statistics.median(rates[name]), statistics.median(cpus[name])
         print(
-            f"  {name:36s} {rate:7.0f} steps/s  {rate / base:5.2f}x Dopamine's;  "
+            f"  {name:44s} {rate:7.0f} steps/s  {rate / base:5.2f}x Dopamine's;  "
             f"{cpu:6.2f} CPU ms/step  {base_cpu / cpu:5.2f}x less CPU"
         )
 
