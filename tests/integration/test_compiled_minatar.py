@@ -112,6 +112,7 @@ def test_rainbow_in_the_compiled_loop_keeps_its_priorities_and_resumes_exactly(t
 
     straight = experiment.start(_rainbow_plan(0), tmp_path / "a", tensorboard=False)
     assert isinstance(straight, CompiledTrainer) and straight.program.replay.horizon == 3
+    assert straight.program.replay.streams == 2  # a stream's next transition: 2 slots on
     straight.program.chunk = 40
     straight.run(500)
     straight.close()
