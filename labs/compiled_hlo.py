@@ -1,13 +1,14 @@
 """Is the compiled loop's XLA program for uniform one-step DQN unchanged by a commit?
 
-Builds a small DQN run in the compiled loop (``experiment.start``; num_envs 2, replay 300,
-batch 16) with the rlkit of each source folder given and prints the md5 of XLA's optimized
-HLO of the program's chunk, raw and with the names TensorFlow numbers per process (function
-ids, source lines, op names) taken out. Equal normalised digests: the same program, so the
-same numbers.
+Builds a small DQN run (``--agent``: another, with the env's preset) in the compiled loop
+(``experiment.start``; num_envs 2, replay 300, batch 16) with the rlkit of each source
+folder given and prints the md5 of XLA's optimized HLO of the program's chunk, raw and with
+the names TensorFlow numbers per process (function ids, source lines, op names) taken out.
+Equal normalised digests: the same program, so the same numbers.
 
     git worktree add /tmp/before COMMIT
     python -m labs.compiled_hlo /tmp/before . --env rlkit/CartPole-v1 rlkit/MinAtar-Breakout-v0
+    python -m labs.compiled_hlo /tmp/before . --env rlkit/MinAtar-Breakout-v0 --agent rainbow
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ DUMP = """
 import sys, tempfile
 import tensorflow as tf
 from rlkit.run import experiment
-plan = experiment.plan("dqn", sys.argv[1], steps=500, seed=3, num_envs=2, eval_every=0,
+plan = experiment.plan(sys.argv[2], sys.argv[1], steps=500, seed=3, num_envs=2, eval_every=0,
                        checkpoint_every=0,
                        overrides={"buffer_size": 300, "learning_starts": 64, "batch_size": 16})
 with tempfile.TemporaryDirectory() as folder:
@@ -45,12 +46,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("sources", nargs="+", help="folders holding an rlkit/ to import")
     parser.add_argument("--env", nargs="+", default=["rlkit/CartPole-v1"])
+    parser.add_argument("--agent", default="dqn", help="e.g. rainbow: its preset's program")
     args = parser.parse_args()
     for env in args.env:
         for source in args.sources:
             environment = {**os.environ, "PYTHONPATH": os.path.abspath(source),
                            "TF_CPP_MIN_LOG_LEVEL": "3"}  # fmt: skip
-            command = [sys.executable, "-c", DUMP, env]
+            command = [sys.executable, "-c", DUMP, env, args.agent]
             hlo = subprocess.run(command, capture_output=True, text=True, check=True,
                                  env=environment, cwd="/").stdout  # fmt: skip
             raw = hashlib.md5(hlo.encode()).hexdigest()[:12]

@@ -21,7 +21,7 @@ generator, so a compiled run samples other slots than a Python run of the same s
     tree = GraphSumTree(100_000)
     sampler = GraphPrioritized(100_000, priority_exponent=0.5, epsilon=1e-10)
     sampler.written(slots)                            # inside tf.function
-    slots, weights = sampler.sample(32, seed, size, beta)
+    slots, weights = sampler.sample(32, seed, size, beta)   # [1, 32] each: one minibatch
     sampler.update(slots, td_errors)
 """
 
@@ -61,7 +61,7 @@ class GraphSumTree:
         return self.nodes[0]
 
     def get(self, indices: tf.Tensor) -> tf.Tensor:
-        """The leaf values at int32 ``indices`` ``[K]``, float64 ``[K]``."""
+        """The leaf values at int32 ``indices`` (any shape), float64, the same shape."""
         return tf.gather(self.nodes, self.first_leaf + indices)
 
     def set(self, indices: tf.Tensor, values: tf.Tensor) -> None:
@@ -147,19 +147,24 @@ class GraphPrioritized:
         self.tree.set(slots, tf.where(finite, self.priority(td_errors), old))
 
     def sample(
-        self, batch_size: int, seed: tf.Tensor, size: tf.Tensor, beta: tf.Tensor | float
-    ) -> tuple[tf.Tensor, tf.Tensor]:
-        """Slots int32 ``[B]`` drawn by priority, stratified, from the stateless ``seed``
-        (int32 ``[2]``), and their importance weights float32 ``[B]`` (``size``: slots
-        written, ``N``; ``beta``: the importance exponent)."""
+        self, batch_size: int, seed: tf.Tensor, size: tf.Tensor, beta: tf.Tensor | float,
+        minibatches: int = 1,
+    ) -> tuple[tf.Tensor, tf.Tensor]:  # fmt: skip
+        """Slots int32 ``[K, B]`` drawn by priority for ``K = minibatches`` minibatches (a
+        block, drawn before any priority changes, as the numpy sampler's ``(K, B)`` draw),
+        each stratified over the whole total, from the stateless ``seed`` (int32 ``[2]``);
+        and their importance weights float32 ``[K, B]``, each minibatch's largest 1
+        (``size``: slots written, ``N``; ``beta``: the importance exponent)."""
         total = self.tree.total
-        uniform = tf.random.stateless_uniform([batch_size], seed, dtype=tf.float64)
+        shape = [minibatches, batch_size]
+        uniform = tf.random.stateless_uniform(shape, seed, dtype=tf.float64)
         strata = (tf.range(batch_size, dtype=tf.float64) + uniform) * (total / batch_size)
         below_total = tf.math.nextafter(total, tf.constant(0.0, tf.float64))
         slots = self.tree.find(tf.minimum(strata, below_total))
         probabilities = self.tree.get(slots) / total
         weights = tf.pow(tf.cast(size, tf.float64) * probabilities, -tf.cast(beta, tf.float64))
-        return slots, tf.cast(weights / tf.reduce_max(weights), tf.float32)
+        weights /= tf.reduce_max(weights, axis=-1, keepdims=True)
+        return slots, tf.cast(weights, tf.float32)
 
     def variables(self) -> dict[str, tf.Variable]:
         """The variables by the name a checkpoint keeps them under."""

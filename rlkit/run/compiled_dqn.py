@@ -17,9 +17,12 @@ program: acting reads each action's expected value through the head; with ``n_st
 minibatch is the replay's n-step view (:meth:`~rlkit.replay.in_graph.GraphReplay.n_step`);
 with ``prioritized`` the slots are drawn by priority and weighted
 (:class:`~rlkit.replay.graph_priorities.GraphPrioritized`), new transitions get the largest
-priority recorded and each update writes its TD errors back as priorities (beta annealed
-from ``importance_exponent`` to 1 over ``importance_anneal_steps`` after
-``learning_starts``, or fixed), as the Python loop's replay does with its own random numbers.
+priority recorded, and as in the Python loop a block's ``gradient_steps`` minibatches are
+drawn before it and its TD errors written back as priorities after it (beta annealed from
+``importance_exponent`` to 1 over ``importance_anneal_steps`` after ``learning_starts``, or
+fixed); the random numbers are the program's own. A TD error that is not finite leaves its
+slot's priority as it was and stops the run after the chunk (``TrainingDiverged``; the last
+checkpoint is kept), where the Python loop stops at once.
 """
 
 from __future__ import annotations
@@ -93,15 +96,34 @@ class DQNProgram(CompiledProgram):
 
         def update(k, sums):
             batch_seed = tf.random.experimental.stateless_fold_in(seed, k)
-            *batch, slots = self.minibatch(batch_seed, now)
-            metrics, td_error = learner.update_step(*batch)
-            if self.priorities is not None:
-                self.priorities.update(slots, td_error)
+            metrics, _ = learner.update_step(*self.minibatch(batch_seed))
             return k + 1, sums + tf.stack(metrics)
 
-        _, sums = tf.while_loop(
-            lambda k, sums: k < updates, update, (tf.constant(0, tf.int64), tf.zeros([3]))
-        )
+        def prioritized_block(j, sums):
+            # as the Python loop: the block's minibatches are drawn on the priorities before
+            # it, and its TD errors are written back after it
+            block_seed = tf.random.experimental.stateless_fold_in(seed, j)
+            slots, weights = self.priorities.sample(
+                cfg.batch_size, block_seed, self.replay.size, self.importance_exponent(now),
+                minibatches=per_block,
+            )  # fmt: skip
+            td_errors = tf.TensorArray(tf.float32, size=per_block, element_shape=[cfg.batch_size])
+
+            def block_update(k, sums, td_errors):
+                metrics, td_error = learner.update_step(*self.gather(slots[k], weights[k]))
+                return k + 1, sums + tf.stack(metrics), td_errors.write(k, td_error)
+
+            _, sums, td_errors = tf.while_loop(
+                lambda k, *_: k < per_block, block_update, (tf.constant(0), sums, td_errors)
+            )
+            self.priorities.update(tf.reshape(slots, [-1]), tf.reshape(td_errors.stack(), [-1]))
+            return j + 1, sums
+
+        start_sums = (tf.constant(0, tf.int64), tf.zeros([3]))
+        if self.priorities is None:
+            _, sums = tf.while_loop(lambda k, sums: k < updates, update, start_sums)
+        else:
+            _, sums = tf.while_loop(lambda j, sums: j < blocks, prioritized_block, start_sums)
         if cfg.target_tau == 0:
             stale = tf.logical_or(self.target_stale, updates > 0)
             copy = tf.logical_and(stale, now // cfg.target_update > before // cfg.target_update)
@@ -113,28 +135,27 @@ class DQNProgram(CompiledProgram):
             self.target_stale.assign(tf.cond(copy, hard_copy, lambda: stale))
         return sums, updates
 
-    def minibatch(self, seed, now):
-        """One minibatch from the stateless ``seed`` at step count ``now``: ``(obs, actions,
-        rewards, next_obs, pcont, weights, slots)`` as the learner's ``update_step`` takes
-        them, then the slots drawn (None with uniform one-step replay)."""
+    def minibatch(self, seed):
+        """A uniform minibatch from the stateless ``seed``: ``(obs, actions, rewards,
+        next_obs, pcont, weights)`` as the learner's ``update_step`` takes them."""
         cfg, replay = self.config, self.replay
-        ones = tf.ones([cfg.batch_size])  # made here, not captured: one HLO for every seed
-        if self.priorities is None and replay.horizon == 1:
+        if replay.horizon == 1:
             obs, actions, rewards, next_obs, terminated = replay.sample(cfg.batch_size, seed)
-            return obs, actions, rewards, next_obs, cfg.gamma * (1.0 - terminated), ones, None
-        if self.priorities is None:
-            slots, weights = replay.indices(cfg.batch_size, seed), ones
-        else:
-            slots, weights = self.priorities.sample(
-                cfg.batch_size, seed, replay.size, self.importance_exponent(now)
-            )
+            ones = tf.ones([cfg.batch_size])  # made here, not captured: one HLO for every seed
+            return obs, actions, rewards, next_obs, cfg.gamma * (1.0 - terminated), ones
+        return self.gather(replay.indices(cfg.batch_size, seed), tf.ones([cfg.batch_size]))
+
+    def gather(self, slots, weights):
+        """The minibatch at ``slots`` (int32 ``[B]``) with importance ``weights`` ``[B]``,
+        as ``update_step`` takes it; with ``n_step > 1`` the replay's n-step view."""
+        cfg, replay = self.config, self.replay
         obs, actions = tf.gather(replay.obs, slots), tf.gather(replay.actions, slots)
         if replay.horizon == 1:
             rewards, terminated = (tf.gather(v, slots) for v in (replay.rewards, replay.terminated))
             last, pcont = slots, cfg.gamma * (1.0 - terminated)
         else:
             last, rewards, pcont = replay.n_step(slots, cfg.gamma)
-        return obs, actions, rewards, tf.gather(replay.next_obs, last), pcont, weights, slots
+        return obs, actions, rewards, tf.gather(replay.next_obs, last), pcont, weights
 
     def importance_exponent(self, now):
         """Prioritized replay's beta at step count ``now`` (float64), as

@@ -76,7 +76,8 @@ def test_weights_are_n_p_to_the_minus_beta_over_the_minibatch_max_and_draws_are_
     sampler = GraphPrioritized(4, priority_exponent=1.0, epsilon=1e-12)
     sampler.tree.set(tf.range(4), tf.constant(priorities, tf.float64))
     slots, weights = sampler.sample(4, tf.constant([1, 2], tf.int32), tf.constant(4), 0.5)
-    slots = slots.numpy()
+    assert slots.shape == weights.shape == (1, 4)  # one minibatch
+    slots, weights = slots.numpy()[0], weights[0]
     # row b's target lies in [b, b + 1) * 10 / 4: prefix sums 0 | 1 | 3 | 6 | 10
     cumulative = np.concatenate([[0.0], np.cumsum(priorities)])
     for row, slot in enumerate(slots):
@@ -91,7 +92,7 @@ def test_sampling_frequencies_match_the_priorities():
     priorities = np.array([0.5, 1.0, 0.0, 2.5, 4.0])  # slot 2 never drawn
     sampler = GraphPrioritized(5, priority_exponent=1.0, epsilon=1e-12)
     sampler.tree.set(tf.range(5), tf.constant(priorities, tf.float64))
-    draw = tf.function(lambda seed: sampler.sample(16, seed, tf.constant(5), 1.0)[0])
+    draw = tf.function(lambda seed: tf.reshape(sampler.sample(16, seed, 5, 1.0, 2)[0], [-1]))
     slots = np.concatenate([draw(tf.constant([7, k], tf.int32)).numpy() for k in range(500)])
     counts = np.bincount(slots, minlength=5)
     expected = priorities / priorities.sum() * slots.size
@@ -99,6 +100,21 @@ def test_sampling_frequencies_match_the_priorities():
     # stratified draws vary less than independent ones: a binomial's 4 s.d. is generous
     sd = np.sqrt(slots.size * (priorities / priorities.sum()) * (1 - priorities / priorities.sum()))
     assert np.all(np.abs(counts - expected) <= 4 * sd + 1), (counts, expected)
+
+
+def test_a_block_of_minibatches_is_drawn_at_once_each_stratified_and_weighted_on_its_own():
+    priorities = np.array([1.0, 2.0, 3.0, 4.0, 0.5])
+    sampler = GraphPrioritized(5, priority_exponent=1.0, epsilon=1e-12)
+    sampler.tree.set(tf.range(5), tf.constant(priorities, tf.float64))
+    seed = tf.constant([3, 4], tf.int32)
+    slots, weights = (x.numpy() for x in sampler.sample(2, seed, tf.constant(5), 0.4, 3))
+    assert slots.shape == weights.shape == (3, 2)
+    np.testing.assert_array_equal(weights.max(axis=1), [1.0, 1.0, 1.0])
+    cumulative = np.concatenate([[0.0], np.cumsum(priorities)])  # total 10.5: strata of 5.25
+    assert np.all(cumulative[slots[:, 0]] < 5.25) and np.all(cumulative[slots[:, 1] + 1] > 5.25)
+    # one minibatch of the block is the same draw as the first row of a larger block
+    one = sampler.sample(2, seed, tf.constant(5), 0.4)[0].numpy()
+    np.testing.assert_array_equal(one[0], slots[0])
 
 
 def test_bad_exponents_are_refused():
@@ -173,3 +189,40 @@ def test_the_n_step_ring_keeps_its_ends_in_a_checkpoint():
     slots = tf.range(10)
     for a, b in zip(replay.n_step(slots, GAMMA), copy.n_step(slots, GAMMA), strict=True):
         np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def test_the_n_step_walk_equals_the_python_replays_on_random_streams():
+    """Differential: the same transitions (1-4 streams, episodes terminated or truncated at
+    random and restarted, rings that wrap and are not a multiple of the streams) in the
+    Python replay and the graph ring; every filled slot's n-step view equal bit for bit."""
+    from rlkit.replay.in_graph import GraphReplay
+    from rlkit.replay.memory import ReplayMemory
+
+    for trial in range(20):
+        rng = np.random.default_rng(trial)
+        streams, horizon = int(rng.integers(1, 5)), int(rng.integers(2, 5))
+        capacity = int(rng.integers(streams, 4 * streams + 7))
+        python = ReplayMemory(capacity, (1,), np.float32, (), np.int64, 0, n_step=horizon,
+                              gamma=GAMMA)  # fmt: skip
+        graph = GraphReplay(capacity, 1, n_step=horizon, streams=streams)
+        obs = rng.random((streams, 1)).astype(np.float32)
+        python.start_batch(obs, list(range(streams)))
+        for _ in range(int(rng.integers(1, 30))):
+            rewards = rng.random(streams).astype(np.float32)
+            terminated = rng.random(streams) < 0.15
+            truncated = (rng.random(streams) < 0.15) & ~terminated
+            next_obs = rng.random((streams, 1)).astype(np.float32)
+            actions = np.zeros(streams, np.int64)
+            python.append_batch(actions, rewards, next_obs, terminated, truncated)
+            graph.add(obs, actions, rewards, next_obs, terminated, truncated)
+            obs = next_obs.copy()
+            for j in np.nonzero(terminated | truncated)[0]:
+                obs[j] = rng.random(1)
+                python.start(int(j), obs[j])
+        slots = np.arange(len(python))
+        expected = python._gather(slots)
+        walk = graph.n_step(tf.constant(slots, tf.int32), GAMMA)
+        last, returns, discount = (x.numpy() for x in walk)
+        np.testing.assert_array_equal(returns, expected.rewards, err_msg=f"trial {trial}")
+        np.testing.assert_array_equal(discount, expected.discount, err_msg=f"trial {trial}")
+        np.testing.assert_array_equal(graph.next_obs.numpy()[last], expected.next_obs)

@@ -1,0 +1,81 @@
+"""The DQN family in the compiled loop: prioritized blocks drawn as the Python loop draws
+them, beta's schedule equal to the agent's, and each value learner (C51, QR-DQN, DQN with
+prioritized n-step replay) running its program on a TensorFlow environment."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+CARTPOLE = "rlkit/CartPole-v1"
+SMALL = {"hidden_sizes": [16], "batch_size": 8, "buffer_size": 200, "learning_starts": 32,
+         "train_freq": 4, "target_update": 40, "eps_anneal_steps": 100}  # fmt: skip
+
+
+def _trainer(agent, tmp_path, **overrides):
+    from rlkit.run import experiment
+    from rlkit.run.compiled_loop import CompiledTrainer
+
+    plan = experiment.plan(agent, CARTPOLE, steps=400, seed=1, num_envs=2, eval_every=0,
+                           checkpoint_every=0, overrides={**SMALL, **overrides})  # fmt: skip
+    trainer = experiment.start(plan, tmp_path, tensorboard=False)
+    assert isinstance(trainer, CompiledTrainer)
+    return trainer
+
+
+def test_a_prioritized_block_draws_its_minibatches_before_any_priority_changes(tmp_path):
+    trainer = _trainer("dqn", tmp_path, prioritized=True, n_step=2, gradient_steps=3,
+                       importance_exponent=0.4, importance_anneal_steps=1000)  # fmt: skip
+    trainer.run(200)
+    program, learner = trainer.program, trainer.agent.learner
+    tree = program.priorities.tree
+    before_block = tree.nodes.numpy()
+    seen = []
+    update_step = learner.update_step
+
+    def spy(*batch):
+        seen.append(batch[5].numpy())  # the importance weights of each minibatch
+        return update_step(*batch)
+
+    learner.update_step = spy
+    seed, step = tf.constant([5, 6], tf.int32), tf.constant(200, tf.int64)
+    program.learn(step, step + 4, seed)  # one block of 3 updates is due
+    trainer.close()
+    assert len(seen) == 3
+    after_block = tree.nodes.numpy()
+    assert not np.array_equal(after_block, before_block)  # the TD errors were written back
+    tree.nodes.assign(before_block)  # what the block drew from the priorities before it
+    beta = program.importance_exponent(step + 4)
+    block_seed = tf.random.experimental.stateless_fold_in(seed, tf.constant(0, tf.int64))
+    _, expected = program.priorities.sample(8, block_seed, program.replay.size, beta, 3)
+    np.testing.assert_array_equal(np.stack(seen), expected.numpy())
+
+
+@pytest.mark.parametrize("anneal", [0, 1000])
+def test_beta_in_the_program_is_the_agents_at_every_step(tmp_path, anneal):
+    trainer = _trainer("dqn", tmp_path, prioritized=True, importance_exponent=0.4,
+                       importance_anneal_steps=anneal)  # fmt: skip
+    for step in (0, 31, 32, 33, 500, 1031, 1032, 5000):
+        in_graph = float(trainer.program.importance_exponent(tf.constant(step, tf.int64)))
+        assert in_graph == pytest.approx(trainer.agent.importance_exponent(step), abs=1e-15)
+    trainer.close()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "agent, overrides",
+    [("c51", {"n_step": 3, "prioritized": True, "gradient_steps": 2}),
+     ("qrdqn", {"num_quantiles": 8, "gradient_steps": 1}),
+     ("dqn", {"n_step": 3, "prioritized": True, "gradient_steps": 2})],
+)  # fmt: skip
+def test_each_value_learner_runs_its_program(tmp_path, agent, overrides):
+    trainer = _trainer(agent, tmp_path, **overrides)
+    trainer.run(400)
+    trainer.close()
+    learner = trainer.agent.learner
+    blocks = 400 // 4 - 31 // 4  # a block at each multiple of 4 from step 32 on
+    assert learner.num_updates == blocks * trainer.agent.config.gradient_steps
+    assert trainer.history.episode_returns  # episodes ended and were recorded
+    weights = learner.q.model.get_weights()
+    assert all(np.all(np.isfinite(w)) for w in weights)
+    if trainer.program.priorities is not None:
+        assert int(trainer.program.priorities.nonfinite.numpy()) == 0
