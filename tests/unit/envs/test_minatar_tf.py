@@ -166,13 +166,14 @@ def test_unsupported_options_are_one_line_usage_errors(kwargs, message):
     assert "\n" not in str(caught.value)
 
 
-def test_the_compiled_loop_runs_dqn_on_them_and_says_so_for_other_agents():
+def test_the_compiled_loop_runs_the_value_learners_on_them_and_says_so_for_others():
     from rlkit.agents.dqn_config import DQNConfig
     from rlkit.run.compiled_choice import choose_loop
 
     assert choose_loop("rlkit/MinAtar-Seaquest-v0", "dqn", DQNConfig())[0] is True
+    assert choose_loop("rlkit/MinAtar-Seaquest-v0", "c51", object())[0] is True
     with pytest.raises(UsageError, match="--loop python"):
-        choose_loop("rlkit/MinAtar-Breakout-v0", "c51", object(), loop="compiled")
+        choose_loop("rlkit/MinAtar-Breakout-v0", "iqn", object(), loop="compiled")
 
 
 def test_a_game_physics_row_starts_with_the_shared_columns():
