@@ -58,26 +58,26 @@ SMALL = {"buffer_size": 300, "learning_starts": 64, "batch_size": 16, "target_up
          "eps_anneal_steps": 200}  # fmt: skip
 
 
-def _plan(checkpoint_every):
+def _plan(checkpoint_every, agent="dqn", overrides=SMALL):
     from rlkit.run import experiment
 
-    return experiment.plan("dqn", BREAKOUT, steps=500, seed=3, num_envs=2, eval_every=0,
-                           checkpoint_every=checkpoint_every, overrides=SMALL)  # fmt: skip
+    return experiment.plan(agent, BREAKOUT, steps=500, seed=3, num_envs=2, eval_every=0,
+                           checkpoint_every=checkpoint_every, overrides=overrides)  # fmt: skip
 
 
-@pytest.mark.slow
-def test_a_resumed_minatar_run_equals_an_uninterrupted_one(tmp_path):
+def _straight_and_resumed(tmp_path, agent="dqn", overrides=SMALL):
+    """The same 500-step run whole (chunks of 40) and stopped at 200 then resumed; asserts
+    they end equal (every program variable, the weights, metrics.csv) and returns both."""
     from rlkit.run import experiment
     from rlkit.run.compiled_loop import CompiledTrainer
 
-    straight = experiment.start(_plan(0), tmp_path / "a", tensorboard=False)
+    straight = experiment.start(_plan(0, agent, overrides), tmp_path / "a", tensorboard=False)
     assert isinstance(straight, CompiledTrainer)
-    assert straight.program.replay.obs.dtype == tf.bool
     straight.program.chunk = 40
     straight.run(500)
     straight.close()
 
-    stopped = experiment.start(_plan(100), tmp_path / "b", tensorboard=False)
+    stopped = experiment.start(_plan(100, agent, overrides), tmp_path / "b", tensorboard=False)
     stopped.run(200)
     stopped.close()
     resumed, _ = experiment.resume(stopped.run_dir)
@@ -93,31 +93,25 @@ def test_a_resumed_minatar_run_equals_an_uninterrupted_one(tmp_path):
         np.testing.assert_array_equal(a, b)
     rows = (straight.run_dir / "metrics.csv").read_text().splitlines()
     assert rows == (resumed.run_dir / "metrics.csv").read_text().splitlines() and len(rows) > 5
+    return straight, resumed
+
+
+@pytest.mark.slow
+def test_a_resumed_minatar_run_equals_an_uninterrupted_one(tmp_path):
+    straight, _ = _straight_and_resumed(tmp_path)
+    assert straight.program.replay.obs.dtype == tf.bool
 
 
 RAINBOW_SMALL = {**SMALL, "n_step": 3, "prioritized": True, "importance_anneal_steps": 300}
 
 
-def _rainbow_plan(checkpoint_every):
-    from rlkit.run import experiment
-
-    return experiment.plan("rainbow", BREAKOUT, steps=500, seed=3, num_envs=2, eval_every=0,
-                           checkpoint_every=checkpoint_every, overrides=RAINBOW_SMALL)  # fmt: skip
-
-
 @pytest.mark.slow
 def test_rainbow_in_the_compiled_loop_keeps_its_priorities_and_resumes_exactly(tmp_path):
-    from rlkit.run import experiment
-    from rlkit.run.compiled_loop import CompiledTrainer
-
-    straight = experiment.start(_rainbow_plan(0), tmp_path / "a", tensorboard=False)
-    assert isinstance(straight, CompiledTrainer) and straight.program.replay.horizon == 3
-    assert straight.program.replay.streams == 2  # a stream's next transition: 2 slots on
-    straight.program.chunk = 40
-    straight.run(500)
-    straight.close()
-    # every slot written has a priority, none past them; updates moved them off the maximum
+    straight, _ = _straight_and_resumed(tmp_path, "rainbow", RAINBOW_SMALL)
     program = straight.program
+    assert program.replay.horizon == 3
+    assert program.replay.streams == 2  # a stream's next transition: 2 slots on
+    # every slot written has a priority, none past them; updates moved them off the maximum
     size = int(program.replay.size.numpy())
     tree = program.priorities.tree
     leaves = tree.get(tf.range(tree.leaves)).numpy()
@@ -125,19 +119,3 @@ def test_rainbow_in_the_compiled_loop_keeps_its_priorities_and_resumes_exactly(t
     assert float(tree.total.numpy()) == pytest.approx(leaves.sum(), rel=1e-12)
     assert len(np.unique(leaves[:size])) > 50  # TD errors written back, not one maximum
     assert int(program.priorities.nonfinite.numpy()) == 0
-
-    stopped = experiment.start(_rainbow_plan(100), tmp_path / "b", tensorboard=False)
-    stopped.run(200)
-    stopped.close()
-    resumed, _ = experiment.resume(stopped.run_dir)
-    assert isinstance(resumed, CompiledTrainer) and resumed.step == 200
-    resumed.run(500)
-    resumed.close()
-    assert resumed.agent.learner.num_updates == straight.agent.learner.num_updates > 100
-    for name, value in straight.program.state_dict().items():
-        np.testing.assert_array_equal(resumed.program.state_dict()[name], value, err_msg=name)
-    for a, b in zip(straight.agent.learner.q.model.get_weights(),
-                    resumed.agent.learner.q.model.get_weights(), strict=True):  # fmt: skip
-        np.testing.assert_array_equal(a, b)
-    rows = (straight.run_dir / "metrics.csv").read_text().splitlines()
-    assert rows == (resumed.run_dir / "metrics.csv").read_text().splitlines() and len(rows) > 5
