@@ -3,7 +3,7 @@
 No TensorFlow here: ``rlkit train`` decides (and refuses a forced ``--loop compiled`` it
 cannot run, in one line) before paying for the import. The compiled loop
 (:mod:`rlkit.run.compiled_loop`) runs DQN and its family's value learners (C51, QR-DQN,
-Rainbow without noisy networks; prioritized replay and n-step returns) on rlkit's discrete
+Rainbow; prioritized replay, n-step returns, noisy networks) on rlkit's discrete
 TensorFlow environments (``rlkit/CartPole-v1``, ..., and MinAtar's games
 ``rlkit/MinAtar-Breakout-v0``, ...) and DDPG/TD3 on the continuous ones
 (``rlkit/Pendulum-v1``) with uniform one-step replay, with rlkit's own networks (MLPs;
@@ -52,7 +52,6 @@ def unsupported(env_id: str, agent: str, config: Any) -> str | None:
     if env_id in MINATAR_IDS and not value_learner:
         return f"the compiled loop runs {', '.join(VALUE_LEARNERS)} on {env_id}, not {agent}"
     refused = {
-        "noisy": "noisy networks",
         "q_network": "a Q-network of your own",
         "actor": "an actor of your own",
         "critic": "a critic of your own",

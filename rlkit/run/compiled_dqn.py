@@ -13,7 +13,8 @@ agent: each vector step does what the Python loop does,
   changed since the last copy (Polyak averaging inside each update with ``target_tau``).
 
 The DQN family's learners with a value head of their own (C51, QR-DQN, Rainbow) run the same
-program: acting reads each action's expected value through the head; with ``n_step > 1`` the
+program: acting reads each action's expected value through the head (a noisy network's with
+fresh noise on every step, as the Python loop acts); with ``n_step > 1`` the
 minibatch is the replay's n-step view (:meth:`~rlkit.replay.in_graph.GraphReplay.n_step`);
 with ``prioritized`` the slots are drawn by priority and weighted
 (:class:`~rlkit.replay.graph_priorities.GraphPrioritized`), new transitions get the largest
@@ -66,11 +67,17 @@ class DQNProgram(CompiledProgram):
             self.priorities.written(slots)
 
     def act(self, obs, step, seed):
-        """Epsilon-greedy actions int32 ``[N]`` at env step ``step`` (the run's schedule)."""
+        """Epsilon-greedy actions int32 ``[N]`` at env step ``step`` (the run's schedule;
+        a noisy network's greedy ones on fresh noise)."""
         cfg = self.config
         epsilon = linear(step, cfg.eps_start, cfg.eps_end, cfg.eps_anneal_steps,
                          anneal_start(cfg))  # fmt: skip
-        q_values = self.learner.head.q_values_graph(self.learner.q.model(obs))
+        # a noisy network explores by its noise: a fresh draw on every step (its config has
+        # epsilon 0), one for the N copies, as the Python loop's exploring policy does
+        outputs = (
+            self.learner.q.model(obs, training=True) if cfg.noisy else self.learner.q.model(obs)
+        )
+        q_values = self.learner.head.q_values_graph(outputs)
         greedy = tf.argmax(q_values, axis=-1, output_type=tf.int32)
         coin_seed, action_seed = tf.unstack(split_seed(seed, 2))
         explore = tf.random.stateless_uniform([self.num_envs], coin_seed, dtype=tf.float64)

@@ -79,3 +79,35 @@ def test_each_value_learner_runs_its_program(tmp_path, agent, overrides):
     assert all(np.all(np.isfinite(w)) for w in weights)
     if trainer.program.priorities is not None:
         assert int(trainer.program.priorities.nonfinite.numpy()) == 0
+
+
+@pytest.mark.slow
+def test_rainbow_with_noisy_networks_draws_noise_each_step_and_resumes_exactly(tmp_path):
+    from rlkit.run import experiment
+
+    noisy = {"hidden_sizes": [16], "batch_size": 8, "buffer_size": 200, "learning_starts": 32,
+             "train_freq": 4, "gradient_steps": 1, "target_update": 40}  # fmt: skip
+    straight = _trainer("rainbow", tmp_path / "a", **noisy)  # noisy, dueling, double, PER, 3-step
+    config = straight.agent.config
+    assert config.noisy and config.dueling and config.prioritized and config.n_step == 3
+    straight.run(400)
+    straight.close()
+    learner = straight.agent.learner
+    # the online network's generators: one draw a vector step (acting) and one per update
+    # for the online pass (plus Double DQN's at the next state)
+    draws = [int(v.numpy()[1]) for v in learner.q.noise_variables]
+    assert min(draws) >= 400 // 2 + learner.num_updates
+
+    plan = experiment.plan("rainbow", CARTPOLE, steps=400, seed=1, num_envs=2, eval_every=0,
+                           checkpoint_every=100, overrides={**SMALL, **noisy})  # fmt: skip
+    stopped = experiment.start(plan, tmp_path / "b", tensorboard=False)
+    stopped.run(200)
+    stopped.close()
+    resumed, _ = experiment.resume(stopped.run_dir)
+    resumed.run(400)
+    resumed.close()
+    for a, b in zip(learner.q.model.get_weights(), resumed.agent.learner.q.model.get_weights(),
+                    strict=True):  # fmt: skip
+        np.testing.assert_array_equal(a, b)
+    rows = (straight.run_dir / "metrics.csv").read_text().splitlines()
+    assert rows == (resumed.run_dir / "metrics.csv").read_text().splitlines() and len(rows) > 5

@@ -95,12 +95,13 @@ def test_which_loop_a_run_takes():
     assert not compiled and note.startswith("tip: --env rlkit/CartPole-v1 is this environment")
     assert choose_loop("CartPole-v1", "dqn", cfg, "python") == (False, None)  # asked for
     assert choose_loop("LunarLander-v3", "dqn", cfg) == (False, None)  # no twin
-    assert choose_loop("CartPole-v1", "dqn", DQNConfig(noisy=True)) == (False, None)  # no fit
+    assert choose_loop("CartPole-v1", "dqn", DQNConfig(frame_stack=True)) == (False, None)  # no fit
     family = DQNConfig(prioritized=True, n_step=3)  # the family's replay: compiled too
     assert choose_loop("rlkit/CartPole-v1", "dqn", family)[0] is True
     assert choose_loop("rlkit/CartPole-v1", "c51", object())[0] is True
-    compiled, note = choose_loop("rlkit/CartPole-v1", "dqn", DQNConfig(noisy=True))
-    assert not compiled and "noisy" in note
+    assert choose_loop("rlkit/CartPole-v1", "dqn", DQNConfig(noisy=True))[0] is True
+    compiled, note = choose_loop("rlkit/CartPole-v1", "dqn", DQNConfig(frame_stack=True))
+    assert not compiled and "frame stacks" in note
     compiled, note = choose_loop("rlkit/Pendulum-v1", "ddpg", DDPGConfig(prioritized=True))
     assert not compiled and "prioritized replay for dqn, c51, qrdqn, rainbow only" in note
     compiled, note = choose_loop("rlkit/Pendulum-v1", "ddpg", DDPGConfig(n_step=3))
@@ -115,7 +116,7 @@ def test_which_loop_a_run_takes():
 @pytest.mark.parametrize(
     "agent, options, word",
     [
-        ("dqn", ["--set", "noisy=true", "--set", "eps_start=0", "--set", "eps_end=0"], "noisy"),
+        ("dqn", ["--set", "rescale_r=true", "--set", "r_max_running=true"], "r_max"),
         ("ddpg", ["--env", "rlkit/Pendulum-v1", "--set", "n_step=3"], "n-step"),
         ("reinforce", [], "reinforce"),
         ("dqn", ["--env", "CartPole-v1"], "not one of rlkit's TensorFlow environments"),
