@@ -3,7 +3,8 @@
 Builds a small DQN run (``--agent``: another, with the env's preset) in the compiled loop
 (``experiment.start``; num_envs 2, replay 300, batch 16) with the rlkit of each source
 folder given and prints the md5 of XLA's optimized HLO of the program's chunk, raw and with
-the names TensorFlow numbers per process (function ids, source lines, op names) taken out.
+the names TensorFlow and XLA number per process (function and instruction ids, source
+lines, op names) renamed in order of appearance.
 Equal normalised digests: the same program, so the same numbers.
 
     git worktree add /tmp/before COMMIT
@@ -37,9 +38,13 @@ with tempfile.TemporaryDirectory() as folder:
 
 
 def normalised(hlo: str) -> str:
-    """The HLO without what differs from process to process: numbered names, source places."""
+    """The HLO without what differs from process to process: source places, and names
+    (TensorFlow numbers its functions per process, XLA its instructions as it makes them):
+    every ``%name`` becomes ``%vK``, ``K`` the order of its first appearance."""
     hlo = re.sub(r'(source_file|op_name)="[^"]*"|source_line=\d+', "", hlo)
-    return re.sub(r"_\d+(_|\b)", r"_N\1", hlo)
+    hlo = re.sub(r"_\d+(_|\b)", r"_N\1", hlo)
+    names: dict[str, str] = {}
+    return re.sub(r"%[\w.\-]+", lambda m: names.setdefault(m.group(0), f"%v{len(names)}"), hlo)
 
 
 def main() -> None:

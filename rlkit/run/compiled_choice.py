@@ -3,11 +3,11 @@
 No TensorFlow here: ``rlkit train`` decides (and refuses a forced ``--loop compiled`` it
 cannot run, in one line) before paying for the import. The compiled loop
 (:mod:`rlkit.run.compiled_loop`) runs DQN and its family's value learners (C51, QR-DQN,
-Rainbow; prioritized replay, n-step returns, noisy networks) on rlkit's discrete
-TensorFlow environments (``rlkit/CartPole-v1``, ..., and MinAtar's games
-``rlkit/MinAtar-Breakout-v0``, ...) and DDPG/TD3 on the continuous ones
-(``rlkit/Pendulum-v1``) with uniform one-step replay, with rlkit's own networks (MLPs;
-MinAtar's convolutional torso); anything else
+Rainbow, noisy networks included) on rlkit's discrete TensorFlow environments
+(``rlkit/CartPole-v1``, ..., and MinAtar's games ``rlkit/MinAtar-Breakout-v0``, ...) and
+DDPG/TD3 on the continuous ones (``rlkit/Pendulum-v1``), prioritized replay and n-step
+returns included, with rlkit's own networks (MLPs; MinAtar's convolutional torso); anything
+else
 runs the usual Python loop (:class:`~rlkit.run.loop.Trainer`), which runs every agent and
 option on the same environments.
 
@@ -63,10 +63,6 @@ def unsupported(env_id: str, agent: str, config: Any) -> str | None:
     for key, what in refused.items():
         if getattr(config, key, None):
             return f"the compiled loop does not take {what} ({key})"
-    if not value_learner and getattr(config, "prioritized", False):
-        return f"the compiled loop runs prioritized replay for {', '.join(VALUE_LEARNERS)} only"
-    if not value_learner and getattr(config, "n_step", 1) != 1:
-        return f"the compiled loop runs n-step returns for {', '.join(VALUE_LEARNERS)} only"
     if getattr(config, "train_freq_unit", "step") != "step":
         return "the compiled loop updates by steps, not episodes (train_freq_unit)"
     return None

@@ -8,10 +8,14 @@ agent (TD3 with ``td3 = true``): each vector step does what the Python loop does
   ``clip(mu(s) + noise_scale * half_range * N(0, 1))`` (Gaussian noise; Ornstein-Uhlenbeck
   noise runs in the Python loop only);
 - ``blocks_due(before, now, train_freq, max(learning_starts, batch_size))`` blocks of
-  ``gradient_steps`` updates, each a critic step on a fresh uniform minibatch (TD3's target
+  ``gradient_steps`` updates, each a critic step on a fresh minibatch (TD3's target
   smoothing noise drawn in the graph) and, every ``policy_delay`` critic steps counted over
   the run, an actor step with the EMA target update: the learner's own steps, losses and
-  optimizers, the learning rates scaled by their schedule at ``now``.
+  optimizers, the learning rates scaled by their schedule at ``now``. The minibatches are
+  uniform, or with ``prioritized`` drawn by priority for a whole block before it and the
+  first critic's TD errors written back after it; with ``n_step > 1`` the replay's n-step
+  view (:meth:`~rlkit.run.compiled_program.CompiledProgram.prioritized_block`,
+  :meth:`~rlkit.run.compiled_program.CompiledProgram.gather`), as the Python loop does.
 
 Its metric sums are ``(critic_loss, actor_loss * policy_delay where an actor step ran,
 q)``: divided by the updates, the second is the mean over actor steps.
@@ -49,6 +53,7 @@ class DDPGProgram(CompiledProgram):
         delay = learner.terms.policy_delay
         learner.num_actor_updates += learner.num_updates // delay - before // delay
         learner.weights_changed()
+        self.check_priorities()
 
     def act(self, obs, step, seed):
         """float32 ``[N, act_dim]`` actions in the box: uniform before ``learning_starts``,
@@ -82,15 +87,8 @@ class DDPGProgram(CompiledProgram):
         terms, delay = learner.terms, learner.terms.policy_delay
         half_range = tf.constant(self.bounds.half_range)
 
-        def update(k, sums):
-            batch_seed, smooth_seed = tf.unstack(
-                split_seed(tf.random.experimental.stateless_fold_in(seed, k), 2)
-            )
-            obs, actions, rewards, next_obs, terminated = self.replay.sample(
-                cfg.batch_size, batch_seed
-            )
-            pcont = cfg.gamma * (1.0 - terminated)
-            ones = tf.ones([cfg.batch_size])  # made here, not captured: one HLO for every seed
+        def critic_and_actor(batch, smooth_seed, sums):
+            obs, actions, rewards, next_obs, pcont, weights = batch
             smoothing = tf.zeros([cfg.batch_size, self.bounds.dim])
             if terms.target_noise > 0:
                 noise = terms.target_noise * tf.random.stateless_normal(
@@ -98,8 +96,8 @@ class DDPGProgram(CompiledProgram):
                 )
                 clip = terms.target_noise_clip
                 smoothing = tf.clip_by_value(noise, -clip, clip) * half_range
-            critic_loss, q, _ = learner.critic_step(obs, actions, rewards, next_obs, pcont,
-                                                     ones, smoothing)  # fmt: skip
+            critic_loss, q, td_error = learner.critic_step(obs, actions, rewards, next_obs,
+                                                           pcont, weights, smoothing)  # fmt: skip
             self.updates_done.assign_add(1)
             if delay > 1:
                 due = self.updates_done % delay == 0
@@ -108,9 +106,29 @@ class DDPGProgram(CompiledProgram):
                 )
             else:
                 actor_loss = learner.actor_step(obs)
-            return k + 1, sums + tf.stack([critic_loss, actor_loss, q])
+            return sums + tf.stack([critic_loss, actor_loss, q]), td_error
 
-        _, sums = tf.while_loop(
-            lambda k, sums: k < updates, update, (tf.constant(0, tf.int64), tf.zeros([3]))
-        )
+        def update(k, sums):
+            batch_seed, smooth_seed = tf.unstack(
+                split_seed(tf.random.experimental.stateless_fold_in(seed, k), 2)
+            )
+            sums, _ = critic_and_actor(self.minibatch(batch_seed), smooth_seed, sums)
+            return k + 1, sums
+
+        def prioritized_block(j, sums):
+            block_seed, smooth_key = tf.unstack(
+                split_seed(tf.random.experimental.stateless_fold_in(seed, j), 2)
+            )
+
+            def block_update(batch, k, sums):
+                smooth_seed = tf.random.experimental.stateless_fold_in(smooth_key, k)
+                return critic_and_actor(batch, smooth_seed, sums)
+
+            return j + 1, self.prioritized_block(block_seed, now, per_block, block_update, sums)
+
+        start_sums = (tf.constant(0, tf.int64), tf.zeros([3]))
+        if self.priorities is None:
+            _, sums = tf.while_loop(lambda k, sums: k < updates, update, start_sums)
+        else:
+            _, sums = tf.while_loop(lambda j, sums: j < blocks, prioritized_block, start_sums)
         return sums, updates

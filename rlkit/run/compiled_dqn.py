@@ -32,9 +32,7 @@ import tensorflow as tf
 
 from rlkit.agents.dqn_config import anneal_start
 from rlkit.envs.tf.base import split_seed
-from rlkit.replay.graph_priorities import GraphPrioritized
 from rlkit.run.compiled_program import CompiledProgram, blocks_due, linear
-from rlkit.run.life import TrainingDiverged
 
 
 class DQNProgram(CompiledProgram):
@@ -44,27 +42,9 @@ class DQNProgram(CompiledProgram):
     def __init__(self, agent, env, num_envs: int, seed: int, chunk: int) -> None:
         super().__init__(agent, env, num_envs, seed, chunk)
         self.target_stale = tf.Variable(False, trainable=False, name="target_stale")
-        cfg = self.config
-        self.priorities = None
-        if getattr(cfg, "prioritized", False):
-            self.priorities = GraphPrioritized(
-                cfg.buffer_size, cfg.priority_exponent, cfg.priority_epsilon
-            )
 
     def own_variables(self) -> dict[str, tf.Variable]:
-        named = {"target_stale": self.target_stale}
-        if self.priorities is not None:
-            named.update({f"replay/{k}": v for k, v in self.priorities.variables().items()})
-        return named
-
-    def after_chunk(self, updates: int) -> None:
-        super().after_chunk(updates)
-        if self.priorities is not None and int(self.priorities.nonfinite.numpy()) > 0:
-            raise TrainingDiverged("a TD error was not finite (it cannot become a priority)")
-
-    def written(self, slots):
-        if self.priorities is not None:
-            self.priorities.written(slots)
+        return {"target_stale": self.target_stale}
 
     def act(self, obs, step, seed):
         """Epsilon-greedy actions int32 ``[N]`` at env step ``step`` (the run's schedule;
@@ -106,25 +86,13 @@ class DQNProgram(CompiledProgram):
             metrics, _ = learner.update_step(*self.minibatch(batch_seed))
             return k + 1, sums + tf.stack(metrics)
 
+        def block_update(batch, k, sums):
+            metrics, td_error = learner.update_step(*batch)
+            return sums + tf.stack(metrics), td_error
+
         def prioritized_block(j, sums):
-            # as the Python loop: the block's minibatches are drawn on the priorities before
-            # it, and its TD errors are written back after it
             block_seed = tf.random.experimental.stateless_fold_in(seed, j)
-            slots, weights = self.priorities.sample(
-                cfg.batch_size, block_seed, self.replay.size, self.importance_exponent(now),
-                minibatches=per_block,
-            )  # fmt: skip
-            td_errors = tf.TensorArray(tf.float32, size=per_block, element_shape=[cfg.batch_size])
-
-            def block_update(k, sums, td_errors):
-                metrics, td_error = learner.update_step(*self.gather(slots[k], weights[k]))
-                return k + 1, sums + tf.stack(metrics), td_errors.write(k, td_error)
-
-            _, sums, td_errors = tf.while_loop(
-                lambda k, *_: k < per_block, block_update, (tf.constant(0), sums, td_errors)
-            )
-            self.priorities.update(tf.reshape(slots, [-1]), tf.reshape(td_errors.stack(), [-1]))
-            return j + 1, sums
+            return j + 1, self.prioritized_block(block_seed, now, per_block, block_update, sums)
 
         start_sums = (tf.constant(0, tf.int64), tf.zeros([3]))
         if self.priorities is None:
@@ -141,36 +109,3 @@ class DQNProgram(CompiledProgram):
 
             self.target_stale.assign(tf.cond(copy, hard_copy, lambda: stale))
         return sums, updates
-
-    def minibatch(self, seed):
-        """A uniform minibatch from the stateless ``seed``: ``(obs, actions, rewards,
-        next_obs, pcont, weights)`` as the learner's ``update_step`` takes them."""
-        cfg, replay = self.config, self.replay
-        if replay.horizon == 1:
-            obs, actions, rewards, next_obs, terminated = replay.sample(cfg.batch_size, seed)
-            ones = tf.ones([cfg.batch_size])  # made here, not captured: one HLO for every seed
-            return obs, actions, rewards, next_obs, cfg.gamma * (1.0 - terminated), ones
-        return self.gather(replay.indices(cfg.batch_size, seed), tf.ones([cfg.batch_size]))
-
-    def gather(self, slots, weights):
-        """The minibatch at ``slots`` (int32 ``[B]``) with importance ``weights`` ``[B]``,
-        as ``update_step`` takes it; with ``n_step > 1`` the replay's n-step view."""
-        cfg, replay = self.config, self.replay
-        obs, actions = tf.gather(replay.obs, slots), tf.gather(replay.actions, slots)
-        if replay.horizon == 1:
-            rewards, terminated = (tf.gather(v, slots) for v in (replay.rewards, replay.terminated))
-            last, pcont = slots, cfg.gamma * (1.0 - terminated)
-        else:
-            last, rewards, pcont = replay.n_step(slots, cfg.gamma)
-        return obs, actions, rewards, tf.gather(replay.next_obs, last), pcont, weights
-
-    def importance_exponent(self, now):
-        """Prioritized replay's beta at step count ``now`` (float64), as
-        :meth:`rlkit.agents.off_policy.OffPolicyAgent.importance_exponent`."""
-        cfg = self.config
-        beta = tf.constant(cfg.importance_exponent, tf.float64)
-        if cfg.importance_anneal_steps == 0:
-            return beta
-        past = tf.cast(tf.maximum(now - cfg.learning_starts, 0), tf.float64)
-        progress = tf.minimum(past / cfg.importance_anneal_steps, 1.0)
-        return beta + (1.0 - beta) * progress

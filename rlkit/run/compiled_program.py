@@ -24,7 +24,9 @@ import tensorflow as tf
 
 from rlkit.envs.tf.base import EnvState, TFEnv, split_seed
 from rlkit.networks.patch_conv import convolutions_as_patches
+from rlkit.replay.graph_priorities import GraphPrioritized
 from rlkit.replay.in_graph import GraphReplay
+from rlkit.run.life import TrainingDiverged
 
 #: a word for the seed stream of the compiled loop (its stateless keys)
 SEED_STREAM = 0x636F6D70
@@ -76,6 +78,11 @@ class CompiledProgram:
             cfg.buffer_size, obs_shape, action_shape, env.obs_dtype,
             n_step=getattr(cfg, "n_step", 1), streams=self.num_envs,
         )  # fmt: skip
+        self.priorities = None
+        if getattr(cfg, "prioritized", False):
+            self.priorities = GraphPrioritized(
+                cfg.buffer_size, cfg.priority_exponent, cfg.priority_epsilon
+            )
         state, _ = env.reset(split_seed(self.seed, 1)[0], self.num_envs)
         n = self.num_envs
 
@@ -119,6 +126,8 @@ class CompiledProgram:
         named = {name: getattr(self, name) for name in own}
         named.update(self.own_variables())
         named.update({f"replay/{k}": v for k, v in self.replay.variables().items()})
+        if self.priorities is not None:
+            named.update({f"replay/{k}": v for k, v in self.priorities.variables().items()})
         return named
 
     def state_dict(self) -> dict[str, np.ndarray]:
@@ -142,13 +151,23 @@ class CompiledProgram:
     def after_chunk(self, updates: int) -> None:
         """The learner's counters after a chunk that ran ``updates`` updates."""
         self.learner.num_updates += updates
+        self.check_priorities()
+
+    def check_priorities(self) -> None:
+        """TrainingDiverged when a TD error of the chunk was not finite (prioritized replay
+        left its slot's priority as it was; the Python loop stops at once)."""
+        if self.priorities is not None and int(self.priorities.nonfinite.numpy()) > 0:
+            raise TrainingDiverged("a TD error was not finite (it cannot become a priority)")
 
     def own_variables(self) -> dict[str, tf.Variable]:
         """The subclass's own state variables by name (a checkpoint keeps them)."""
         return {}
 
     def written(self, slots: tf.Tensor) -> None:
-        """The replay just wrote a vector step's transitions to ``slots`` (int32 ``[N]``)."""
+        """The replay just wrote a vector step's transitions to ``slots`` (int32 ``[N]``):
+        with prioritized replay they get the largest priority recorded."""
+        if self.priorities is not None:
+            self.priorities.written(slots)
 
     def act(self, obs: tf.Tensor, step: tf.Tensor, seed: tf.Tensor) -> tf.Tensor:
         """Exploring actions for ``obs`` ``[N, obs_dim]`` (MinAtar's bool ``[N, 10, 10, C]``)
@@ -160,6 +179,62 @@ class CompiledProgram:
         """The updates due between step counts ``before`` and ``now``: ``(metric sums
         float32 [3], updates int64)``."""
         raise NotImplementedError
+
+    # -- sampling, for the subclasses' updates -------------------------------------------
+    def minibatch(self, seed):
+        """A uniform minibatch from the stateless ``seed``: ``(obs, actions, rewards,
+        next_obs, pcont, weights)`` as the learners' update steps take them."""
+        cfg, replay = self.config, self.replay
+        if replay.horizon == 1:
+            obs, actions, rewards, next_obs, terminated = replay.sample(cfg.batch_size, seed)
+            ones = tf.ones([cfg.batch_size])  # made here, not captured: one HLO for every seed
+            return obs, actions, rewards, next_obs, cfg.gamma * (1.0 - terminated), ones
+        return self.gather(replay.indices(cfg.batch_size, seed), tf.ones([cfg.batch_size]))
+
+    def gather(self, slots, weights):
+        """The minibatch at ``slots`` (int32 ``[B]``) with importance ``weights`` ``[B]``;
+        with ``n_step > 1`` the replay's n-step view."""
+        cfg, replay = self.config, self.replay
+        obs, actions = tf.gather(replay.obs, slots), tf.gather(replay.actions, slots)
+        if replay.horizon == 1:
+            rewards, terminated = (tf.gather(v, slots) for v in (replay.rewards, replay.terminated))
+            last, pcont = slots, cfg.gamma * (1.0 - terminated)
+        else:
+            last, rewards, pcont = replay.n_step(slots, cfg.gamma)
+        return obs, actions, rewards, tf.gather(replay.next_obs, last), pcont, weights
+
+    def prioritized_block(self, seed, now, minibatches: int, update, sums):
+        """One block of ``minibatches`` updates on prioritized minibatches, as the Python
+        loop runs it: all drawn before the block (from the stateless ``seed``, beta at step
+        count ``now``), then ``update(batch, k, sums) -> (sums, td_errors [B])`` on each
+        (``sums``: the metric sums so far, returned with the block's added), the block's TD
+        errors written back as priorities after it."""
+        cfg = self.config
+        slots, weights = self.priorities.sample(
+            cfg.batch_size, seed, self.replay.size, self.importance_exponent(now), minibatches
+        )
+        td_errors = tf.TensorArray(tf.float32, size=minibatches, element_shape=[cfg.batch_size])
+
+        def body(k, sums, td_errors):
+            sums, td_error = update(self.gather(slots[k], weights[k]), k, sums)
+            return k + 1, sums, td_errors.write(k, td_error)
+
+        _, sums, td_errors = tf.while_loop(
+            lambda k, *_: k < minibatches, body, (tf.constant(0), sums, td_errors)
+        )
+        self.priorities.update(tf.reshape(slots, [-1]), tf.reshape(td_errors.stack(), [-1]))
+        return sums
+
+    def importance_exponent(self, now):
+        """Prioritized replay's beta at step count ``now`` (float64), as
+        :meth:`rlkit.agents.off_policy.OffPolicyAgent.importance_exponent`."""
+        cfg = self.config
+        beta = tf.constant(cfg.importance_exponent, tf.float64)
+        if cfg.importance_anneal_steps == 0:
+            return beta
+        past = tf.cast(tf.maximum(now - cfg.learning_starts, 0), tf.float64)
+        progress = tf.minimum(past / cfg.importance_anneal_steps, 1.0)
+        return beta + (1.0 - beta) * progress
 
     # -- the program -----------------------------------------------------------------------
     def _chunk(self, vector_steps, episode_cap):

@@ -111,3 +111,38 @@ def test_rainbow_with_noisy_networks_draws_noise_each_step_and_resumes_exactly(t
         np.testing.assert_array_equal(a, b)
     rows = (straight.run_dir / "metrics.csv").read_text().splitlines()
     assert rows == (resumed.run_dir / "metrics.csv").read_text().splitlines() and len(rows) > 5
+
+
+@pytest.mark.slow
+def test_td3_with_prioritized_n_step_replay_runs_its_program_and_resumes_exactly(tmp_path):
+    from rlkit.run import experiment
+    from rlkit.run.compiled_loop import CompiledTrainer
+
+    overrides = {"td3": True, "prioritized": True, "n_step": 3, "gradient_steps": 2,
+                 "batch_size": 16, "buffer_size": 300, "learning_starts": 64,
+                 "actor_hidden_sizes": [16], "critic_hidden_sizes": [16]}  # fmt: skip
+
+    def plan(checkpoint_every):
+        return experiment.plan("ddpg", "rlkit/Pendulum-v1", steps=400, seed=2, num_envs=2,
+                               eval_every=0, checkpoint_every=checkpoint_every,
+                               overrides=overrides)  # fmt: skip
+
+    straight = experiment.start(plan(0), tmp_path / "a", tensorboard=False)
+    assert isinstance(straight, CompiledTrainer) and straight.program.replay.horizon == 3
+    straight.run(400)
+    straight.close()
+    program = straight.program
+    size = int(program.replay.size.numpy())
+    leaves = program.priorities.tree.get(tf.range(size)).numpy()
+    assert np.all(leaves > 0) and len(np.unique(leaves)) > 50  # the critic's TD errors
+    stopped = experiment.start(plan(100), tmp_path / "b", tensorboard=False)
+    stopped.run(200)
+    stopped.close()
+    resumed, _ = experiment.resume(stopped.run_dir)
+    resumed.run(400)
+    resumed.close()
+    for name, value in program.state_dict().items():
+        np.testing.assert_array_equal(resumed.program.state_dict()[name], value, err_msg=name)
+    for a, b in zip(straight.agent.learner.actor.model.get_weights(),
+                    resumed.agent.learner.actor.model.get_weights(), strict=True):  # fmt: skip
+        np.testing.assert_array_equal(a, b)

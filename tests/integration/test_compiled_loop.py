@@ -102,10 +102,8 @@ def test_which_loop_a_run_takes():
     assert choose_loop("rlkit/CartPole-v1", "dqn", DQNConfig(noisy=True))[0] is True
     compiled, note = choose_loop("rlkit/CartPole-v1", "dqn", DQNConfig(frame_stack=True))
     assert not compiled and "frame stacks" in note
-    compiled, note = choose_loop("rlkit/Pendulum-v1", "ddpg", DDPGConfig(prioritized=True))
-    assert not compiled and "prioritized replay for dqn, c51, qrdqn, rainbow only" in note
-    compiled, note = choose_loop("rlkit/Pendulum-v1", "ddpg", DDPGConfig(n_step=3))
-    assert not compiled and "n-step returns for dqn, c51, qrdqn, rainbow only" in note
+    td3_family = DDPGConfig(td3=True, prioritized=True, n_step=3)
+    assert choose_loop("rlkit/Pendulum-v1", "ddpg", td3_family)[0] is True
     assert choose_loop("rlkit/Pendulum-v1", "ddpg", DDPGConfig())[0] is True
     compiled, note = choose_loop("rlkit/Pendulum-v1", "ddpg", DDPGConfig(noise="ou"))
     assert not compiled and "Gaussian" in note
@@ -117,7 +115,7 @@ def test_which_loop_a_run_takes():
     "agent, options, word",
     [
         ("dqn", ["--set", "rescale_r=true", "--set", "r_max_running=true"], "r_max"),
-        ("ddpg", ["--env", "rlkit/Pendulum-v1", "--set", "n_step=3"], "n-step"),
+        ("ddpg", ["--env", "rlkit/Pendulum-v1", "--set", "noise=ou"], "Gaussian"),
         ("reinforce", [], "reinforce"),
         ("dqn", ["--env", "CartPole-v1"], "not one of rlkit's TensorFlow environments"),
     ],
