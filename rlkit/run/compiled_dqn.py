@@ -94,11 +94,7 @@ class DQNProgram(CompiledProgram):
             block_seed = tf.random.experimental.stateless_fold_in(seed, j)
             return j + 1, self.prioritized_block(block_seed, now, per_block, block_update, sums)
 
-        start_sums = (tf.constant(0, tf.int64), tf.zeros([3]))
-        if self.priorities is None:
-            _, sums = tf.while_loop(lambda k, sums: k < updates, update, start_sums)
-        else:
-            _, sums = tf.while_loop(lambda j, sums: j < blocks, prioritized_block, start_sums)
+        sums = self.run_updates(updates, update, blocks, prioritized_block)
         if cfg.target_tau == 0:
             stale = tf.logical_or(self.target_stale, updates > 0)
             copy = tf.logical_and(stale, now // cfg.target_update > before // cfg.target_update)

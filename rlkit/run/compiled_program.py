@@ -225,6 +225,15 @@ class CompiledProgram:
         self.priorities.update(tf.reshape(slots, [-1]), tf.reshape(td_errors.stack(), [-1]))
         return sums
 
+    def run_updates(self, updates, update, blocks, prioritized_block):
+        """The metric sums [3] of a vector step's updates: ``update(k, sums)`` for each of
+        ``updates`` on uniform minibatches, or with prioritized replay
+        ``prioritized_block(j, sums)`` for each of ``blocks`` (:meth:`prioritized_block`)."""
+        start = (tf.constant(0, tf.int64), tf.zeros([3]))
+        if self.priorities is None:
+            return tf.while_loop(lambda k, sums: k < updates, update, start)[1]
+        return tf.while_loop(lambda j, sums: j < blocks, prioritized_block, start)[1]
+
     def importance_exponent(self, now):
         """Prioritized replay's beta at step count ``now`` (float64), as
         :meth:`rlkit.agents.off_policy.OffPolicyAgent.importance_exponent`."""
