@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import csv
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 
 
@@ -29,7 +30,15 @@ class Run:
 
     @property
     def last_step(self) -> int:
-        return self.episodes[-1][0] if self.episodes else 0
+        return max([self.episodes[-1][0] if self.episodes else 0, *self.evals])
+
+    def reached(self, step: int) -> bool:
+        """Whether the run got to ``step``: its last row is at most one episode (its longest
+        so far) short of it. A table row past a run's end shows "-" for it, not its last
+        figures carried on."""
+        ends = [0] + [end for end, _ in self.episodes]
+        longest = max(b - a for a, b in pairwise(ends)) if self.episodes else 0
+        return step <= self.last_step + longest
 
     def training_mean(self, step: int, window: int) -> tuple[float, int] | None:
         """Mean return of the last ``window`` episodes ended at or before ``step`` and how
@@ -60,7 +69,7 @@ def table(runs: list[Run], steps: list[int], window: int) -> list[str]:
     for step in steps:
         cells = [f"{step:,}"]
         for run in runs:
-            got = run.training_mean(step, window)
+            got = run.training_mean(step, window) if run.reached(step) else None
             cells.append("-" if got is None else f"{got[0]:.2f}")
         for run in with_evals:
             e = run.evals.get(step)

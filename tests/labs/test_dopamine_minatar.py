@@ -146,3 +146,24 @@ def test_compare_runs_averages_the_last_episodes_ended_by_each_step(tmp_path, ca
         "| 20 | 2.00 | 2.00 | 4.00 ± 0.50 |",
         "| 30 | 5.50 | 2.00 | - |",
     ]
+
+
+def test_compare_runs_leaves_a_run_out_past_its_end(tmp_path, capsys):
+    """A row past a run's end shows "-" for it, not its last figures carried on; one episode
+    short of the row (the run's longest) still counts as reached."""
+    from labs.dopamine_minatar import compare_runs
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    for folder, rows in (
+        (a, ["episode,10,1,1,10,", "episode,20,2,3,10,", "episode,30,3,8,10,"]),
+        (b, ["episode,90,1,2,90,", "episode,100,2,6,10,"]),
+    ):
+        folder.mkdir()
+        (folder / "metrics.csv").write_text(
+            "kind,step,episode,return,length,return_std\n" + "\n".join(rows) + "\n"
+        )
+    run = compare_runs.read_run(a)
+    assert run.reached(40) and not run.reached(41)  # last episode at 30, longest 10
+    compare_runs.main([str(a), str(b), "--at", "40", "100", "--window", "2"])
+    out = capsys.readouterr().out.splitlines()
+    assert out[-2:] == ["| 40 | 5.50 | - |", "| 100 | - | 4.00 |"]
