@@ -62,7 +62,7 @@ def play(agent, env, epsilon: float, episodes: int, seed: int, num_actions: int)
         rewards, done = [], False
         while not done:
             action = agent.act(obs, explore=False)
-            counts[int(action) - agent._action_start] += 1
+            counts[agent.stored_action(action)] += 1  # the action's index from 0
             obs, reward, terminated, truncated, _ = env.step(action)
             rewards.append(float(reward))
             done = terminated or truncated

@@ -26,10 +26,11 @@ def test_longest_stretch_counts_consecutive_zero_rewards():
 class StuckAgent:
     """Greedy action 0; at ``acting.eval_epsilon`` a random one of 2 from ``acting.eval_rng``."""
 
-    _action_start = 0
-
     def __init__(self):
         self.acting = SimpleNamespace(eval_epsilon=0.0, eval_rng=None)
+
+    def stored_action(self, action):
+        return int(action)
 
     def act(self, obs, explore=False):
         assert not explore
