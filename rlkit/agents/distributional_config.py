@@ -53,6 +53,8 @@ class C51Config(DQNConfig):
     """C51 (Bellemare et al. 2017): a categorical distribution over ``num_atoms`` atoms on
     ``[v_min, v_max]`` per action, learnt by the cross-entropy to the projected target."""
 
+    _agent = "c51"  # the name messages give (not a field: no annotation)
+
     num_atoms: int = option(51, "atoms of each action's distribution (C51: 51)", at_least_two)
     v_min: float = option(-10.0, "the smallest atom (C51: -10)")
     v_max: float = option(10.0, "the largest atom (C51: 10)")
@@ -62,13 +64,15 @@ class C51Config(DQNConfig):
     def cross_check(self) -> str | None:
         if not self.v_min < self.v_max:
             return f"v_min ({self.v_min:g}) must be below v_max ({self.v_max:g})"
-        return _refuse_other_losses("c51", "categorical", self.loss) or super().cross_check()
+        return _refuse_other_losses(self._agent, "categorical", self.loss) or super().cross_check()
 
 
 @dataclass(frozen=True)
 class QRDQNConfig(DQNConfig):
     """QR-DQN (Dabney et al. 2018a): ``num_quantiles`` values per action at the fractions
     ``(2i + 1) / 2N``, learnt by the quantile Huber loss with threshold ``kappa``."""
+
+    _agent = "qrdqn"
 
     num_quantiles: int = option(
         200, "quantiles per action (QR-DQN: 200; rl-zoo and Dopamine's MinAtar 200)", at_least_two
@@ -79,7 +83,7 @@ class QRDQNConfig(DQNConfig):
     reduction: str = mean_reduction_option()
 
     def cross_check(self) -> str | None:
-        return _refuse_other_losses("qrdqn", "quantile", self.loss) or super().cross_check()
+        return _refuse_other_losses(self._agent, "quantile", self.loss) or super().cross_check()
 
 
 @dataclass(frozen=True)
@@ -88,6 +92,8 @@ class RainbowConfig(C51Config):
     head, Double DQN's bootstrap and noisy networks (no epsilon): each of its parts is a
     key of its own, on here. Prioritized replay as Dopamine's Rainbow sets it (alpha 0.5,
     beta 0.5 fixed; the paper anneals beta from 0.4 to 1: importance_anneal_steps)."""
+
+    _agent = "rainbow"
 
     prioritized: bool = prioritized_option(True)
     priority_exponent: float = priority_exponent_option(0.5)

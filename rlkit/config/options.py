@@ -208,8 +208,15 @@ MAX_BUFFER_SIZE = 2**31
 
 
 def validate(config: Any) -> None:
-    """Run every field's check and the class's ``cross_check`` (if any)."""
+    """Run every field's check and the class's ``cross_check`` (if any).
+
+    Every float (alone or in a tuple) must be finite: no option takes inf or nan.
+    """
     for f in dataclasses.fields(config):
+        value = getattr(config, f.name)
+        items = value if isinstance(value, tuple) else (value,)
+        if any(isinstance(v, float) and not math.isfinite(v) for v in items):
+            raise UsageError(f"bad value {value!r} for {f.name}: must be a finite number")
         check = f.metadata.get("check")
         problem = check(getattr(config, f.name)) if check else None
         if problem:

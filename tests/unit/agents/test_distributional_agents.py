@@ -101,13 +101,16 @@ def test_a_users_network_must_give_n_values_per_action():
     "agent, setting, words",
     [("c51", "v_min=20", "v_min"), ("c51", "num_atoms=1", "num_atoms"),
      ("c51", "loss=dqn3", "does not combine"), ("qrdqn", "num_quantiles=1", "num_quantiles"),
-     ("qrdqn", "kappa=-1", "kappa"), ("qrdqn", "loss=huber", "does not combine")],
+     ("qrdqn", "kappa=-1", "kappa"), ("qrdqn", "loss=huber", "qrdqn learns a distribution"),
+     ("c51", "v_min=-inf", "v_min: must be a finite number"),
+     ("rainbow", "v_max=inf", "v_max: must be a finite number"),
+     ("rainbow", "loss=dqn3", "rainbow learns a distribution")],
 )  # fmt: skip
 def test_bad_settings_are_one_line(agent, setting, words, tmp_path, capsys):
     code = main(["train", agent, "--steps", "10", "--set", setting, "--out", str(tmp_path)])
     assert code == 2 and not any(tmp_path.iterdir())
     assert words in capsys.readouterr().err.strip().splitlines()[-1]
-    agent_class = {"c51": C51, "qrdqn": QRDQN}[agent]
+    agent_class = {"c51": C51, "qrdqn": QRDQN, "rainbow": Rainbow}[agent]
     key, _, value = setting.partition("=")
     with pytest.raises(UsageError, match=words):
         agent_class.from_env(gym.make("CartPole-v1"), **{key: value})
