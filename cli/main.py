@@ -75,7 +75,8 @@ def _main(argv: list[str] | None) -> int:
         status = cli.main(args=argv, prog_name="rlkit", standalone_mode=False)
     except click.UsageError as exc:
         command = exc.ctx.command_path if exc.ctx else "rlkit"
-        click.echo(f"rlkit: error: {exc.format_message()} (see '{command} --help')", err=True)
+        message = exc.format_message() + _one_pair_per_set(exc.format_message())
+        click.echo(f"rlkit: error: {message} (see '{command} --help')", err=True)
         return USAGE_ERROR
     except UsageError as exc:
         click.echo(f"rlkit: error: {exc}", err=True)
@@ -87,6 +88,13 @@ def _main(argv: list[str] | None) -> int:
         exc.show()
         return exc.exit_code
     return status if isinstance(status, int) else 0
+
+
+def _one_pair_per_set(message: str) -> str:
+    """A hint when a ``key=value`` was left over: ``--set a=1 b=2`` gives ``a=1`` only."""
+    if message.startswith("Got unexpected extra argument") and "=" in message:
+        return ": each key=value needs its own --set (--set a=1 --set b=2)"
+    return ""
 
 
 def run() -> None:

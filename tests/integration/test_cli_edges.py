@@ -97,3 +97,13 @@ def test_evaluations_say_what_they_played(capsys, run_dir):
     assert episodes_phrase(20, 0.05) == "20 ε-greedy (ε 0.05) episodes"
     status = main(["evaluate", str(run_dir), "--episodes", "1"])
     assert status == 0 and "over 1 greedy episode, seed " in capsys.readouterr().out
+
+
+def test_two_settings_after_one_set_say_each_needs_its_own(capsys, tmp_path):
+    status, err = cli(capsys, "train", "c51", "--env", "CartPole-v1", "--set", "n_step=3",
+                      "prioritized=true", "--out", tmp_path)  # fmt: skip
+    assert status == 2 and not any(tmp_path.iterdir())
+    line = one_line(err)
+    assert "(prioritized=true)" in line and "each key=value needs its own --set" in line
+    status, err = cli(capsys, "train", "c51", "--env", "CartPole-v1", "stray", "--out", tmp_path)
+    assert status == 2 and "--set" not in one_line(err)

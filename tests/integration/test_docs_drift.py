@@ -86,3 +86,16 @@ def test_a_module_named_only_in_the_prose_or_in_another_room_is_missing():
     in_core = re.sub(r"(\n\s*rlkit\.core .*)", r"\1 · loop.py", without, count=1)
     assert "loop.py" in rooms_in(in_core)["core"]
     assert "rlkit/run/loop.py" in unnamed_modules(ROOT, text.replace(drawing, in_core))
+
+
+TEST_PATH = re.compile(r"\btests/[\w/]+\.py\b")
+
+
+def test_every_test_file_the_docs_name_exists():
+    named = {
+        (doc.relative_to(ROOT).as_posix(), path)
+        for doc in [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *(ROOT / "docs").rglob("*.md")]
+        for path in TEST_PATH.findall(doc.read_text(encoding="utf-8"))
+    }
+    assert len(named) > 3  # the pattern still finds them
+    assert [(doc, path) for doc, path in sorted(named) if not (ROOT / path).exists()] == []
