@@ -93,6 +93,9 @@ DQN_SPACE = {
     "learning_rate_end": "choice(-1)",
 }
 
+#: the atoms C51's paper compared (Bellemare et al. 2017, Figure 3; 51 its choice)
+C51_ATOMS = "choice(5,11,21,51)"
+
 AGENTS: dict[str, AgentSpec] = {
     "dqn": AgentSpec(
         name="dqn",
@@ -143,7 +146,7 @@ AGENTS: dict[str, AgentSpec] = {
         default_env="CartPole-v1",
         default_steps=50_000,
         default_eval_every=2_500,
-        search_space=DQN_SPACE,
+        search_space={**DQN_SPACE, "num_atoms": C51_ATOMS},
         describe_schedules=distributional_config.describe_schedules,
     ),
     "qrdqn": AgentSpec(
@@ -167,7 +170,11 @@ AGENTS: dict[str, AgentSpec] = {
         default_env="CartPole-v1",
         default_steps=50_000,
         default_eval_every=2_500,
-        search_space={k: v for k, v in DQN_SPACE.items() if not k.startswith("eps_")},
+        search_space={
+            **{k: v for k, v in DQN_SPACE.items() if not k.startswith("eps_")},
+            "num_atoms": C51_ATOMS,
+            "n_step": "choice(1,3,5)",  # Hessel et al. 2018: 3 and 5 both beat 1
+        },
         describe_schedules=distributional_config.describe_schedules,
     ),
     "iqn": AgentSpec(

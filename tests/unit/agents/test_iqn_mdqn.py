@@ -251,7 +251,15 @@ def test_presets_are_picked_by_themselves(agent, env, preset):
 
 
 def test_the_presets_cite_a_source_line_for_every_agent_value():
-    for name in ("rainbow/atari", "c51/atari", "qrdqn/atari", "iqn/atari", "iqn/minatar"):
+    for name in (
+        "rainbow/atari",
+        "c51/atari",
+        "qrdqn/atari",
+        "iqn/atari",
+        "iqn/minatar",
+        "rainbow/minatar",
+        "qrdqn/minatar",
+    ):
         preset = presets.lookup(*name.split("/"))
         agent_lines = preset.text.split("[agent]", 1)[1].splitlines()
         cited = [line for line in agent_lines if "=" in line and not line.startswith("#")]
@@ -259,7 +267,11 @@ def test_the_presets_cite_a_source_line_for_every_agent_value():
         assert not uncited, f"{name}: {uncited}"  # every value names where it comes from
 
 
-@pytest.mark.parametrize("agent, key", [("iqn", "num_tau_samples"), ("mdqn", "alpha")])
+@pytest.mark.parametrize(
+    "agent, key",
+    [("iqn", "num_tau_samples"), ("mdqn", "alpha"), ("c51", "num_atoms"),
+     ("rainbow", "num_atoms"), ("rainbow", "n_step"), ("qrdqn", "num_quantiles")],
+)  # fmt: skip
 def test_their_tune_spaces_hold_at_both_ends(agent, key):
     from rlkit.agents.registry import agent_spec
     from rlkit.sweeps.search_spaces import resolve_space
