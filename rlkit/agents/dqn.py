@@ -62,16 +62,22 @@ class DQN(OffPolicyAgent):
 
     def __init__(
         self, observation_space, action_space, config=None, seed: int = 0, q_network=None,
-        loss=None, **overrides,
+        loss=None, torso=None, **overrides,
     ) -> None:  # fmt: skip
         """``q_network``: your own network (see :mod:`rlkit.networks.custom`): a Keras
         model, a builder ``(observation_space, action_space) -> keras.Model``, or the name
         of an importable builder (``"package.module:function"``, kept in the config).
+        ``torso``: a torso of your own under rlkit's hidden layers and head, given the same
+        ways (``[B, *obs_shape] -> [B, D]``, :mod:`rlkit.networks.user_torso`), or the name
+        of rlkit's (``"auto"``, ``"nature"``, ``"minatar"``).
         ``loss``: a config name (``"dqn3"``, ``"huber"``, ``"mse"``) or a loss of your own,
         any callable with the signature of :class:`~rlkit.learn.value_losses.ValueLoss`."""
         self._q_network = q_network
         if q_network is not None:
             overrides["q_network"] = q_network if isinstance(q_network, str) else GIVEN_IN_PYTHON
+        self._torso = None if torso is None or isinstance(torso, str) else torso
+        if torso is not None:
+            overrides["torso"] = torso if isinstance(torso, str) else GIVEN_IN_PYTHON
         self._loss = None if loss is None or isinstance(loss, str) else loss
         if loss is not None:
             overrides["loss"] = loss if isinstance(loss, str) else GIVEN_IN_PYTHON
@@ -106,12 +112,15 @@ class DQN(OffPolicyAgent):
         """The learner (IQN's draws fractions: :mod:`rlkit.agents.iqn`)."""
         return DQNLearner(self.config, self.obs_format, self.observation_space,
                           self.action_space, seed, self._q_network, self._loss,
-                          self.value_head())  # fmt: skip
+                          self.value_head(), self._torso)  # fmt: skip
 
     def python_networks(self) -> dict:
+        networks = {}
         if self.config.q_network == GIVEN_IN_PYTHON:
-            return {"q_network": self.learner.q.model}
-        return {}
+            networks["q_network"] = self.learner.q.model
+        if self.config.torso == GIVEN_IN_PYTHON:  # (then rlkit's QNetwork holds it)
+            networks["torso"] = getattr(self.learner.q, "user_torso", None)
+        return networks
 
     def value_head(self) -> ValueHead:
         """What the network outputs per action: one Q-value (a distribution for C51 and

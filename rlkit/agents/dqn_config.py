@@ -25,6 +25,17 @@ from rlkit.config.replay_options import (
 from rlkit.config.schedule_fractions import epsilon_phrase, learning_rate_phrase
 from rlkit.learn.optimizers import OPTIMIZERS
 
+#: rlkit's own torsos (a ``torso`` of one's own is a builder's name, or a Python object);
+#: rlkit.networks.builders.TORSOS and "auto" (this module imports no TensorFlow)
+BUILT_IN_TORSOS = ("auto", "nature", "minatar")
+
+
+def torso_choice(value: str) -> str | None:
+    """rlkit's torso kinds, ``package.module:function`` or a Python object's placeholder."""
+    if value in BUILT_IN_TORSOS or ":" in value or value == "<python object>":
+        return None
+    return "must be auto, nature, minatar or a builder 'package.module:function'"
+
 
 @dataclass(frozen=True)
 class DQNConfig:
@@ -60,8 +71,11 @@ class DQNConfig:
         "auto",
         "convolutions for image observations: nature (Nature DQN: 32 8x8/4, 64 4x4/2, 64 "
         "3x3/1) | minatar (16 3x3/1) | auto (nature from 36 pixels a side, else minatar); "
-        "hidden_sizes follow them",
-        one_of("auto", "nature", "minatar"),
+        "hidden_sizes follow them | your own torso: an importable builder "
+        "'package.module:function' taking (observation_space, action_space) and returning a "
+        "keras.Model that gives features [batch, D], under rlkit's hidden layers and head "
+        "(dueling, noisy, atoms)",
+        torso_choice,
     )
     conv_padding: str = option(
         "valid",
@@ -209,8 +223,14 @@ class DQNConfig:
             )
         if self.noisy and self.q_network:
             return (
-                "noisy applies to rlkit's built-in networks; put NoisyDense layers "
-                "(rlkit.networks.noisy) in your own q_network instead"
+                "noisy applies to rlkit's built-in head; give your own torso instead of a "
+                "whole q_network (--set torso=module:function: rlkit's noisy head goes on "
+                "it), or put NoisyDense layers (rlkit.networks.noisy) in your q_network"
+            )
+        if self.q_network and self.torso not in BUILT_IN_TORSOS:
+            return (
+                "q_network is a whole network, torso one under rlkit's head: give one of "
+                "them, not both"
             )
         return None
 

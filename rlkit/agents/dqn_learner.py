@@ -42,6 +42,7 @@ from rlkit.learn.targets import HardCopy, Polyak
 from rlkit.learn.value_losses import ValueLoss
 from rlkit.networks.custom import KerasQNetwork, custom_networks, refuse_builtin_network
 from rlkit.networks.q_network import QNetwork
+from rlkit.networks.user_torso import is_user_torso, user_torsos
 from rlkit.replay.memory import Batch
 
 if TYPE_CHECKING:
@@ -59,6 +60,7 @@ class DQNLearner(Learner):
         seed: the agent's seed (weight initialisation).
         q_network: a network of one's own given as a Python object (a Keras model or a
             builder); one named in ``config.q_network`` is found by itself.
+        torso: the same for a torso of one's own under rlkit's head (``config.torso``).
         loss: a :class:`~rlkit.learn.value_losses.ValueLoss` of one's own (``config.loss``
             then says ``"<python object>"``); None: the one ``config.loss`` names.
 
@@ -79,9 +81,10 @@ class DQNLearner(Learner):
     def __init__(
         self, config: DQNConfig, obs_format: ObservationFormat, observation_space, action_space,
         seed: int, q_network: Any = None, loss: ValueLoss | None = None,
-        head: ValueHead | None = None,
+        head: ValueHead | None = None, torso: Any = None,
     ) -> None:  # fmt: skip
         cfg = self.config = config
+        self._torso = torso
         self.head = ScalarHead() if head is None else head
         self.loss = self.head.value_loss(cfg.loss, cfg.clip_delta, loss)
         self.obs_format = obs_format
@@ -122,11 +125,15 @@ class DQNLearner(Learner):
             spaces = observation_space, action_space
             return custom_networks(cfg.q_network, q_network, spaces, obs_format, seed,
                                    self.num_outputs)  # fmt: skip
+        torsos: tuple[Any, Any] = (None, None)
+        if is_user_torso(cfg.torso):
+            spaces = observation_space, action_space
+            torsos = user_torsos(cfg.torso, self._torso, spaces, obs_format, seed)
         online, target = (
             QNetwork(obs_format, self.num_outputs, cfg.hidden_sizes, cfg.dueling, seed,
                      name, cfg.init, cfg.torso, cfg.conv_padding, self.head.per_action,
-                     cfg.noisy, cfg.noisy_sigma0)
-            for name in ("q", "q_target")
+                     cfg.noisy, cfg.noisy_sigma0, user)
+            for name, user in zip(("q", "q_target"), torsos, strict=True)
         )  # fmt: skip
         return online, target
 

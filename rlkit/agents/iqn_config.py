@@ -11,7 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rlkit.agents.distributional_config import mean_reduction_option, own_loss_option
-from rlkit.agents.dqn_config import DQNConfig, check_spaces, describe_schedules
+from rlkit.agents.dqn_config import (
+    BUILT_IN_TORSOS,
+    DQNConfig,
+    check_spaces,
+    describe_schedules,
+)
 from rlkit.config.options import non_negative, option, positive
 
 __all__ = ["IQNConfig", "check_spaces", "describe_schedules"]
@@ -59,4 +64,9 @@ class IQNConfig(DQNConfig):
             )
         if self.noisy:
             return "iqn takes no noisy networks here (set noisy=false): epsilon explores"
+        if self.torso not in BUILT_IN_TORSOS:
+            return (
+                "iqn's torso of your own is its q_network (--set q_network=module:function, "
+                "or IQN(..., q_network=build)): its fraction embedding goes on it"
+            )
         return super().cross_check()

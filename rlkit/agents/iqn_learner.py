@@ -32,12 +32,12 @@ from rlkit.agents.dqn_learner import DQNLearner
 from rlkit.agents.iqn_config import IQNConfig
 from rlkit.agents.value_heads import ValueHead
 from rlkit.core import seeding
-from rlkit.core.errors import UsageError
 from rlkit.learn.compiled import CompiledFunction
 from rlkit.learn.distributional import quantile_greedy_actions, quantile_q_learning
 from rlkit.learn.value_losses import LossOutput
 from rlkit.networks.custom import build_model, network_source, twin
-from rlkit.networks.iqn import IQNNetwork, torso_width
+from rlkit.networks.iqn import EMBEDDING, IQN_TORSO, IQNNetwork
+from rlkit.networks.user_torso import check_torso
 from rlkit.replay.memory import Batch
 
 
@@ -111,7 +111,7 @@ class IQNLearner(DQNLearner):
             source = network_source("q_network", cfg.q_network, q_network)
             spaces = observation_space, action_space
             model = build_model(source, *spaces, "q_network", seeding.network_seed(seed, "q"))
-            check_torso(model, obs_format)
+            check_torso(model, obs_format, "q_network", IQN_TORSO, EMBEDDING)
             torsos = model, twin(model, source, *spaces, "q_network")
         return tuple(
             IQNNetwork(obs_format, self.num_actions, cfg.hidden_sizes, cfg.quantile_embedding_dim,
@@ -228,17 +228,3 @@ class IQNLearner(DQNLearner):
         groups = super().variables()
         groups["iqn_fractions"] = [g.state for g in self.fractions.values()]
         return groups
-
-
-def check_torso(model: keras.Model, obs_format) -> None:
-    """UsageError unless ``model`` takes a batch of observations and gives ``[B, D]``."""
-    sample = np.zeros((2, *obs_format.shape), obs_format.dtype)
-    try:
-        out = model(sample)
-    except Exception as exc:  # the user's model: any error is one line
-        shape = ", ".join(map(str, obs_format.shape))
-        raise UsageError(
-            f"q_network does not accept the observation [batch, {shape}]: "
-            f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-        ) from None
-    torso_width((None, *tuple(out.shape)[1:]))

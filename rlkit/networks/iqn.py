@@ -17,10 +17,13 @@ from collections.abc import Sequence
 import keras
 import tensorflow as tf
 
-from rlkit.core.errors import UsageError
 from rlkit.core.spaces import ObservationFormat
 from rlkit.networks.builders import apply_layers, dense, mlp_layers, torso
 from rlkit.networks.quantile import QuantileEmbedding
+from rlkit.networks.user_torso import features_width
+
+#: what IQN's messages about a torso of one's own say: who gives the features, what takes them
+IQN_TORSO, EMBEDDING = "iqn's q_network is a torso", "the fraction embedding to multiply"
 
 
 class IQNNetwork:
@@ -56,7 +59,7 @@ class IQNNetwork:
         else:
             obs = keras.Input(obs_format.shape, dtype=obs_format.dtype, name=f"{name}_obs")
             features = user_torso(obs)
-            width = torso_width(features.shape)
+            width = features_width(features.shape, IQN_TORSO, EMBEDDING)
         taus = keras.Input((None,), dtype="float32", name=f"{name}_taus")
         embedding = QuantileEmbedding(embedding_dim, first_index=1,
                                       seed=base + 400,
@@ -88,14 +91,3 @@ class IQNNetwork:
     def values(self, obs, taus: tf.Tensor, training: bool = False) -> tf.Tensor:
         """``Z`` at ``taus``: ``[B, N, A]``."""
         return self.model([obs, taus], training=training)
-
-
-def torso_width(shape: tuple) -> int:
-    """``D`` of torso features ``[B, D]``; UsageError naming the shape otherwise."""
-    if len(shape) != 2 or shape[-1] is None:
-        dims = ", ".join("None" if d is None else str(d) for d in shape[1:])
-        raise UsageError(
-            f"iqn's q_network is a torso: it must return features [batch, D] for the fraction "
-            f"embedding to multiply, but returns [batch, {dims}] (flatten it)"
-        )
-    return int(shape[-1])

@@ -32,9 +32,11 @@ MIRRORED_TORSOS = (MINATAR_CNN,)
 class QNetwork:
     """``Q(s, .)``: ``[B, *obs_shape] -> [B, num_actions]``, optionally dueling.
 
-    A torso (:func:`torso`: nothing for vectors, the Nature CNN for images), ReLU hidden
+    A torso (:func:`torso`: nothing for vectors, the Nature CNN for images; or
+    ``user_torso``, a Keras model ``[B, *obs_shape] -> [B, D]`` of one's own), ReLU hidden
     layers, and a linear head; dueling (Wang et al. 2016): ``Q = V(s) + A(s, a) - mean_a
     A(s, a)``. With ``obs_format`` an integer the input is a float32 vector of that width.
+    Acting through a torso of one's own is one compiled call per (batched) step.
 
     Attributes:
         model: the Keras model.
@@ -59,6 +61,7 @@ class QNetwork:
         per_action: int = 1,
         noisy: bool = False,
         sigma0: float = 0.5,
+        user_torso: keras.Model | None = None,
     ) -> None:
         if isinstance(obs_format, int):
             from rlkit.core.spaces import vector_format
@@ -66,11 +69,21 @@ class QNetwork:
             obs_format = vector_format(obs_format)
         self.dueling, self.per_action, self.noisy = dueling, per_action, noisy
         base = seed * 1000
-        inputs, x, width, self.convs = torso(obs_format, base, name, init, torso_kind, conv_padding)
+        self.user_torso = user_torso
+        if user_torso is None:
+            inputs, x, width, self.convs = torso(obs_format, base, name, init, torso_kind,
+                                                 conv_padding)  # fmt: skip
+        else:  # (checked to give [B, D]: rlkit.networks.user_torso)
+            inputs = keras.Input(obs_format.shape, dtype=obs_format.dtype, name=f"{name}_obs")
+            x = user_torso(inputs)
+            width, self.convs = int(x.shape[-1]), []
         self.conv_padding, self.scale = conv_padding, obs_format.scale
-        self.mirrored = not self.convs or (
-            torso_for(obs_format, torso_kind) in MIRRORED_TORSOS
-            and conv_padding in ("valid", "same")
+        self.mirrored = user_torso is None and (
+            not self.convs
+            or (
+                torso_for(obs_format, torso_kind) in MIRRORED_TORSOS
+                and conv_padding in ("valid", "same")
+            )
         )
         if noisy:  # Rainbow: every fully connected layer noisy, the convolutions not
             self.hidden = noisy_layers(list(hidden_sizes), sigma0, base + 500, name)

@@ -63,6 +63,8 @@ def unsupported(env_id: str, agent: str, config: Any) -> str | None:
     for key, what in refused.items():
         if getattr(config, key, None):
             return f"the compiled loop does not take {what} ({key})"
+    if getattr(config, "torso", "auto") not in ("auto", "nature", "minatar"):
+        return "the compiled loop does not take a torso of your own (torso)"
     if getattr(config, "train_freq_unit", "step") != "step":
         return "the compiled loop updates by steps, not episodes (train_freq_unit)"
     return None
