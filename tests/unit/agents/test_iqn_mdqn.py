@@ -259,6 +259,7 @@ def test_the_presets_cite_a_source_line_for_every_agent_value():
         "iqn/minatar",
         "rainbow/minatar",
         "qrdqn/minatar",
+        "dqn/dopamine-minatar",
     ):
         preset = presets.lookup(*name.split("/"))
         agent_lines = preset.text.split("[agent]", 1)[1].splitlines()
