@@ -262,7 +262,15 @@ def _which_model(path: Path, model_dir: Path) -> str:
     show_default=True,
     help="moving-average window, in episodes",
 )
-def plot(run_dirs, output, window) -> None:  # fmt: skip
+@click.option(
+    "--until",
+    type=int,
+    default=0,
+    metavar="STEPS",
+    help="draw each run up to this environment step (runs carried on further compared at "
+    "one budget; 0: all)",
+)
+def plot(run_dirs, output, window, until) -> None:  # fmt: skip
     """Draw learning curves (episode return vs steps) of one or more runs to a PNG.
 
     Runs are grouped by agent variant (td3 for ddpg with td3=true), environment and
@@ -275,6 +283,8 @@ def plot(run_dirs, output, window) -> None:  # fmt: skip
     """
     if window <= 0:
         raise UsageError(f"--smooth must be a positive number of episodes, got {window}")
+    if until < 0:
+        raise UsageError(f"--until must be a step count >= 0 (0: all steps), got {until}")
     for run_dir in run_dirs:
         if not run_dir.is_dir():
             raise UsageError(f"no run folder at {run_dir}")
@@ -283,7 +293,7 @@ def plot(run_dirs, output, window) -> None:  # fmt: skip
     from .plot import groups_to_plot
 
     groups = groups_to_plot(list(run_dirs))
-    written = plot_groups(groups, output, window)
+    written = plot_groups(groups, output, window, until=until)
     for group in groups:
         click.echo(f"{group.label}: {len(group.runs)} run{'s' * (len(group.runs) != 1)}", err=True)
     click.echo(f"wrote {written}")

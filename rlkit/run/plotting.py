@@ -189,9 +189,13 @@ def plot_runs(
     return plot_groups(group_runs(run_dirs, labels), output, window, points)
 
 
-def plot_groups(groups: list[RunGroup], output: Path, window: int = 20, points: int = 200) -> Path:
+def plot_groups(
+    groups: list[RunGroup], output: Path, window: int = 20, points: int = 200, until: int = 0
+) -> Path:
     """Draw ``groups`` (:func:`group_runs`) to the PNG ``output``: one panel per environment
     (an rlkit TensorFlow environment in the panel of the id it equals step for step).
+    ``until`` > 0 draws each run up to that environment step (its episodes ended by then,
+    smoothed as in the whole run; its evaluations made by then).
 
     Each run is drawn thin; each group with two or more runs (seeds) also gets its mean and
     a band from the lowest to the highest run, interpolated on a common step grid. Greedy
@@ -219,8 +223,11 @@ def plot_groups(groups: list[RunGroup], output: Path, window: int = 20, points: 
                 steps, returns = read_episodes(run_dir)
             if len(steps) == 0:
                 raise UsageError(f"{run_dir} has no finished episodes to plot yet")
-            curves.append((steps, smooth(returns, window)))
-            evaluations.append(read_episodes(run_dir, "eval"))
+            curve = _up_to(steps, smooth(returns, window), until)
+            if len(curve[0]) == 0:
+                raise UsageError(f"{run_dir} has no episode ended by step {until:,} to plot")
+            curves.append(curve)
+            evaluations.append(_up_to(*read_episodes(run_dir, "eval"), until))
     if not panels:
         raise UsageError("no runs to plot")
     cols = min(len(panels), 3)
@@ -245,6 +252,14 @@ def plot_groups(groups: list[RunGroup], output: Path, window: int = 20, points: 
     finally:
         plt.close(fig)
     return output
+
+
+def _up_to(steps: np.ndarray, values: np.ndarray, until: int) -> tuple[np.ndarray, np.ndarray]:
+    """The points at or before step ``until`` (all of them for 0)."""
+    if until <= 0:
+        return steps, values
+    kept = steps <= until
+    return steps[kept], values[kept]
 
 
 def _draw_panel(ax, lines: dict[str, tuple[list, list]], points: int) -> None:

@@ -207,3 +207,27 @@ def test_an_rlkit_tensorflow_twin_is_drawn_in_the_panel_of_the_id_it_equals(tmp_
         "CartPole-v1": ["dqn CartPole-v1", "dqn rlkit/CartPole-v1"],
         "Acrobot-v1": ["dqn Acrobot-v1"],
     }
+
+
+def test_until_draws_each_run_up_to_that_step(tmp_path, monkeypatch, capsys):
+    import rlkit.run.plotting as plotting
+
+    drawn = {}
+    monkeypatch.setattr(plotting, "_draw_panel", lambda ax, lines, points: drawn.update(lines))
+    long_run, other = fake_run(tmp_path, "a", steps=320), fake_run(tmp_path, "b", seed=1)
+    png = tmp_path / "cut.png"
+    assert main(["plot", str(long_run), str(other), "-o", str(png), "--until", "200",
+                 "--smooth", "2"]) == 0  # fmt: skip
+    ((curves, evaluations),) = drawn.values()
+    for steps, _ in curves:  # episodes end every 40 steps: 40 ... 200
+        assert list(steps) == [40, 80, 120, 160, 200]
+    # run a's returns 10, 20, 30 ...: smoothed over the whole run, then cut
+    assert list(curves[0][1]) == [10.0, 15.0, 25.0, 35.0, 45.0]
+    assert all(len(steps) == 0 for steps, _ in evaluations)  # evaluated at 320 and 400: cut
+    assert png.is_file()
+    capsys.readouterr()
+    assert main(["plot", str(long_run), "-o", str(png), "--until", "10"]) == 2
+    assert "no episode ended by step 10 to plot" in capsys.readouterr().err
+    assert main(["plot", str(long_run), "-o", str(png), "--until", "-1"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "--until must be a step count >= 0" in line
