@@ -270,7 +270,14 @@ def _which_model(path: Path, model_dir: Path) -> str:
     help="draw each run up to this environment step (runs carried on further compared at "
     "one budget; 0: all)",
 )
-def plot(run_dirs, output, window, until) -> None:  # fmt: skip
+@click.option(
+    "--by",
+    type=click.Choice(["config", "preset"]),
+    default="config",
+    show_default=True,
+    help="one line per configuration (labelled by the keys that differ), or per preset",
+)
+def plot(run_dirs, output, window, until, by) -> None:  # fmt: skip
     """Draw learning curves (episode return vs steps) of one or more runs to a PNG.
 
     Runs are grouped by agent variant (td3 for ddpg with td3=true), environment and
@@ -292,7 +299,7 @@ def plot(run_dirs, output, window, until) -> None:  # fmt: skip
 
     from .plot import groups_to_plot
 
-    groups = groups_to_plot(list(run_dirs))
+    groups = groups_to_plot(list(run_dirs), by)
     written = plot_groups(groups, output, window, until=until)
     for group in groups:
         click.echo(f"{group.label}: {len(group.runs)} run{'s' * (len(group.runs) != 1)}", err=True)

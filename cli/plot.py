@@ -9,13 +9,14 @@ from pathlib import Path
 from rlkit.core.errors import UsageError
 
 
-def groups_to_plot(paths: list[Path]) -> list:
+def groups_to_plot(paths: list[Path], by: str = "config") -> list:
     """The :class:`~rlkit.run.plotting.RunGroup` s ``rlkit plot PATH...`` draws: the runs
     of runs, folders of runs and sweeps grouped by configuration
-    (:func:`~rlkit.run.plotting.group_runs`), then each tune's own panels
+    (:func:`~rlkit.run.plotting.group_runs`; ``by="preset"``: one line per preset, see
+    :func:`~rlkit.run.plotting.preset_labels`), then each tune's own panels
     (:func:`~rlkit.sweeps.tuning.run_groups`)."""
     from rlkit.run.folder import RunFolder
-    from rlkit.run.plotting import group_runs
+    from rlkit.run.plotting import group_runs, preset_labels
     from rlkit.sweeps import tuning
     from rlkit.sweeps.grid import is_sweep, sweep_runs
 
@@ -37,7 +38,8 @@ def groups_to_plot(paths: list[Path]) -> list:
             runs.extend(sorted(d for d in path.iterdir() if RunFolder(d).has_metrics))
         else:
             runs.append(path)
-    return (group_runs(runs) if runs else []) + tunes
+    labels = preset_labels(runs) if by == "preset" else None
+    return (group_runs(runs, labels) if runs else []) + tunes
 
 
 def _is_search(path: Path) -> bool:

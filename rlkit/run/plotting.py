@@ -166,6 +166,22 @@ def group_runs(run_dirs: list[Path], labels: dict[Path, str] | None = None) -> l
     return groups
 
 
+def preset_labels(run_dirs: list[Path]) -> dict[Path, str]:
+    """``{run: "variant env (preset)"}`` for the runs whose ``config.toml`` names a preset:
+    their seeds one line per preset, whatever else they set (the others keep
+    :func:`group_runs`' labels by configuration)."""
+    labels = {}
+    for run_dir in map(Path, run_dirs):
+        try:
+            preset = RunFolder(run_dir).read_config()[0].preset
+        except UsageError:
+            continue
+        if preset:
+            variant, env, _ = describe_run(run_dir)
+            labels[run_dir] = f"{variant} {env} ({preset})"
+    return labels
+
+
 def _label(variant: str, env: str, config: dict[str, str], others: list[dict[str, str]]) -> str:
     """``variant env`` and the keys (sorted) whose values differ among ``others``."""
     keys = sorted({k for other in others for k in other})

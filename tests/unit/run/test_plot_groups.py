@@ -231,3 +231,29 @@ def test_until_draws_each_run_up_to_that_step(tmp_path, monkeypatch, capsys):
     assert main(["plot", str(long_run), "-o", str(png), "--until", "-1"]) == 2
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert "--until must be a step count >= 0" in line
+
+
+def test_by_preset_draws_one_line_per_preset_whatever_else_the_runs_set(tmp_path, capsys):
+    from rlkit.cli.plot import groups_to_plot
+
+    runs = [
+        fake_run(tmp_path, "a0", preset="dqn/CartPole-v1"),
+        fake_run(
+            tmp_path, "a1", seed=1, preset="dqn/CartPole-v1", agent_table={"learning_rate": 0.01}
+        ),  # fmt: skip
+        fake_run(tmp_path, "b", preset="dqn/minatar"),
+        fake_run(tmp_path, "c", agent_table={"learning_rate": 0.02}),  # no preset
+        fake_run(tmp_path, "d", agent_table={"learning_rate": 0.03}),
+    ]
+    by_preset = labelled(groups_to_plot(runs, "preset"))
+    assert by_preset == {
+        "dqn CartPole-v1 (dqn/CartPole-v1)": ["a0", "a1"],
+        "dqn CartPole-v1 (dqn/minatar)": ["b"],
+        "dqn CartPole-v1 learning_rate=0.02": ["c"],
+        "dqn CartPole-v1 learning_rate=0.03": ["d"],
+    }
+    # by configuration: a0 and b set the same values (the preset's name makes none)
+    assert sorted(map(len, labelled(groups_to_plot(runs)).values())) == [1, 1, 1, 2]
+    png = tmp_path / "by.png"
+    assert main(["plot", *map(str, runs), "--by", "preset", "-o", str(png)]) == 0
+    assert "dqn CartPole-v1 (dqn/CartPole-v1): 2 runs" in capsys.readouterr().err
