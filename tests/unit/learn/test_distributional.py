@@ -290,9 +290,10 @@ def test_ops_run_inside_xla():
 
 
 def test_dopamine_transcriptions_agree():
-    # labs/dopamine_family_ops.py: Dopamine's project_distribution, C51 loss, QR-DQN and IQN
-    # losses and cosine features transcribed to numpy; docs/dqn-family.md has the numbers
-    from labs import dopamine_family_ops as lab
+    # tests/fixtures/dopamine_reference.py: Dopamine's project_distribution, C51 loss, QR-DQN
+    # and IQN losses and cosine features transcribed to numpy (labs/dopamine_family_ops.py
+    # prints the same comparisons); docs/dqn-family.md has the numbers
+    from tests.fixtures import dopamine_reference as lab
 
     rng = np.random.default_rng(0)
     projection, c51 = lab.compare_c51(rng)
