@@ -216,7 +216,7 @@ class IQNLearner(DQNLearner):
     def td_errors(self, batch: Batch) -> np.ndarray:
         """Each example's loss (IQN's priority) for ``batch`` ``[B]`` at fractions of a
         generator of its own, nothing updated and no training draw spent."""
-        obs, actions, rewards, next_obs, pcont, _ = self.tensors(batch)
+        obs, actions, rewards, next_obs, pcont, _ = self.unpack(*self.tensors(batch))
         r_max = self._r_max_in_graph()
         if r_max is not None:
             rewards = rewards / r_max
