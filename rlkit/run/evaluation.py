@@ -25,11 +25,17 @@ def evaluate(agent, env, episodes: int = 10, seed: int | None = None) -> tuple[f
 
 
 def env_of(env: Any, training: bool = True) -> Any:
-    """``env`` itself, or the environment an id names (``"CartPole-v1"``), as SB3 takes."""
+    """``env`` itself, or the environment an id names (``"CartPole-v1"``), as SB3 takes;
+    UsageError in one line for anything else (None, a number)."""
     if isinstance(env, str):
         from rlkit.envs.make import make_env
 
         return make_env(env, training=training)
+    if not all(callable(getattr(env, name, None)) for name in ("reset", "step")):
+        shown = repr(env) if len(repr(env)) <= 40 else f"a {type(env).__name__}"
+        raise UsageError(
+            f"env must be a gymnasium environment or its id (e.g. 'CartPole-v1'), got {shown}"
+        )
     return env
 
 

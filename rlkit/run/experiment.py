@@ -11,7 +11,7 @@ CLI runs and get a :class:`RunResult` back.
     result.final_return, result.best_return, result.run_dir
 
 - :func:`plan` (:mod:`rlkit.run.plan`): every value resolved and validated (UsageError
-  with one line) before TensorFlow is imported;
+  with one line) before TensorFlow is imported, the environment made once to check it;
 - :func:`start` makes the run folder, the environments, the agent and the trainer;
   :func:`resume` (:mod:`rlkit.run.resume`) rebuilds the trainer of a stopped run from
   its newest checkpoint;
@@ -37,8 +37,8 @@ if TYPE_CHECKING:
     from rlkit.run.hooks.base import Hook
 
 __all__ = [
-    "DIVERGED", "FAILED", "FINISHED", "INTERRUPTED", "RunPlan", "RunResult", "check", "drive",
-    "finish",
+    "DIVERGED", "FAILED", "FINISHED", "INTERRUPTED", "RunPlan", "RunResult", "check",
+    "check_hooks", "drive", "finish",
     "make_envs", "plan", "resume", "run", "start", "variant_name",
 ]  # fmt: skip
 
@@ -54,9 +54,44 @@ def resume(
     """:func:`rlkit.run.resume.resume_run`: the trainer of a stopped run and its settings
     (``hooks``: the run's own, as :func:`start` takes them). (Imported when called: the
     loop brings gymnasium, which usage errors need not wait for.)"""
+    hooks = check_hooks(hooks)
     from rlkit.run.resume import resume_run
 
     return resume_run(run_dir, steps, episodes, hooks)
+
+
+def check_hooks(hooks: Iterable[Hook]) -> list[Hook]:
+    """``hooks`` as a list, each an :class:`rlkit.run.hooks.Hook`; UsageError in one line
+    for anything else (a number, a string, an object that is not a Hook, a plain
+    function: that is a ``callback``), before anything is made."""
+    from rlkit.run.hooks.base import Hook
+
+    wanted = "hooks must be a list of rlkit.run.hooks.Hook objects"
+    if isinstance(hooks, str | bytes) or not isinstance(hooks, Iterable):
+        raise UsageError(f"{wanted}, got {_a(hooks)}")
+    hooks = list(hooks)
+    for i, hook in enumerate(hooks):
+        if isinstance(hook, Hook):
+            continue
+        if callable(hook) and not isinstance(hook, type):
+            raise UsageError(
+                f"hooks[{i}] is {_a(hook)}, not an rlkit.run.hooks.Hook: a function of (step, "
+                "info, history) is a callback (rlkit.train(..., callback=f)), or make it a "
+                "Hook's on_step"
+            )
+        raise UsageError(
+            f"hooks[{i}] is {_a(hook)}, not an rlkit.run.hooks.Hook: subclass Hook and "
+            "override the methods you need (on_start, on_step, on_episode, on_end, ...)"
+        )
+    return hooks
+
+
+def _a(value: Any) -> str:
+    """``"an int"``, ``"a str"``: what a value is, in a message."""
+    name = "a function" if callable(value) and not isinstance(value, type) else type(value).__name__
+    if name.startswith("a "):
+        return name
+    return f"an {name}" if name[0].lower() in "aeiou" else f"a {name}"
 
 
 @dataclass
@@ -111,6 +146,7 @@ def start(
     is the line saying which (None for a run only the Python loop could take)."""
     from rlkit.run.compiled_choice import choose_loop
 
+    hooks = check_hooks(hooks)
     settings, spec, config = run_plan.settings, run_plan.spec, run_plan.agent_config
     compiled, note = choose_loop(settings.env, spec.name, config, loop)
     env = make_envs(settings, spec)

@@ -1,5 +1,6 @@
 """A run resolved before it starts: every "which value wins" rule applied, every value
-checked, before TensorFlow is imported.
+checked, before TensorFlow is imported (the environment made once to check it: an unknown
+id, or spaces the agent cannot handle, are refused here as ``rlkit train`` refuses them).
 
 Precedence: the agent's defaults < the preset < the config file < arguments <
 ``overrides`` (``--set``); the agent's own defaults for steps, episodes and evaluation
@@ -75,7 +76,8 @@ def plan(
     preset: str | None = None,
     env_kwargs: Mapping[str, Any] | Iterable[str] = (),
 ) -> RunPlan:
-    """Resolve a run as ``rlkit train`` would; raises UsageError naming what is wrong.
+    """Resolve a run as ``rlkit train`` would; raises UsageError naming what is wrong (the
+    environment too: :func:`check_env`).
 
     Precedence: the agent's defaults < the preset < the config file < arguments <
     ``overrides``. ``preset``: a shipped preset's name (``"dqn3"``, ``"dqn/dqn3"``),
@@ -156,6 +158,7 @@ def plan(
     unused = getattr(agent_config, "unused_settings", lambda: None)()
     if unused:  # a new run that sets what its agent never reads
         raise UsageError(unused)
+    check_env(settings, spec)  # last: the only check that makes something
     return RunPlan(settings, agent_config, picked, picked is not None and not chosen)
 
 
@@ -172,6 +175,38 @@ def alias_overrides(alias: str, agent: str, settings: Mapping[str, Any],
                 f"{key}={overrides[key]} use rlkit train {agent}"
             )
     return {**overrides, **settings}
+
+
+#: (env id, its arguments, its registration) -> (observation space, action space): what
+#: :func:`check_env` found, so that a sweep's or a tune's many plans make an env once
+_SPACES: dict[tuple[str, str, int | None], tuple[Any, Any]] = {}
+
+
+def check_env(settings: RunConfig, spec: AgentSpec) -> None:
+    """What :func:`make_envs` checks of a run's environment, for :func:`plan`: UsageError for
+    an unknown id, an id whose package is missing or arguments its constructor refuses.
+
+    The environment is made (and closed) once per id, arguments and registration in a
+    process. (gymnasium is imported here; TensorFlow only for rlkit's TensorFlow
+    environments, ``rlkit/...``, whose making needs it.)"""
+    _spaces(settings.env, settings.env_kwargs)
+
+
+def _spaces(env_id: str, env_kwargs: Mapping[str, Any]) -> tuple[Any, Any]:
+    """``(observation space, action space)`` of ``env_id`` made with ``env_kwargs``."""
+    import gymnasium as gym
+
+    from rlkit.envs.make import make_env
+
+    registered = gym.registry.get(env_id.rpartition(":")[2])
+    key = (env_id, repr(sorted(env_kwargs.items())), None if registered is None else id(registered))
+    if key not in _SPACES:
+        env = make_env(env_id, **env_kwargs)
+        try:
+            _SPACES[key] = (env.observation_space, env.action_space)
+        finally:
+            env.close()
+    return _SPACES[key]
 
 
 def make_envs(settings: RunConfig, spec: AgentSpec):

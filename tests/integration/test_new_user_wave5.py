@@ -1,0 +1,90 @@
+"""What a new user met (issue 55), items 4, 7, 9, 10, 13, 14, 15 and 16: each test here
+failed before its fix. Helpers and fixtures: tests/integration/test_new_user_promises.py.
+
+The promise (docs/cli.md): bad input gets one line on stderr, exit 2, nothing written;
+from Python, :class:`rlkit.core.errors.UsageError` with one clear line.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rlkit.core.errors import UsageError
+from rlkit.run import experiment
+from tests.integration.test_new_user_promises import train_finished_run
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def one_line(exc: pytest.ExceptionInfo) -> str:
+    """The error's message, which must be one line."""
+    text = str(exc.value)
+    assert "\n" not in text, text
+    return text
+
+
+@pytest.fixture(scope="module", name="finished_run")
+def _finished_run(tmp_path_factory) -> Path:
+    return train_finished_run(tmp_path_factory)
+
+
+# -- 4: the Python API's doors: an unknown env, env=None, hooks that are not hooks ----------------
+def test_4_plan_refuses_an_unknown_environment():
+    with pytest.raises(UsageError) as exc:
+        experiment.plan("dqn", env="NoSuchEnv-v0")
+    assert "unknown environment 'NoSuchEnv-v0'" in one_line(exc)
+
+
+@pytest.fixture(scope="module", name="small_agent")
+def _small_agent():
+    import rlkit
+
+    return rlkit.agents.DQN.from_env("CartPole-v1", hidden_sizes=(8,), learning_starts=10,
+                                     jit_compile=False)  # fmt: skip
+
+
+@pytest.mark.parametrize("door", ["train", "evaluate"])
+@pytest.mark.parametrize("env", [None, 5])
+def test_4_train_and_evaluate_refuse_what_is_no_environment(small_agent, door, env):
+    import rlkit
+
+    call = {"train": lambda: rlkit.train(small_agent, env, steps=10),
+            "evaluate": lambda: rlkit.evaluate(small_agent, env)}[door]  # fmt: skip
+    with pytest.raises(UsageError) as exc:
+        call()
+    assert "env must be a gymnasium environment or its id" in one_line(exc)
+
+
+@pytest.mark.parametrize(
+    ("hooks", "message"),
+    [
+        ([object()], "hooks[0] is an object, not an rlkit.run.hooks.Hook"),
+        (5, "hooks must be a list of rlkit.run.hooks.Hook objects, got an int"),
+        ("abc", "hooks must be a list of rlkit.run.hooks.Hook objects, got a str"),
+        ([lambda step, info, history: None], "a function of (step, info, history)"),
+    ],
+)
+def test_4_start_refuses_hooks_that_are_not_hooks_and_writes_nothing(tmp_path, hooks, message):
+    plan = experiment.plan("dqn", "CartPole-v1", steps=100)
+    out = tmp_path / "runs"
+    with pytest.raises(UsageError) as exc:
+        experiment.start(plan, out, hooks=hooks)
+    assert message in one_line(exc)
+    assert not out.exists()
+
+
+def test_4_resume_refuses_hooks_that_are_not_hooks(tmp_path):
+    with pytest.raises(UsageError) as exc:
+        experiment.resume(tmp_path / "a-run", hooks=5)
+    assert "hooks must be a list" in one_line(exc)
+
+
+def test_4_real_hooks_still_pass():
+    from rlkit.run.hooks.base import Hook
+
+    mine = [Hook(), Hook()]
+    assert experiment.check_hooks(mine) == mine
+    assert experiment.check_hooks(h for h in mine) == mine  # any iterable, once
+    assert experiment.check_hooks(()) == []
