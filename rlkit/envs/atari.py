@@ -54,10 +54,6 @@ def register(env_id: str) -> None:
         warnings.filterwarnings("ignore", message=r".*The environment MinAtar/\S+ is out of date")
 
 
-def is_atari(env_id: str) -> bool:
-    return env_id.startswith("ALE/")
-
-
 def make_atari(
     env_id: str,
     training: bool = True,
