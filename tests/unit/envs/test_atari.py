@@ -107,19 +107,44 @@ def test_the_step_that_ends_a_game_reports_the_whole_game():
 
 
 def test_an_env_checkpointed_before_game_figures_existed_resumes():
+    """Unpickled as a checkpoint pickles it (the emulator's state travels through
+    ResumableEnv), it plays on as the env it was, and counts its game from the resume on."""
     import pickle
 
     from rlkit.envs.atari import LifeLossTerminal
+    from rlkit.envs.resumable import resumable
 
-    env = make_atari("ALE/Breakout-v5", training=True)
+    def life_layer(env: gym.Env) -> LifeLossTerminal:
+        while not isinstance(env, LifeLossTerminal):
+            env = env.env
+        return env
+
+    env = resumable(make_atari("ALE/Breakout-v5", training=True))
     env.reset(seed=0)
-    layer = env
-    while not isinstance(layer, LifeLossTerminal):
-        layer = layer.env
-    del layer.game_return, layer.game_length  # as an older rlkit pickled it
+    for action in (1, 2, 3):  # a game in progress
+        env.step(action)
+    del life_layer(env).game_return, life_layer(env).game_length  # as an older rlkit pickled it
     resumed = pickle.loads(pickle.dumps(env))
-    for _ in range(3):
-        resumed.step(1)
+    layer = life_layer(resumed)
+    assert "game_return" not in vars(layer) and "game_length" not in vars(layer)
+    total, steps = 0.0, 0
+    for action in (1, 2, 3, 0, 2, 3):  # the same game: the same screens and rewards
+        want, got = env.step(action), resumed.step(action)
+        np.testing.assert_array_equal(got[0], want[0])
+        assert got[1:4] == want[1:4]
+        total, steps = total + got[1], steps + 1
+    assert (layer.game_return, layer.game_length) == (total, steps)
+    resumed.action_space.seed(0)
+    for _ in range(10_000):  # on to the end of the game: its figures count from the resume
+        _, reward, terminated, _, info = resumed.step(resumed.action_space.sample())
+        total, steps = total + reward, steps + 1
+        if "game_return" in info:
+            break
+        if terminated:
+            resumed.reset()
+    else:
+        pytest.fail("no step reported the end of the game")
+    assert (info["game_return"], info["game_length"]) == (total, steps)
 
 
 @pytest.mark.slow
