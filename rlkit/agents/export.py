@@ -20,6 +20,7 @@ from typing import Any
 
 from rlkit.agents import export_check as check
 from rlkit.agents.exported import METADATA_FILE, TFLITE_FILE, ExportedPolicy
+from rlkit.agents.registry import AGENTS
 from rlkit.core.errors import UsageError
 from rlkit.core.files import make_temp_folder
 
@@ -108,13 +109,12 @@ def metadata(agent, env_id: str | None, variant: str | None, format: str,
     from rlkit.agents.export_graph import describe_inputs, signature_names
     from rlkit.core.spaces import space_to_dict
 
-    td3 = agent.name == "ddpg" and bool(getattr(agent.config, "td3", False))
     return strict_json(
         {
             "format": format,
             "quantize": quantize,
             "agent": agent.name,
-            "variant": variant or ("td3" if td3 else agent.name),
+            "variant": variant or AGENTS[agent.name].variant_of(agent.config),
             "env_id": env_id,
             "observation_space": space_to_dict(agent.observation_space),
             "action_space": space_to_dict(agent.action_space),
@@ -175,8 +175,9 @@ def export(
     UsageError for bad input and :class:`ExportCheckFailed` when the export does not act
     as the agent; either way nothing is left at ``out``.
     """
-    if getattr(agent, "export_refusal", None):  # an agent whose greedy act is not a graph
-        raise UsageError(agent.export_refusal)
+    from rlkit.agents.export_graph import builder
+
+    builder(agent)  # UsageError for an agent rlkit cannot export, before anything is made
     out = check_request(out, format, quantize)
     env, env_id = _environment(env, env_id, env_kwargs or {})
     _same_spaces(agent, env, env_id)

@@ -32,6 +32,7 @@ import numpy as np
 import tensorflow as tf
 from gymnasium import spaces
 
+from rlkit.core.errors import UsageError
 from rlkit.core.spaces import space_to_dict
 
 #: signatures that TFLite takes (random ops and strings stay in the SavedModel)
@@ -273,34 +274,46 @@ def reinforce_module(agent, specs, encode, frozen: bool = False) -> PolicyModule
     return module
 
 
-#: agent name -> its module's builder (the DQN family shares DQN's)
-BUILDERS = {"dqn": dqn_module, "c51": dqn_module, "qrdqn": dqn_module, "rainbow": dqn_module,
-            "mdqn": dqn_module, "iqn": iqn_module, "ddpg": ddpg_module,
-            "reinforce": reinforce_module}  # fmt: skip
+#: the signatures each builder serves besides ``metadata`` (None: by the action space)
+SIGNATURES: dict[Any, tuple[str, ...] | None] = {
+    dqn_module: ("action", "q_values"),
+    iqn_module: ("action", "q_values"),
+    ddpg_module: ("action", "value"),
+    reinforce_module: None,
+}
+
+
+def builder(agent):
+    """The function that builds ``agent``'s :class:`PolicyModule` (the registry's
+    ``export_builder``); UsageError when its agent has none."""
+    from rlkit.agents.registry import AGENTS, load
+
+    spec = AGENTS.get(agent.name)
+    if spec is None or not spec.export_builder:
+        exportable = sorted(n for n, s in AGENTS.items() if s.export_builder)
+        raise UsageError(f"cannot export a {agent.name} agent (rlkit exports "
+                         f"{', '.join(exportable)})")  # fmt: skip
+    return load(spec.export_builder)
 
 
 def signature_names(agent, format: str = "saved_model") -> list[str]:
     """The signatures an export of ``agent`` serves (TFLite: those it takes)."""
-    if BUILDERS.get(agent.name) in (dqn_module, iqn_module):
-        names = ["action", "q_values"]
-    elif agent.name == "ddpg":
-        names = ["action", "value"]
-    else:
+    served = SIGNATURES.get(builder(agent))
+    if served is None:
         discrete = isinstance(agent.action_space, spaces.Discrete)
-        names = ["action", "logits" if discrete else "distribution", "sample"]
-    names.append("metadata")
+        served = ("action", "logits" if discrete else "distribution", "sample")
+    names = [*served, "metadata"]
     return names if format != "tflite" else [n for n in names if n in TFLITE_SIGNATURES]
 
 
 def policy_module(agent, metadata: dict[str, Any], frozen: bool = False) -> PolicyModule:
-    """The :class:`PolicyModule` of ``agent`` (DQN, DDPG/TD3 or REINFORCE) with its
-    signatures and ``metadata`` (a JSON-able dict) as the ``metadata`` signature;
+    """The :class:`PolicyModule` of ``agent`` (its registry entry's ``export_builder``) with
+    its signatures and ``metadata`` (a JSON-able dict) as the ``metadata`` signature;
     ``frozen``: the weights as constants (for TFLite, see :func:`network`)."""
-    if agent.name not in BUILDERS:
-        raise TypeError(f"cannot export a {agent.name} agent (rlkit exports {sorted(BUILDERS)})")
+    build = builder(agent)
     specs = input_specs(agent.observation_space)
     encode = encoder(agent.observation_space, agent.obs_format)
-    module = BUILDERS[agent.name](agent, specs, encode, frozen)
+    module = build(agent, specs, encode, frozen)
     text = json.dumps(metadata, sort_keys=True, allow_nan=False)
     module.add("metadata", lambda inputs: {"json": tf.constant(text)}, {})
     return module

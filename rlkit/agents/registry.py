@@ -3,9 +3,11 @@
 An :class:`AgentSpec` says everything the rest of rlkit asks of an agent by its name:
 where its class lives (imported only when real work starts), its config class and space
 check (modules that import no TensorFlow), the CLI's defaults, the variants its config
-switches on (``td3``), its default search space for ``rlkit tune`` and how its annealed
-schedules are described. ``rlkit.agents``, the run's plan, sweeps and tunes and the CLI
-read it from here; nothing else lists agents.
+switches on (``td3``), its default search space for ``rlkit tune``, how its annealed
+schedules are described, how it is exported, which compiled program runs it (if any) and
+the presets whole families of environments take by themselves. ``rlkit.agents``, the
+run's plan, export, the compiled loop, presets, sweeps and tunes and the CLI read it from
+here; nothing else lists agents (``tests/unit/agents/test_registry_walk.py`` checks it).
 """
 
 from __future__ import annotations
@@ -43,6 +45,13 @@ class AgentSpec:
     search_space: key -> dimension (``"loguniform(1e-5,1e-2)"``): ``rlkit tune``'s default.
     ties: follower -> leader: the follower takes the leader's value unless searched or set.
     describe_schedules: ``(config, steps, episodes) -> [phrase]`` for the run's first lines.
+    export_builder: ``"module:function"`` building its export's signatures
+        (:mod:`rlkit.agents.export_graph`); ``""``: it cannot be exported.
+    compiled_program: ``"module:Class"`` of the compiled loop's program that runs it
+        (:mod:`rlkit.run.compiled_dqn`, ...); ``""``: the Python loop only.
+    compiled_on_minatar: the compiled loop runs it on MinAtar's TensorFlow games too.
+    preset_families: env id prefix -> the preset every environment of that family takes
+        by itself (``{"ALE/": "dqn3"}``).
     """
 
     name: str
@@ -61,6 +70,10 @@ class AgentSpec:
     search_space: Mapping[str, str] = field(default_factory=dict)
     ties: Mapping[str, str] = field(default_factory=dict)
     describe_schedules: Callable[..., list[str]] = no_schedules
+    export_builder: str = ""
+    compiled_program: str = ""
+    compiled_on_minatar: bool = False
+    preset_families: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def class_name(self) -> str:
@@ -69,8 +82,25 @@ class AgentSpec:
 
     def load_class(self):
         """The agent class (imports TensorFlow)."""
-        module, _, attr = self.agent_path.partition(":")
-        return getattr(importlib.import_module(module), attr)
+        return load(self.agent_path)
+
+    def variant_of(self, config: Any = None) -> str:
+        """What a run of this agent with ``config`` is called: the first variant whose key
+        is true (``"td3"`` for DDPG with ``td3 = true``), else the agent's name.
+
+        ``config``: a config dataclass, its table as ``config.toml`` holds it (a mapping),
+        or None (the defaults)."""
+        for key, name in self.variants:
+            value = config.get(key) if isinstance(config, Mapping) else getattr(config, key, None)
+            if value is True:
+                return name
+        return self.name
+
+
+def load(path: str) -> Any:
+    """The object a ``"module:attribute"`` path names (imports its module)."""
+    module, _, attr = path.partition(":")
+    return getattr(importlib.import_module(module), attr)
 
 
 #: rl-zoo's samplers (``hyperparams_opt.py``: ``sample_dqn_params``, ``sample_ddpg_params``),
@@ -93,6 +123,13 @@ DQN_SPACE = {
     "learning_rate_end": "choice(-1)",
 }
 
+#: the export builders (:mod:`rlkit.agents.export_graph`) and compiled programs
+#: (:mod:`rlkit.run`) by path, imported only when an export or a compiled run starts
+EXPORT_Q_VALUES = "rlkit.agents.export_graph:dqn_module"
+VALUE_PROGRAM = "rlkit.run.compiled_dqn:DQNProgram"
+#: the presets Atari's and MinAtar's games take by themselves (Dopamine's gin files)
+DISTRIBUTIONAL_FAMILIES = {"MinAtar/": "minatar", "ALE/": "atari"}
+
 #: the atoms C51's paper compared (Bellemare et al. 2017, Figure 3; 51 its choice)
 C51_ATOMS = "choice(5,11,21,51)"
 
@@ -108,6 +145,10 @@ AGENTS: dict[str, AgentSpec] = {
         default_eval_every=2_500,
         search_space=DQN_SPACE,
         describe_schedules=dqn_config.describe_schedules,
+        export_builder=EXPORT_Q_VALUES,
+        compiled_program=VALUE_PROGRAM,
+        compiled_on_minatar=True,
+        preset_families={"ALE/": "dqn3", "MinAtar/": "minatar"},
     ),
     "ddpg": AgentSpec(
         name="ddpg",
@@ -136,6 +177,8 @@ AGENTS: dict[str, AgentSpec] = {
             "critic_hidden_sizes": "actor_hidden_sizes",
         },
         describe_schedules=ddpg_config.describe_schedules,
+        export_builder="rlkit.agents.export_graph:ddpg_module",
+        compiled_program="rlkit.run.compiled_ddpg:DDPGProgram",
     ),
     "c51": AgentSpec(
         name="c51",
@@ -148,6 +191,10 @@ AGENTS: dict[str, AgentSpec] = {
         default_eval_every=2_500,
         search_space={**DQN_SPACE, "num_atoms": C51_ATOMS},
         describe_schedules=distributional_config.describe_schedules,
+        export_builder=EXPORT_Q_VALUES,
+        compiled_program=VALUE_PROGRAM,
+        compiled_on_minatar=True,
+        preset_families={"ALE/": "atari"},
     ),
     "qrdqn": AgentSpec(
         name="qrdqn",
@@ -160,6 +207,10 @@ AGENTS: dict[str, AgentSpec] = {
         default_eval_every=2_500,
         search_space={**DQN_SPACE, "num_quantiles": "int(5,200)"},  # rl-zoo's sample_qrdqn
         describe_schedules=distributional_config.describe_schedules,
+        export_builder=EXPORT_Q_VALUES,
+        compiled_program=VALUE_PROGRAM,
+        compiled_on_minatar=True,
+        preset_families=DISTRIBUTIONAL_FAMILIES,
     ),
     "rainbow": AgentSpec(
         name="rainbow",
@@ -176,6 +227,10 @@ AGENTS: dict[str, AgentSpec] = {
             "n_step": "choice(1,3,5)",  # Hessel et al. 2018: 3 and 5 both beat 1
         },
         describe_schedules=distributional_config.describe_schedules,
+        export_builder=EXPORT_Q_VALUES,
+        compiled_program=VALUE_PROGRAM,
+        compiled_on_minatar=True,
+        preset_families=DISTRIBUTIONAL_FAMILIES,
     ),
     "iqn": AgentSpec(
         name="iqn",
@@ -194,6 +249,8 @@ AGENTS: dict[str, AgentSpec] = {
             "num_tau_prime_samples": "choice(8,16,32,64)",
         },  # fmt: skip
         describe_schedules=iqn_config.describe_schedules,
+        export_builder="rlkit.agents.export_graph:iqn_module",
+        preset_families=DISTRIBUTIONAL_FAMILIES,
     ),
     "mdqn": AgentSpec(
         name="mdqn",
@@ -211,6 +268,7 @@ AGENTS: dict[str, AgentSpec] = {
             "alpha": "choice(0.5,0.9,0.99)",
         },  # fmt: skip
         describe_schedules=mdqn_config.describe_schedules,
+        export_builder=EXPORT_Q_VALUES,
     ),
     "reinforce": AgentSpec(
         name="reinforce",
@@ -231,6 +289,7 @@ AGENTS: dict[str, AgentSpec] = {
             "normalize_returns": "choice(true,false)",
             "entropy_coef": "choice(0,0.001,0.01)",
         },
+        export_builder="rlkit.agents.export_graph:reinforce_module",
     ),
 }
 

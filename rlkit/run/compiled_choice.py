@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from rlkit.agents.registry import AGENTS
 from rlkit.core.errors import UsageError
 from rlkit.envs.tf import ENV_IDS, MINATAR_IDS, is_tf_env
 from rlkit.run.xla_cache import CACHE_FLAG as CACHE_FLAG  # re-exported: callers import
@@ -30,10 +31,13 @@ from rlkit.run.xla_cache import use_xla_cache as use_xla_cache
 
 LOOPS = ("auto", "compiled", "python")
 
-#: the agents the compiled loop runs; the value learners among them (DQN's learner with a
-#: value head: also prioritized replay and n-step returns, the family on MinAtar's games)
-VALUE_LEARNERS = ("dqn", "c51", "qrdqn", "rainbow")
-COMPILED_AGENTS = (*VALUE_LEARNERS, "ddpg")
+
+def compiled_agents(minatar: bool = False) -> list[str]:
+    """The agents the compiled loop runs (the registry's ``compiled_program``); ``minatar``:
+    those it runs on MinAtar's games (the value learners: DQN's learner with a value head)."""
+    return [name for name, spec in AGENTS.items()
+            if spec.compiled_program and (spec.compiled_on_minatar or not minatar)]  # fmt: skip
+
 
 #: how to run what the compiled loop does not take
 PYTHON_LOOP = "--loop python runs it in the usual Python loop (Trainer in Python)"
@@ -46,11 +50,12 @@ def unsupported(env_id: str, agent: str, config: Any) -> str | None:
             f"{env_id} is not one of rlkit's TensorFlow environments (the compiled loop steps "
             f"{', '.join(ENV_IDS)} and rlkit/MinAtar-<Game>-v0)"
         )
-    if agent not in COMPILED_AGENTS:
-        return f"{agent} has no compiled loop ({', '.join(COMPILED_AGENTS)} have)"
-    value_learner = agent in VALUE_LEARNERS
-    if env_id in MINATAR_IDS and not value_learner:
-        return f"the compiled loop runs {', '.join(VALUE_LEARNERS)} on {env_id}, not {agent}"
+    spec = AGENTS.get(agent)
+    if spec is None or not spec.compiled_program:
+        return f"{agent} has no compiled loop ({', '.join(compiled_agents())} have)"
+    if env_id in MINATAR_IDS and not spec.compiled_on_minatar:
+        return (f"the compiled loop runs {', '.join(compiled_agents(minatar=True))} on "
+                f"{env_id}, not {agent}")  # fmt: skip
     refused = {
         "q_network": "a Q-network of your own",
         "actor": "an actor of your own",

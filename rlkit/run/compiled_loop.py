@@ -27,11 +27,10 @@ from typing import Any
 
 import numpy as np
 
+from rlkit.agents.registry import AGENTS, load
 from rlkit.envs.tf import make_tf_env
 from rlkit.run.compiled_choice import ProgramState
-from rlkit.run.compiled_ddpg import DDPGProgram
-from rlkit.run.compiled_dqn import DQNProgram
-from rlkit.run.compiled_program import ChunkOutput
+from rlkit.run.compiled_program import ChunkOutput, CompiledProgram
 from rlkit.run.folder import RunFolder
 from rlkit.run.hooks.base import Hook, LoopContext
 from rlkit.run.hooks.checkpointing import CheckpointHook
@@ -95,8 +94,10 @@ class CompiledTrainer:
         self.hooks.extend(hooks)
         self._active = self.hooks  # and a session's own hooks while run() runs
         chunk = max(1, int(chunk_steps) // self.num_envs)
-        program = DDPGProgram if agent.name == "ddpg" else DQNProgram
-        self.program = program(agent, make_tf_env(env_id), self.num_envs, self.seed, chunk)
+        program = load(AGENTS[agent.name].compiled_program)  # the registry names it
+        self.program: CompiledProgram = program(
+            agent, make_tf_env(env_id), self.num_envs, self.seed, chunk
+        )
         if restored is not None:
             self.program.load_state_dict(restored.env.arrays)
         #: what a checkpoint keeps in place of the environment (:meth:`env_to_save`)

@@ -53,11 +53,7 @@ def variant_name(agent: str, config: Any = None) -> str:
     rebuilds the agent: this is a name only.
     """
     spec = AGENTS.get(agent)
-    for key, name in spec.variants if spec is not None else ():
-        value = config.get(key) if isinstance(config, Mapping) else getattr(config, key, None)
-        if value is True:
-            return name
-    return agent
+    return spec.variant_of(config) if spec is not None else agent
 
 
 def plan(
@@ -112,7 +108,12 @@ def plan(
             picked = presets.lookup(spec.name, str(chosen))
         else:
             env_id = env or file_run.get("env") or spec.default_env
-            picked = presets.for_env(spec.name, env_id, variant=alias if alias != agent else None)
+            picked = presets.for_env(
+                spec.name,
+                env_id,
+                variant=alias if alias != agent else None,
+                families=spec.preset_families,
+            )
     if picked is not None:  # under the config file: a run's own config.toml wins
         file_run = {**{k: v for k, v in picked.run.items() if k != "agent"}, **file_run}
         file_agent = {**picked.agent_config, **file_agent}
@@ -183,13 +184,23 @@ _SPACES: dict[tuple[str, str, int | None], tuple[Any, Any]] = {}
 
 
 def check_env(settings: RunConfig, spec: AgentSpec) -> None:
-    """What :func:`make_envs` checks of a run's environment, for :func:`plan`: UsageError for
-    an unknown id, an id whose package is missing or arguments its constructor refuses.
+    """What :func:`make_envs` checks of a run's environment, for :func:`plan` (one check,
+    whichever door a run comes in by: ``rlkit train``, sweeps, tunes, Python): UsageError
+    for an unknown id, an id whose package is missing, arguments its constructor refuses,
+    spaces the agent cannot handle (``spec.check_spaces``), or ``num_envs`` for an agent
+    that learns from whole episodes.
 
     The environment is made (and closed) once per id, arguments and registration in a
     process. (gymnasium is imported here; TensorFlow only for rlkit's TensorFlow
     environments, ``rlkit/...``, whose making needs it.)"""
-    _spaces(settings.env, settings.env_kwargs)
+    spec.check_spaces(*_spaces(settings.env, settings.env_kwargs), settings.env)
+    _check_num_envs(settings, spec)
+
+
+def _check_num_envs(settings: RunConfig, spec: AgentSpec) -> None:
+    """UsageError for ``num_envs > 1`` with an agent that cannot train on a vector env."""
+    if settings.num_envs > 1 and not spec.vector_envs:
+        raise UsageError(f"{spec.name} learns on-policy from whole episodes: drop --num-envs")
 
 
 def _spaces(env_id: str, env_kwargs: Mapping[str, Any]) -> tuple[Any, Any]:
@@ -218,7 +229,6 @@ def make_envs(settings: RunConfig, spec: AgentSpec):
     spec.check_spaces(env.observation_space, env.action_space, settings.env)
     if settings.num_envs == 1:
         return env
-    if not spec.vector_envs:
-        raise UsageError(f"{spec.name} learns on-policy from whole episodes: drop --num-envs")
     env.close()
+    _check_num_envs(settings, spec)
     return make_vector_env(settings.env, settings.num_envs, **settings.env_kwargs)

@@ -15,6 +15,7 @@ one picked with ``--preset``. Nothing here imports TensorFlow.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -93,14 +94,6 @@ def lookup(agent: str, name: str) -> Preset:
     raise UsageError(f"unknown preset {name!r} for {agent}; valid: {valid}, or none")
 
 
-#: (agent, env id prefix) -> the preset a whole family of environments uses by itself
-FAMILIES = {("dqn", "ALE/"): "dqn3", ("dqn", "MinAtar/"): "minatar",
-            ("rainbow", "MinAtar/"): "minatar", ("qrdqn", "MinAtar/"): "minatar",
-            ("iqn", "MinAtar/"): "minatar",
-            ("rainbow", "ALE/"): "atari", ("c51", "ALE/"): "atari",
-            ("qrdqn", "ALE/"): "atari", ("iqn", "ALE/"): "atari"}  # fmt: skip
-
-
 def gymnasium_twin(env_id: str) -> str:
     """The gymnasium or minatar id an rlkit TensorFlow environment equals step for step
     (``rlkit/CartPole-v1`` -> ``CartPole-v1``, ``rlkit/MinAtar-Breakout-v0`` ->
@@ -110,18 +103,26 @@ def gymnasium_twin(env_id: str) -> str:
     return env_id.removeprefix("rlkit/")
 
 
-def for_env(agent: str, env_id: str, variant: str | None = None) -> Preset | None:
+def for_env(
+    agent: str,
+    env_id: str,
+    variant: str | None = None,
+    families: Mapping[str, str] | None = None,
+) -> Preset | None:
     """The preset ``rlkit train AGENT --env ENV_ID`` uses by itself, if one is shipped: the
     one named after the environment (``<env>-<variant>`` first for a variant: ``rlkit train
     td3`` picks ``ddpg/Pendulum-v1-td3``), else its family's (``ALE/*``: dqn3, or Dopamine's
     Atari gin for the distributional agents; ``MinAtar/*``: minatar). An rlkit TensorFlow
-    environment takes the presets of the id it equals (:func:`gymnasium_twin`)."""
+    environment takes the presets of the id it equals (:func:`gymnasium_twin`).
+
+    ``families``: env id prefix -> preset, the agent's registry entry's
+    ``preset_families`` (``{"ALE/": "dqn3"}``; this layer does not read the registry)."""
     env_id = gymnasium_twin(env_id)
     stems = [f"{file_stem(env_id)}-{variant}"] if variant else []
     for stem in [*stems, file_stem(env_id)]:
         path = PRESETS_DIR / agent / f"{stem}.toml"
         if path.is_file():
             return load(path)
-    family = next((name for (a, prefix), name in FAMILIES.items()
-                   if a == agent and env_id.startswith(prefix)), None)  # fmt: skip
+    family = next((name for prefix, name in (families or {}).items()
+                   if env_id.startswith(prefix)), None)  # fmt: skip
     return lookup(agent, family) if family else None

@@ -8,6 +8,7 @@ and tests check that the docs quote the same ones. Nothing here imports TensorFl
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from rlkit.config import presets as shipped
@@ -97,14 +98,19 @@ def short_steps(steps: int) -> str:
     return str(steps)
 
 
-def rows(agent: str | None = None) -> list[dict[str, str]]:
-    """One row per shipped preset (of ``agent``), by column name."""
+def rows(
+    agent: str | None = None, families: Mapping[str, Mapping[str, str]] | None = None
+) -> list[dict[str, str]]:
+    """One row per shipped preset (of ``agent``), by column name. ``families``: agent ->
+    its registry entry's ``preset_families`` (a family preset's env column: ``ALE/*``)."""
+    families = families or {}
     results = load_results()
     out = []
     for p in shipped.presets(agent):
         r = results.get(p.name) or PresetResult(p.name, source="-")
-        family = next((prefix + "*" for (a, prefix), name in shipped.FAMILIES.items()
-                       if a == p.agent and name == p.name.split("/", 1)[1]), None)  # fmt: skip
+        stem = p.name.split("/", 1)[1]
+        family = next((prefix + "*" for prefix, name in families.get(p.agent, {}).items()
+                       if name == stem), None)  # fmt: skip
         out.append({
             "preset": p.name,
             "env": p.env or family or r.envs or "any",
