@@ -13,7 +13,7 @@ import pytest
 
 from rlkit.core.errors import UsageError
 from rlkit.run import experiment
-from tests.integration.test_new_user_promises import train_finished_run
+from tests.integration.test_new_user_promises import refused, train_finished_run
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -88,3 +88,19 @@ def test_4_real_hooks_still_pass():
     assert experiment.check_hooks(mine) == mine
     assert experiment.check_hooks(h for h in mine) == mine  # any iterable, once
     assert experiment.check_hooks(()) == []
+
+
+# -- 14: one check of the environment, from the CLI and from plan ---------------------------------
+def test_14_plan_refuses_what_train_refuses(capsys, tmp_path):
+    with pytest.raises(UsageError) as exc:
+        experiment.plan("rainbow", env="Pendulum-v1")
+    line = refused(capsys, "train", "rainbow", "--env", "Pendulum-v1", "--out", tmp_path / "r")
+    assert line == f"rlkit: error: {one_line(exc)}"
+    assert "discrete" in line
+    assert not (tmp_path / "r").exists()
+
+
+def test_14_plan_refuses_num_envs_for_an_on_policy_agent():
+    with pytest.raises(UsageError) as exc:
+        experiment.plan("reinforce", "CartPole-v1", num_envs=2)
+    assert "drop --num-envs" in one_line(exc)
