@@ -106,3 +106,15 @@ class RainbowConfig(C51Config):
                               unit_interval)  # fmt: skip
     eps_end: float = option(0.0, "final exploration epsilon (0: the noise explores)",
                             unit_interval)  # fmt: skip
+
+    def cross_check(self) -> str | None:
+        """Without noisy networks something else must explore: epsilon (the mirror of
+        DQN's noisy networks with an epsilon, refused there)."""
+        if not self.noisy and self.eps_start == 0 and self.eps_end == 0:
+            return (
+                "noisy=false leaves rainbow nothing to explore with (its epsilon is 0 -> 0: "
+                "the noise explored); set eps_start and eps_end, e.g. eps_start=1 "
+                "eps_end=0.01 as Dopamine's Rainbow (eps_anneal_steps or eps_anneal_fraction: "
+                "over how long)"
+            )
+        return super().cross_check()

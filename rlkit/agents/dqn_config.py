@@ -251,9 +251,10 @@ def anneal_start(config: DQNConfig) -> int:
 
 
 def describe_schedules(config: DQNConfig, steps: int = 0, episodes: int = 0) -> list[str]:
-    """One phrase per annealed schedule (epsilon; the learning rate unless constant), as
-    the run's first lines print them (:mod:`rlkit.config.schedule_fractions`)."""
-    lines = [epsilon_phrase(config, steps, episodes)]
+    """One phrase per annealed schedule (epsilon, unless noisy networks explore instead;
+    the learning rate unless constant), as the run's first lines print them
+    (:mod:`rlkit.config.schedule_fractions`)."""
+    lines = [] if config.noisy else [epsilon_phrase(config, steps, episodes)]
     if config.lr_anneal_steps > 0 and config.learning_rate_end >= 0:
         rates = f"{config.learning_rate:g} -> {config.learning_rate_end:g}"
         lines.append(learning_rate_phrase(rates, config, steps, episodes))

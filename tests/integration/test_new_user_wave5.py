@@ -104,3 +104,27 @@ def test_14_plan_refuses_num_envs_for_an_on_policy_agent():
     with pytest.raises(UsageError) as exc:
         experiment.plan("reinforce", "CartPole-v1", num_envs=2)
     assert "drop --num-envs" in one_line(exc)
+
+
+# -- 7: Rainbow without noisy nets and without epsilon never explores -----------------------------
+def test_7_rainbow_without_noise_or_epsilon_is_refused(capsys, tmp_path):
+    line = refused(capsys, "train", "rainbow", "--set", "noisy=false", "--out", tmp_path / "r",
+                   message="eps_start")  # fmt: skip
+    assert "noisy=false" in line and "eps_end" in line
+    assert not (tmp_path / "r").exists()
+    with pytest.raises(UsageError, match="eps_start"):
+        experiment.plan("rainbow", overrides={"noisy": False})
+    fine = experiment.plan("rainbow", overrides=["noisy=false", "eps_start=1", "eps_end=0.01"])
+    assert not fine.agent_config.noisy and fine.agent_config.eps_start == 1
+
+
+def test_7_a_noisy_agent_describes_no_epsilon_schedule():
+    rainbow = experiment.plan("rainbow", "CartPole-v1")
+    lines = rainbow.spec.describe_schedules(rainbow.agent_config, 10_000, 0)
+    assert not any(line.startswith("epsilon") for line in lines), lines
+    plain = experiment.plan("rainbow", overrides=["noisy=false", "eps_start=1"])
+    lines = plain.spec.describe_schedules(plain.agent_config, 10_000, 0)
+    assert any(line.startswith("epsilon 1 -> 0") for line in lines), lines
+    noisy_dqn = experiment.plan("dqn", overrides=["noisy=true", "eps_start=0", "eps_end=0"])
+    lines = noisy_dqn.spec.describe_schedules(noisy_dqn.agent_config, 10_000, 0)
+    assert not any(line.startswith("epsilon") for line in lines), lines
