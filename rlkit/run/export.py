@@ -10,13 +10,14 @@ run's protocol (its evaluation episodes and environment arguments, kept in the m
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
 from rlkit.agents.export import CHECK_OBSERVATIONS, ExportResult, check_request
 from rlkit.core import seeding
 from rlkit.core.errors import UsageError
-from rlkit.run.folder import RunFolder
+from rlkit.run.folder import RunFolder, first_missing, remove_made_folders
 
 MODELS = ("best", "final")
 #: checkpoints larger than this (bytes, all together) are not loaded for their replay
@@ -50,7 +51,7 @@ def export(
     notes = [] if notes is None else notes
     if model not in MODELS:
         raise UsageError(f"unknown model {model!r}: use best or final")
-    out = check_request(out, format, quantize)
+    out = check_destination(check_request(out, format, quantize))
     if not isinstance(source, (str, os.PathLike)):  # an agent
         return exporting.export(source, out, format, quantize, env=env,
                                 check_observations=check_observations)  # fmt: skip
@@ -66,6 +67,33 @@ def export(
     )  # fmt: skip
     result.lines[:0] = notes
     return result
+
+
+def check_destination(out: str | os.PathLike) -> Path:
+    """``out`` as a Path when the export folder can be made there; UsageError in one line
+    when not: a file or a folder that holds files, a path under a file, or a place where
+    no folder can be made or written (``/proc/...``, ``/sys/...``, read-only, no
+    permission). Checked as ``rlkit train`` checks its run folder's place, by making the
+    folders (and a temporary one where the export's will go), before TensorFlow loads;
+    what the check made is removed again."""
+    out = Path(out)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise UsageError(f"--out {out} exists and is not an empty folder: give a new one")
+    above = next((p for p in out.parents if p.exists()), None)
+    if above is not None and not above.is_dir():
+        raise UsageError(f"--out {out}: {above} is a file, not a folder; choose another --out")
+    made = first_missing(out)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        probe = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+        probe.rmdir()
+    except OSError as exc:
+        raise UsageError(
+            f"cannot make the export folder {out}: {exc.strerror or exc}; choose another --out"
+        ) from None
+    finally:
+        remove_made_folders(out, made)
+    return out
 
 
 def _load(path: Path, model: str, env_id: str | None, notes: list[str], networks: dict):

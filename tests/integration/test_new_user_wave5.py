@@ -7,6 +7,8 @@ from Python, :class:`rlkit.core.errors.UsageError` with one clear line.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -128,3 +130,47 @@ def test_7_a_noisy_agent_describes_no_epsilon_schedule():
     noisy_dqn = experiment.plan("dqn", overrides=["noisy=true", "eps_start=0", "eps_end=0"])
     lines = noisy_dqn.spec.describe_schedules(noisy_dqn.agent_config, 10_000, 0)
     assert not any(line.startswith("epsilon") for line in lines), lines
+
+
+# -- 9: an export destination that cannot be written: one line, before TensorFlow -----------------
+@pytest.mark.parametrize(
+    ("out", "message"),
+    [
+        ("/proc/nope", "cannot make the export folder /proc/nope"),
+        ("a-file.txt/sub", "a-file.txt is a file, not a folder"),
+        ("/sys/nope/deeper", "cannot make the export folder /sys/nope/deeper"),
+    ],
+)
+def test_9_export_refuses_a_destination_it_cannot_make(capsys, tmp_path, monkeypatch, out, message):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a-file.txt").write_text("mine")
+    run = tmp_path / "run"
+    run.mkdir()
+    refused(capsys, "export", run, "--out", out, message=message)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file.txt", "run"]
+    assert (tmp_path / "a-file.txt").read_text() == "mine"
+
+
+def test_9_export_refuses_an_unwritable_destination_without_tensorflow(tmp_path):
+    script = (
+        "import sys\n"
+        "from rlkit.cli.main import main\n"
+        f"status = main(['export', {str(tmp_path)!r}, '--out', '/proc/nope'])\n"
+        "assert 'tensorflow' not in sys.modules, 'TensorFlow was imported'\n"
+        "sys.exit(status)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          cwd=REPO, timeout=120)  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().startswith("rlkit: error: cannot make the export folder")
+
+
+def test_9_the_python_export_refuses_it_too(tmp_path):
+    from rlkit.run.export import check_destination
+
+    (tmp_path / "f").write_text("")
+    with pytest.raises(UsageError) as exc:
+        check_destination(tmp_path / "f" / "sub")
+    assert "is a file, not a folder" in one_line(exc)
+    assert check_destination(tmp_path / "new" / "deeper") == tmp_path / "new" / "deeper"
+    assert not (tmp_path / "new").exists()  # the probe leaves nothing
