@@ -68,5 +68,7 @@ def export(path, out, model, format_, quantize, env_id) -> int:
         click.echo(line, err=True)
     size = result.size_bytes
     shown = f"{size / 1e6:.1f} MB" if size >= 1e6 else f"{size / 1e3:.1f} kB"
-    click.echo(f"exported {result.metadata['variant']} ({result.format}, {shown}) to {out}")
+    which = result.metadata.get("model", "")
+    source = f" (the model of {which})" if which.startswith("checkpoint") else ""
+    click.echo(f"exported {result.metadata['variant']} ({result.format}, {shown}) to {out}{source}")
     return 0

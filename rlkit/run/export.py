@@ -38,7 +38,8 @@ def export(
     """Export the greedy policy of ``source`` into the new (or empty) folder ``out``.
 
     ``source``: a run folder (its ``model``: ``"best"``, else the final one when the run
-    kept no best; or ``"final"``), a saved agent's folder, or an agent object. ``env``: the
+    kept no best; or ``"final"``; a run stopped before it saved one: its newest
+    checkpoint's model, said in ``notes``), a saved agent's folder, or an agent object. ``env``: the
     environment id the check plays (default: the run's; a saved agent's folder without
     it is checked on draws from its observation space). ``networks``: a network of one's
     own given as a Python object when the agent was made, as :func:`rlkit.load` takes it.
@@ -111,19 +112,42 @@ def _load(path: Path, model: str, env_id: str | None, notes: list[str], networks
     folder = RunFolder(path)
     run, _ = folder.read_config()
     best = model == "best" and folder.has_model(best=True)
-    if model == "best" and not best:
-        notes.append(f"{path} kept no best model (trained without evaluations): its final one")
-    if not folder.has_model(best=best):
-        raise UsageError(
-            f"{path} has no {'best' if model == 'best' else 'final'} model to export (the run "
-            "stopped before saving one)"
-        )
-    agent = rlkit.load(folder.best_dir if best else folder.model_dir, **networks)
+    if folder.has_model(best=best):
+        if model == "best" and not best:
+            notes.append(f"{path} kept no best model (trained without evaluations): its final one")
+        agent = rlkit.load(folder.best_dir if best else folder.model_dir, **networks)
+        which = "best" if best else "final"
+    else:  # stopped (Ctrl-C) before it saved one: its newest checkpoint holds the model
+        agent, which = _newest_checkpoint_model(folder, model, networks, notes)
     kwargs = run.env_kwargs if env_id in (None, run.env) else {}
     evaluation = {"episodes": run.eval_episodes, "seed": seeding.final_eval_seed(run.seed)}
-    extra = {"evaluation": evaluation, "env_kwargs": kwargs,
-             "model": "best" if best else "final"}  # fmt: skip
+    extra = {"evaluation": evaluation, "env_kwargs": kwargs, "model": which}
     return agent, env_id or run.env, extra, _replay(folder, notes)
+
+
+def _newest_checkpoint_model(folder: RunFolder, model: str, networks: dict, notes: list[str]):
+    """``(agent, "checkpoint step-N")``: the model of a stopped run's newest checkpoint, for
+    a run that saved no ``model`` yet (said in ``notes``); UsageError when it has none
+    either."""
+    from rlkit.run.checkpoint import checkpoint_model_dir, latest_checkpoint
+
+    wanted = "best or final" if model == "best" else "final"
+    if not folder.has_checkpoints():
+        missing = "best model, no final model" if model == "best" else "final model"
+        raise UsageError(
+            f"{folder.path} has no {missing} and no checkpoint: nothing to export (the run "
+            "stopped before its first checkpoint)"
+        )
+    checkpoint = latest_checkpoint(folder)
+    import rlkit
+
+    agent = rlkit.load(checkpoint_model_dir(checkpoint), **networks)
+    notes.append(
+        f"{folder.path} has no {wanted} model (the run stopped before saving one): exporting "
+        f"the model of its newest checkpoint, {checkpoint.name} (rlkit resume {folder.path} "
+        "trains it on)"
+    )
+    return agent, f"checkpoint {checkpoint.name}"
 
 
 def _replay(folder: RunFolder, notes: list[str]):

@@ -7,6 +7,8 @@ from Python, :class:`rlkit.core.errors.UsageError` with one clear line.
 
 from __future__ import annotations
 
+import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +17,7 @@ import pytest
 
 from rlkit.core.errors import UsageError
 from rlkit.run import experiment
-from tests.integration.test_new_user_promises import refused, train_finished_run
+from tests.integration.test_new_user_promises import cli, refused, train_finished_run
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -174,3 +176,23 @@ def test_9_the_python_export_refuses_it_too(tmp_path):
     assert "is a file, not a folder" in one_line(exc)
     assert check_destination(tmp_path / "new" / "deeper") == tmp_path / "new" / "deeper"
     assert not (tmp_path / "new").exists()  # the probe leaves nothing
+
+
+# -- 10: a run stopped before its first model: export its newest checkpoint's ---------------------
+@pytest.mark.slow
+@pytest.mark.parametrize("model", ["best", "final"])
+def test_10_export_of_a_stopped_run_takes_its_newest_checkpoint(capsys, tmp_path, finished_run,
+                                                                model):  # fmt: skip
+    run = tmp_path / finished_run.name
+    shutil.copytree(finished_run, run)
+    for name in ("model", "best"):
+        shutil.rmtree(run / name)
+    (run / "summary.json").unlink()
+    out = tmp_path / "export"
+    status, stdout, err = cli(capsys, "export", run, "--out", out, "--model", model)
+    assert status == 0, err
+    newest = sorted((run / "checkpoints").glob("step-*"))[-1]
+    assert "newest checkpoint" in err and newest.name in err
+    assert f"(the model of checkpoint {newest.name})" in stdout.strip().splitlines()[-1]
+    meta = json.loads((out / "rlkit_export.json").read_text())
+    assert meta["model"] == f"checkpoint {newest.name}"
