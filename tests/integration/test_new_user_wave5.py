@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import gymnasium as gym
 import pytest
 
 from rlkit.core.errors import UsageError
@@ -196,3 +197,33 @@ def test_10_export_of_a_stopped_run_takes_its_newest_checkpoint(capsys, tmp_path
     assert f"(the model of checkpoint {newest.name})" in stdout.strip().splitlines()[-1]
     meta = json.loads((out / "rlkit_export.json").read_text())
     assert meta["model"] == f"checkpoint {newest.name}"
+
+
+# -- 13: rlkit.agents.TD3, from the registry's aliases ---------------------------------------------
+def test_13_td3_is_a_ddpg_with_td3_on():
+    import rlkit
+    from rlkit.agents.registry import ALIASES
+
+    assert "TD3" in rlkit.agents.__all__
+    for name in ALIASES:
+        assert name.upper() in rlkit.agents.__all__
+    td3 = rlkit.agents.TD3.from_env("Pendulum-v1", seed=1, actor_hidden_sizes=(8,),
+                                    critic_hidden_sizes=(8,), jit_compile=False)  # fmt: skip
+    assert isinstance(td3, rlkit.agents.DDPG) and td3.config.td3
+    assert isinstance(td3, rlkit.agents.TD3)
+    assert not isinstance(rlkit.agents.DDPG.from_env("Pendulum-v1", actor_hidden_sizes=(8,),
+                          critic_hidden_sizes=(8,)), rlkit.agents.TD3)  # fmt: skip
+    env = gym.make("Pendulum-v1")
+    made = rlkit.agents.TD3(env.observation_space, env.action_space, actor_hidden_sizes=(8,),
+                            critic_hidden_sizes=(8,))  # fmt: skip
+    assert type(made) is rlkit.agents.DDPG and made.config.td3
+    with pytest.raises(UsageError) as exc:
+        rlkit.agents.TD3.from_env("Pendulum-v1", td3=False)
+    assert "rlkit.agents.DDPG" in one_line(exc)
+
+
+def test_13_unknown_names_still_say_so():
+    import rlkit
+
+    with pytest.raises(AttributeError, match="no attribute 'TD4'"):
+        rlkit.agents.TD4  # noqa: B018
