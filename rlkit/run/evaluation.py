@@ -13,8 +13,11 @@ from rlkit.core.errors import UsageError
 def evaluate(agent, env, episodes: int = 10, seed: int | None = None) -> tuple[float, float]:
     """Mean and standard deviation of the return of ``episodes`` greedy episodes.
 
-    ``env``: an environment, or its id (made with :func:`rlkit.make_env`, for evaluation).
-    ``seed`` seeds the first reset (later resets continue the env's generator).
+    ``env``: an environment, or its id (made with :func:`rlkit.make_env`, for evaluation),
+    or a gymnasium vector env that resets its sub-environments itself (``gym.make_vec``:
+    the episodes are shared out among them, the agent acting on all at once).
+    ``seed`` seeds the first reset (later resets continue the env's generator; a vector
+    env's sub-environment ``i`` gets ``seed + i``).
     """
     env = env_of(env, training=False)
     check_fits(agent, env)
@@ -91,6 +94,8 @@ def episode_returns(
     """
     if episodes <= 0:
         raise ValueError(f"episodes must be > 0, got {episodes}")
+    if is_vector_env(env):
+        return _vector_episode_returns(agent, env, episodes, seed, should_stop)
     returns = []
     obs, _ = env.reset(seed=seed)
     for _ in range(episodes):
@@ -104,6 +109,50 @@ def episode_returns(
         returns.append(total)
         obs, _ = env.reset()
     return returns
+
+
+def is_vector_env(env: Any) -> bool:
+    """Is ``env`` a gymnasium vector env (``num_envs`` sub-environments stepped together)?"""
+    return hasattr(env, "num_envs") and hasattr(env, "single_action_space")
+
+
+def _vector_episode_returns(
+    agent, env, episodes: int, seed: int | None, should_stop: Callable[[], bool] | None
+) -> list[float]:
+    """:func:`episode_returns` on a vector env: sub-environment ``i`` plays ``(episodes + i)
+    // num_envs`` of the episodes (a fixed share each, so that short episodes do not crowd
+    out long ones: Stable-Baselines3's ``evaluate_policy`` does the same), the agent acting
+    on all observations at once. A sub-environment's next episode starts by itself: in the
+    step its episode ends (``SAME_STEP``) or the step after (``NEXT_STEP``, gymnasium's
+    default, whose reset step has no reward)."""
+    import gymnasium as gym
+
+    modes = gym.vector.AutoresetMode
+    mode = env.metadata.get("autoreset_mode", modes.NEXT_STEP)
+    if mode not in (modes.NEXT_STEP, modes.SAME_STEP):
+        raise UsageError(
+            f"this vector env does not reset its sub-environments itself (autoreset_mode "
+            f"{getattr(mode, 'name', mode)}): evaluate on one environment, or on a vector env "
+            "with autoreset NEXT_STEP (gymnasium's default) or SAME_STEP"
+        )
+    count = env.num_envs
+    wanted = [(episodes + i) // count for i in range(count)]
+    found: list[list[float]] = [[] for _ in range(count)]
+    totals = np.zeros(count)
+    resetting = np.zeros(count, dtype=bool)  # NEXT_STEP: this step only resets them
+    obs, _ = env.reset(seed=seed)
+    while any(len(found[i]) < wanted[i] for i in range(count)):
+        if should_stop is not None and should_stop():
+            raise EvaluationStopped
+        obs, rewards, terminated, truncated, _ = env.step(agent.act(obs, explore=False))
+        ended = np.logical_or(terminated, truncated) & ~resetting
+        totals += np.where(resetting, 0.0, np.asarray(rewards, dtype=np.float64))
+        for i in np.flatnonzero(ended):
+            if len(found[i]) < wanted[i]:
+                found[i].append(float(totals[i]))
+            totals[i] = 0.0
+        resetting = ended if mode == modes.NEXT_STEP else resetting
+    return [r for returns in found for r in returns]
 
 
 def episodes_phrase(episodes: int, epsilon: float = 0.0) -> str:

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import gymnasium as gym
+import numpy as np
 import pytest
 
 from rlkit.core.errors import UsageError
@@ -227,3 +228,34 @@ def test_13_unknown_names_still_say_so():
 
     with pytest.raises(AttributeError, match="no attribute 'TD4'"):
         rlkit.agents.TD4  # noqa: B018
+
+
+# -- 15: evaluate on a vector environment ----------------------------------------------------------
+def _vector_env(mode: str):
+    if mode == "make_vec":  # CartPole's own vector env (NEXT_STEP), as the issue made it
+        return gym.make_vec("CartPole-v1", 2)
+    autoreset = getattr(gym.vector.AutoresetMode, mode.upper())
+    return gym.make_vec("CartPole-v1", 2, vectorization_mode="sync",
+                        vector_kwargs={"autoreset_mode": autoreset})  # fmt: skip
+
+
+@pytest.mark.parametrize("mode", ["make_vec", "next_step", "same_step"])
+def test_15_evaluate_plays_a_vector_env(small_agent, mode):
+    import rlkit
+    from rlkit.run.evaluation import episode_returns
+
+    returns = episode_returns(small_agent, _vector_env(mode), 5, seed=7)
+    assert len(returns) == 5
+    # sub-environment i is seeded seed + i: its first episode is a single env's with that seed
+    first = [episode_returns(small_agent, gym.make("CartPole-v1"), 1, seed=s)[0] for s in (7, 8)]
+    assert first[0] in returns and first[1] in returns
+    mean, std = rlkit.evaluate(small_agent, _vector_env(mode), episodes=3, seed=7)
+    assert np.isfinite(mean) and np.isfinite(std) and mean > 0
+
+
+def test_15_a_vector_env_without_autoreset_is_refused_in_one_line(small_agent):
+    import rlkit
+
+    with pytest.raises(UsageError) as exc:
+        rlkit.evaluate(small_agent, _vector_env("disabled"), episodes=2)
+    assert "autoreset" in one_line(exc)
