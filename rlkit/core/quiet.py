@@ -2,10 +2,12 @@
 
 TensorFlow's native start-up lines (oneDNN notes, CUDA probes on a CPU machine such as
 ``E0000 ... failed call to cuInit``) bypass Python logging and partly ignore
-``TF_CPP_MIN_LOG_LEVEL``. ``import rlkit`` arranges that TensorFlow's first import (and
-its first device probe) runs with the process's stderr silenced, unless the user asked
-for TensorFlow's logs by setting ``TF_CPP_MIN_LOG_LEVEL`` or ``RLKIT_TF_LOGS=1``
-themselves. Python exceptions still propagate normally.
+``TF_CPP_MIN_LOG_LEVEL``: its usual ``3`` still lets six of them through, written before
+TensorFlow's logging reads it. ``import rlkit`` arranges that TensorFlow's first import
+(and its first device probe) runs with the process's stderr silenced, whatever
+``TF_CPP_MIN_LOG_LEVEL`` says (a user who set it asked for quiet; the level they set is
+kept for TensorFlow's later lines), unless they asked for TensorFlow's logs with
+``RLKIT_TF_LOGS=1``. Python exceptions still propagate normally.
 """
 
 from __future__ import annotations
@@ -60,7 +62,8 @@ def _probe_devices() -> None:
 
 
 def user_wants_tf_logs() -> bool:
-    return "TF_CPP_MIN_LOG_LEVEL" in os.environ or os.environ.get("RLKIT_TF_LOGS") == "1"
+    """Did the user ask to see TensorFlow's start-up lines (``RLKIT_TF_LOGS=1``)?"""
+    return os.environ.get("RLKIT_TF_LOGS") == "1"
 
 
 def import_tensorflow_quietly() -> None:
@@ -86,14 +89,18 @@ def quiet_tensorflow_when_it_loads() -> None:
 @contextlib.contextmanager
 def _quiet_import():
     """TensorFlow's first import: its C++ logging reads ``TF_CPP_MIN_LOG_LEVEL`` once, as it
-    loads, so the level is set for that moment only (the user set none: else nothing here
-    runs) and the process's environment is left as it was, for the user's own subprocesses."""
+    loads, so where the user set none the level is 2 for that moment only, and the
+    process's environment is left as it was, for the user's own subprocesses (a level the
+    user set is theirs: kept)."""
     if user_wants_tf_logs():  # (asked for since rlkit was imported)
         yield
         return
-    os.environ["TF_CPP_MIN_LOG_LEVEL"] = "2"
+    own_level = "TF_CPP_MIN_LOG_LEVEL" in os.environ
+    if not own_level:
+        os.environ["TF_CPP_MIN_LOG_LEVEL"] = "2"
     try:
         with silenced_stderr():
             yield
     finally:
-        os.environ.pop("TF_CPP_MIN_LOG_LEVEL", None)
+        if not own_level:
+            os.environ.pop("TF_CPP_MIN_LOG_LEVEL", None)

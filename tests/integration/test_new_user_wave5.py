@@ -8,6 +8,8 @@ from Python, :class:`rlkit.core.errors.UsageError` with one clear line.
 from __future__ import annotations
 
 import json
+import os
+import re
 import shutil
 import subprocess
 import sys
@@ -259,3 +261,39 @@ def test_15_a_vector_env_without_autoreset_is_refused_in_one_line(small_agent):
     with pytest.raises(UsageError) as exc:
         rlkit.evaluate(small_agent, _vector_env("disabled"), episodes=2)
     assert "autoreset" in one_line(exc)
+
+
+# -- 16: TF_CPP_MIN_LOG_LEVEL quiets, it does not bring TensorFlow's lines back -------------------
+def test_16_only_rlkit_tf_logs_asks_for_tensorflows_lines(monkeypatch):
+    from rlkit.core.quiet import user_wants_tf_logs
+
+    monkeypatch.delenv("RLKIT_TF_LOGS", raising=False)
+    for level in ("0", "2", "3"):
+        monkeypatch.setenv("TF_CPP_MIN_LOG_LEVEL", level)
+        assert not user_wants_tf_logs()
+    monkeypatch.setenv("RLKIT_TF_LOGS", "1")
+    assert user_wants_tf_logs()
+
+
+def _train_stderr(tmp_path: Path, name: str, **env: str) -> list[str]:
+    """A real ``rlkit train``'s stderr lines, run folders and figures blanked out."""
+    base = {k: v for k, v in os.environ.items()
+            if k not in ("TF_CPP_MIN_LOG_LEVEL", "RLKIT_TF_LOGS")}  # fmt: skip
+    (tmp_path / name).mkdir()
+    done = subprocess.run(
+        [sys.executable, "-m", "rlkit.cli.main", "train", "dqn", "--env", "CartPole-v1",
+         "--steps", "300", "--eval-every", "0", "--quiet", "--out", "runs"],
+        capture_output=True, text=True, cwd=tmp_path / name, env={**base, **env}, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return [re.sub(r"\d+", "N", line) for line in done.stderr.splitlines()]
+
+
+@pytest.mark.slow
+def test_16_a_real_run_is_as_quiet_with_tf_cpp_min_log_level(tmp_path):
+    plain = _train_stderr(tmp_path, "plain")
+    leveled = _train_stderr(tmp_path, "leveled", TF_CPP_MIN_LOG_LEVEL="3")
+    assert leveled == plain
+    assert not any("oneDNN" in line or "absl" in line for line in plain)
+    asked = _train_stderr(tmp_path, "asked", TF_CPP_MIN_LOG_LEVEL="3", RLKIT_TF_LOGS="1")
+    assert any("absl::InitializeLog" in line or ".cc:" in line for line in asked), asked
