@@ -53,11 +53,7 @@ def variant_name(agent: str, config: Any = None) -> str:
     rebuilds the agent: this is a name only.
     """
     spec = AGENTS.get(agent)
-    for key, name in spec.variants if spec is not None else ():
-        value = config.get(key) if isinstance(config, Mapping) else getattr(config, key, None)
-        if value is True:
-            return name
-    return agent
+    return spec.variant_of(config) if spec is not None else agent
 
 
 def plan(
@@ -112,7 +108,12 @@ def plan(
             picked = presets.lookup(spec.name, str(chosen))
         else:
             env_id = env or file_run.get("env") or spec.default_env
-            picked = presets.for_env(spec.name, env_id, variant=alias if alias != agent else None)
+            picked = presets.for_env(
+                spec.name,
+                env_id,
+                variant=alias if alias != agent else None,
+                families=spec.preset_families,
+            )
     if picked is not None:  # under the config file: a run's own config.toml wins
         file_run = {**{k: v for k, v in picked.run.items() if k != "agent"}, **file_run}
         file_agent = {**picked.agent_config, **file_agent}
