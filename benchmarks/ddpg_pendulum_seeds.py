@@ -1,4 +1,5 @@
-"""Does `rlkit train ddpg --env Pendulum-v1` learn the swing-up for most seeds?
+"""Does `rlkit train ddpg --env Pendulum-v1` (or sac: --agent sac) learn the swing-up for most
+seeds?
 
 Runs what the CLI runs (rlkit.run.experiment): DDPG with the built-in defaults (plus any
 --set overrides) for 20,000 steps on each seed, evaluates the greedy policy for 10
@@ -10,6 +11,7 @@ strongly on the start, so it tells policy quality apart from the luck of 10 star
     python -m benchmarks.ddpg_pendulum_seeds                       # seeds 0-4, 1 process
     python -m benchmarks.ddpg_pendulum_seeds --set td3=true --eval-every 2000
     python -m benchmarks.ddpg_pendulum_seeds --env MountainCarContinuous-v0 --steps 50000
+    python -m benchmarks.ddpg_pendulum_seeds --agent sac --seeds 0-2   # rl-zoo's SAC preset
 """
 
 from __future__ import annotations
@@ -23,10 +25,11 @@ SOLVED = -200.0
 
 
 def run_seed(
-    seed: int, env_id: str, steps: int, overrides: dict[str, str], eval_every: int
-) -> dict:
+    seed: int, env_id: str, steps: int, overrides: dict[str, str], eval_every: int,
+    agent: str = "ddpg",
+) -> dict:  # fmt: skip
     result = run_as_cli(
-        "ddpg", env_id, seed, overrides, steps=steps, eval_every=eval_every, eval_episodes=10,
+        agent, env_id, seed, overrides, steps=steps, eval_every=eval_every, eval_episodes=10,
         wide_episodes=50,
     )  # fmt: skip
     result["mean"], result["std"] = result["final"]
@@ -37,6 +40,7 @@ def run_seed(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--agent", default="ddpg", help="ddpg (td3: --set td3=true) or sac")
     parser.add_argument("--env", default="Pendulum-v1")
     parser.add_argument("--seeds", default="0-4", help="e.g. 0-4 or 0,3,7")
     parser.add_argument("--steps", type=int, default=20_000)
@@ -51,10 +55,13 @@ def main() -> None:
     args = parser.parse_args()
     overrides = dict(pair.split("=", 1) for pair in args.set)
     seeds = parse_seeds(args.seeds)
-    print(f"DDPG {args.env}, {args.steps} steps, overrides {overrides or 'none'}, seeds {seeds}")
+    print(
+        f"{args.agent.upper()} {args.env}, {args.steps} steps, "
+        f"overrides {overrides or 'none'}, seeds {seeds}"
+    )
     with ProcessPoolExecutor(args.workers) as pool:
         futures = [
-            pool.submit(run_seed, s, args.env, args.steps, overrides, args.eval_every)
+            pool.submit(run_seed, s, args.env, args.steps, overrides, args.eval_every, args.agent)
             for s in seeds
         ]
         results = [f.result() for f in futures]

@@ -364,9 +364,9 @@ def list_presets(agent, long_) -> None:
     from rlkit.run.progress import terminal_width
 
     width = terminal_width(sys.stdout, fallback=200)
-    from rlkit.agents.registry import AGENTS
+    from rlkit.agents.registry import preset_families
 
-    table = results.rows(agent, {name: spec.preset_families for name, spec in AGENTS.items()})
+    table = results.rows(agent, preset_families())
     click.echo("\n".join(results.format_table(table, width)))
     notes = [*results.notes(table), "--long: each preset's full source; docs/presets.md: how"
              " each was measured"]  # fmt: skip

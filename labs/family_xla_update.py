@@ -51,9 +51,11 @@ C51_FROM_RAINBOW = {"n_step": 1, "prioritized": False}
 def preset_config(member: str) -> dict:
     """The agent table of the preset ``rlkit train MEMBER --env MinAtar/Breakout-v0`` uses
     (C51: Rainbow's with :data:`C51_FROM_RAINBOW`)."""
+    from rlkit.agents.registry import AGENTS
     from rlkit.config import presets
 
-    preset = presets.for_env("rainbow" if member == "c51" else member, ENV)
+    agent = "rainbow" if member == "c51" else member
+    preset = presets.for_env(agent, ENV, families=AGENTS[agent].preset_families)
     assert preset is not None, member
     config = dict(preset.agent_config)
     return config | C51_FROM_RAINBOW if member == "c51" else config

@@ -7,7 +7,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from rlkit.agents.registry import AGENTS, ALIASES
+from rlkit.agents.registry import AGENTS, ALIASES, agent_spec
 from rlkit.core.errors import UsageError
 
 #: class name -> module: the base class, and each registered agent's class
@@ -19,7 +19,7 @@ _CLASSES = {
 #: class name -> alias: ``"TD3"`` -> ``"td3"`` (each alias's name in capitals)
 _ALIAS_CLASSES = {name.upper(): name for name in ALIASES}
 
-__all__ = ["AGENTS", *_CLASSES, *_ALIAS_CLASSES]
+__all__ = ["AGENTS", "agent_spec", *_CLASSES, *_ALIAS_CLASSES]
 
 
 def __getattr__(name: str) -> Any:
@@ -41,7 +41,8 @@ class _AliasType(type):
         if settings is None:  # (the base, _Alias, itself)
             return super().__instancecheck__(obj)
         config = getattr(obj, "config", None)
-        return isinstance(obj, cls.agent_class()) and all(
+        agent_class = cls.agent_class()  # type: ignore[attr-defined]  # (_Alias's classmethod)
+        return isinstance(obj, agent_class) and all(
             getattr(config, key, None) == value for key, value in settings.items()
         )
 
@@ -66,7 +67,7 @@ class _Alias(metaclass=_AliasType):
         return cls.agent_class().from_env(env, seed=seed, config=config, **cls._set(overrides))
 
     @classmethod
-    def agent_class(cls) -> type:
+    def agent_class(cls) -> Any:
         """The agent class the alias makes (``DDPG`` for ``TD3``)."""
         return __getattr__(AGENTS[cls.agent].class_name)
 

@@ -370,9 +370,12 @@ class Agent:
 
 
 def _agent_class(name: str) -> type[Agent]:
-    from rlkit.agents.registry import agent_spec
+    """The class of the agent called ``name``, through the package's face (``rlkit.agents``):
+    the registry lists the family folders (``agents/sac/``), which import this module, so
+    this module names no sibling above it."""
+    import rlkit.agents
 
-    return agent_spec(name).load_class()
+    return rlkit.agents.agent_spec(name).load_class()
 
 
 def is_saved_agent(path: str | os.PathLike) -> bool:

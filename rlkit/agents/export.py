@@ -20,7 +20,6 @@ from typing import Any
 
 from rlkit.agents import export_check as check
 from rlkit.agents.exported import METADATA_FILE, TFLITE_FILE, ExportedPolicy
-from rlkit.agents.registry import AGENTS
 from rlkit.core.errors import UsageError
 from rlkit.core.files import make_temp_folder
 
@@ -106,6 +105,7 @@ def metadata(agent, env_id: str | None, variant: str | None, format: str,
     import tensorflow as tf
 
     import rlkit
+    import rlkit.agents  # (the registry, through the package's face: it lists this room's users)
     from rlkit.agents.export_graph import describe_inputs, signature_names
     from rlkit.core.spaces import space_to_dict
 
@@ -114,7 +114,7 @@ def metadata(agent, env_id: str | None, variant: str | None, format: str,
             "format": format,
             "quantize": quantize,
             "agent": agent.name,
-            "variant": variant or AGENTS[agent.name].variant_of(agent.config),
+            "variant": variant or rlkit.agents.AGENTS[agent.name].variant_of(agent.config),
             "env_id": env_id,
             "observation_space": space_to_dict(agent.observation_space),
             "action_space": space_to_dict(agent.action_space),

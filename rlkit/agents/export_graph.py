@@ -208,6 +208,25 @@ def ddpg_module(agent, specs, encode, frozen: bool = False) -> PolicyModule:
     return module
 
 
+def sac_module(agent, specs, encode, frozen: bool = False) -> PolicyModule:
+    """SAC: ``action``, the greedy action ``tanh(mean)`` rescaled to the bounds, as acting's
+    (:func:`rlkit.agents.sac.acting.squashed_action` without noise), clipped to them."""
+    models = {"actor": agent.learner.actor.model}
+    module = PolicyModule(models)
+    actor = network(models["actor"], frozen)
+    bounds, space = agent.bounds, agent.action_space
+    low, high, half = (tf.constant(a, tf.float32) for a in (bounds.low, bounds.high,
+                                                               bounds.half_range))  # fmt: skip
+
+    def action(inputs):
+        out = tf.cast(actor(encode(inputs)), tf.float32)
+        flat = (tf.tanh(out[:, : bounds.dim]) + 1.0) * half + low
+        return {"action": _to_space(tf.clip_by_value(flat, low, high), space)}
+
+    module.add("action", action, specs)
+    return module
+
+
 def reinforce_module(agent, specs, encode, frozen: bool = False) -> PolicyModule:
     """REINFORCE: ``action`` (argmax of the logits, or the Gaussian's mean clipped),
     ``logits`` or ``distribution``, and ``sample`` (seeded)."""
@@ -279,6 +298,7 @@ SIGNATURES: dict[Any, tuple[str, ...] | None] = {
     dqn_module: ("action", "q_values"),
     iqn_module: ("action", "q_values"),
     ddpg_module: ("action", "value"),
+    sac_module: ("action",),
     reinforce_module: None,
 }
 
@@ -286,14 +306,15 @@ SIGNATURES: dict[Any, tuple[str, ...] | None] = {
 def builder(agent):
     """The function that builds ``agent``'s :class:`PolicyModule` (the registry's
     ``export_builder``); UsageError when its agent has none."""
-    from rlkit.agents.registry import AGENTS, load
+    import rlkit.agents  # (the registry, through the package's face: it lists the families)
 
-    spec = AGENTS.get(agent.name)
+    agents = rlkit.agents.AGENTS
+    spec = agents.get(agent.name)
     if spec is None or not spec.export_builder:
-        exportable = sorted(n for n, s in AGENTS.items() if s.export_builder)
+        exportable = sorted(n for n, s in agents.items() if s.export_builder)
         raise UsageError(f"cannot export a {agent.name} agent (rlkit exports "
                          f"{', '.join(exportable)})")  # fmt: skip
-    return load(spec.export_builder)
+    return spec.export_function()
 
 
 def signature_names(agent, format: str = "saved_model") -> list[str]:

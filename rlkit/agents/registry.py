@@ -25,6 +25,7 @@ from rlkit.agents import (
     mdqn_config,
     reinforce_config,
 )
+from rlkit.agents.sac import config as sac_config
 from rlkit.core.errors import UsageError
 
 #: rl-zoo's discount choices (``hyperparams_opt.py``)
@@ -83,6 +84,10 @@ class AgentSpec:
     def load_class(self):
         """The agent class (imports TensorFlow)."""
         return load(self.agent_path)
+
+    def export_function(self) -> Any:
+        """The function :attr:`export_builder` names (imports TensorFlow)."""
+        return load(self.export_builder)
 
     def variant_of(self, config: Any = None) -> str:
         """What a run of this agent with ``config`` is called: the first variant whose key
@@ -179,6 +184,32 @@ AGENTS: dict[str, AgentSpec] = {
         describe_schedules=ddpg_config.describe_schedules,
         export_builder="rlkit.agents.export_graph:ddpg_module",
         compiled_program="rlkit.run.compiled_ddpg:DDPGProgram",
+    ),
+    "sac": AgentSpec(
+        name="sac",
+        summary="SAC: soft actor-critic, twin critics, a learned temperature (continuous actions)",
+        agent_path="rlkit.agents.sac.agent:SAC",
+        config_class=sac_config.SACConfig,
+        check_spaces=sac_config.check_spaces,
+        default_env="Pendulum-v1",
+        default_steps=20_000,
+        default_eval_every=5_000,
+        # rl-zoo's sample_sac_params (hyperparams_opt.py): gradient_steps = train_freq, its
+        # net_arch small/medium/big; learning rates stop at 1e-2 as DQN's and DDPG's do
+        search_space={
+            "gamma": GAMMAS,
+            "learning_rate": "loguniform(1e-5,1e-2)",
+            "batch_size": "choice(16,32,64,128,256,512,1024,2048)",
+            "buffer_size": "choice(10000,100000,1000000)",
+            "learning_starts": "choice(0,1000,10000,20000)",
+            "train_freq": "choice(1,4,8,16,32,64,128,256,512)",
+            "gradient_steps": "choice(-1)",
+            "tau": "choice(0.001,0.005,0.01,0.02,0.05,0.08)",
+            "actor_hidden_sizes": "choice([64,64],[256,256],[400,300])",
+        },
+        ties={"critic_hidden_sizes": "actor_hidden_sizes"},
+        describe_schedules=sac_config.describe_schedules,
+        export_builder="rlkit.agents.export_graph:sac_module",
     ),
     "c51": AgentSpec(
         name="c51",
@@ -312,6 +343,11 @@ ALIASES: dict[str, Alias] = {
         "TD3 (Fujimoto et al. 2018): ddpg with td3 = true (continuous actions)",
     ),
 }
+
+
+def preset_families() -> dict[str, Mapping[str, str]]:
+    """Agent -> its ``preset_families`` (what the presets' table shows as a family's envs)."""
+    return {name: spec.preset_families for name, spec in AGENTS.items()}
 
 
 def resolve(name: str) -> tuple[str, dict[str, Any]]:

@@ -162,6 +162,8 @@ def _coerce(value: Any, annotation: Any, key: str) -> Any:
         return dict(value)
     if isinstance(value, str) and annotation is not str:
         return parse_value(value, annotation, key)
+    if annotation is str and isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)  # a key that takes a word or a number (SAC's ent_coef = 0.1)
     if annotation is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
     if typing.get_origin(annotation) is tuple and isinstance(value, list | tuple):

@@ -155,9 +155,12 @@ def format_table(table: list[dict[str, str]], width: int) -> list[str]:
     return lines
 
 
-def markdown_table(agent: str | None = None) -> str:
-    """The same rows as a Markdown table (docs/presets.md holds this one)."""
-    table = rows(agent)
+def markdown_table(
+    agent: str | None = None, families: Mapping[str, Mapping[str, str]] | None = None
+) -> str:
+    """The same rows as a Markdown table (docs/presets.md holds this one); ``families`` as
+    :func:`rows` takes them."""
+    table = rows(agent, families)
     lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     lines += ["| " + " | ".join(row[c] for c in COLUMNS) + " |" for row in table]
     return "\n".join(lines) + "\n"

@@ -140,15 +140,24 @@ def test_the_walk_would_see_a_second_list():
     ]
 
 
-#: settings that make each agent's CLI run a second or two
+#: settings of their own that make an agent's CLI run a second or two
 TINY = {
-    "reinforce": ["--episodes", "4", "--set", "hidden_sizes=[8]"],
-    "ddpg": ["--set", "actor_hidden_sizes=[8]", "--set", "critic_hidden_sizes=[8]",
-             "--set", "learning_starts=100", "--set", "batch_size=16"],
+    "reinforce": ["--episodes", "4"],
     "iqn": ["--set", "num_tau_samples=4", "--set", "num_tau_prime_samples=4",
             "--set", "num_quantile_samples=4"],
     "qrdqn": ["--set", "num_quantiles=8"],
 }  # fmt: skip
+#: settings any agent takes where it has the key: small networks, learning from step 100, no
+#: XLA (its compile costs more than these steps)
+SMALL = {"hidden_sizes": "[16]", "actor_hidden_sizes": "[16]", "critic_hidden_sizes": "[16]",
+         "learning_starts": "100", "batch_size": "16", "train_freq": "50",
+         "jit_compile": "false"}  # fmt: skip
+
+
+def tiny(name: str) -> list[str]:
+    keys = config_keys(name)
+    small = [f"--set={k}={v}" for k, v in SMALL.items() if k in keys]
+    return [*TINY.get(name, []), *small]
 
 
 @pytest.mark.slow
@@ -159,11 +168,8 @@ def test_each_agent_trains_resumes_evaluates_exports(name, tmp_path, capsys):
     from rlkit.cli.main import main
 
     spec = AGENTS[name]
-    extra = TINY.get(name, ["--set", "hidden_sizes=[16]", "--set", "learning_starts=100",
-                            "--set", "train_freq=50", "--set", "batch_size=16"])  # fmt: skip
+    extra = tiny(name)
     out = str(tmp_path / "runs")
-    if "jit_compile" in config_keys(name):  # XLA's compile costs more than these steps
-        extra = [*extra, "--set", "jit_compile=false"]
     argv = ["train", name, "--steps", "300", "--eval-every", "0", "--eval-episodes", "1",
             "--checkpoint-every", "150", "--quiet", "--out", out, *extra]  # fmt: skip
     assert main(argv) == 0
