@@ -309,14 +309,15 @@ def plot(run_dirs, output, window, until, by) -> None:  # fmt: skip
 @click.command("config")
 @click.argument("agent", metavar="AGENT")
 @click.option("--preset", metavar="NAME", callback=non_empty,
-              help="print this shipped preset's file ('rlkit presets' lists them)")  # fmt: skip
+              help="print this shipped preset's file ('rlkit presets' lists them); none: the "
+              "generic defaults")  # fmt: skip
 def show_config(agent, preset) -> None:
     """Print AGENT's config keys with their defaults and meaning (valid TOML)."""
     import dataclasses
 
-    if preset is not None:
-        from rlkit.config import presets
+    from rlkit.config import presets
 
+    if preset is not None and preset != presets.NONE:  # --preset none: the generic defaults
         click.echo(presets.lookup(agent_spec(agent).name, preset).text, nl=False)
         return
 
@@ -350,6 +351,9 @@ def list_presets(agent, long_) -> None:
 
     if agent is not None:
         agent = agent_spec(agent).name
+        if not presets.presets(agent):
+            click.echo(presets.none_shipped(agent))
+            return
     if long_:
         for p in presets.presets(agent):
             click.echo(f"{p.name}  (env {p.env or 'any'})")

@@ -90,8 +90,20 @@ def lookup(agent: str, name: str) -> Preset:
     path = PRESETS_DIR / agent / f"{file_stem(stem)}.toml"
     if path.is_file():
         return load(path)
-    valid = ", ".join(p.name for p in presets(agent)) or "(none)"
+    valid = ", ".join(p.name for p in presets(agent))
+    if not valid:
+        raise UsageError(f"unknown preset {name!r}: {none_shipped(agent)}; drop --preset")
     raise UsageError(f"unknown preset {name!r} for {agent}; valid: {valid}, or none")
+
+
+def agents_with_presets() -> list[str]:
+    """The agents that ship at least one preset, sorted."""
+    return sorted(p.name for p in PRESETS_DIR.iterdir() if p.is_dir() and any(p.glob("*.toml")))
+
+
+def none_shipped(agent: str) -> str:
+    """``"mdqn ships no presets; agents with presets: c51, ddpg, ..."``."""
+    return f"{agent} ships no presets; agents with presets: {', '.join(agents_with_presets())}"
 
 
 def gymnasium_twin(env_id: str) -> str:

@@ -132,7 +132,7 @@ def format_table(table: list[dict[str, str]], width: int) -> list[str]:
     limit = max(width - 1, 20)
 
     def widths(cols: list[str]) -> dict[str, int]:
-        return {c: max(len(c), *(len(row[c]) for row in table)) for c in cols}
+        return {c: max([len(c), *(len(row[c]) for row in table)]) for c in cols}
 
     def fits(cols: list[str]) -> bool:
         return sum(widths(cols).values()) + 2 * (len(cols) - 1) <= limit

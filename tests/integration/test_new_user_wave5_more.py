@@ -1,0 +1,54 @@
+"""What a new user met (issue 55), the items tests/integration/test_new_user_wave5.py left:
+1, 2, 3, 5, 6, 8, 11 and 12, and the hooks and ``from_env(None)`` left from item 4. Each
+test here failed before its fix. Helpers: tests/integration/test_new_user_promises.py.
+
+The promise (docs/cli.md): bad input gets one line on stderr, exit 2, nothing written;
+from Python, :class:`rlkit.core.errors.UsageError` with one clear line.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.integration.test_new_user_promises import cli, refused
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def one_line(exc: pytest.ExceptionInfo) -> str:
+    """The error's message, which must be one line."""
+    text = str(exc.value)
+    assert "\n" not in text, text
+    return text
+
+
+# -- 12: an agent that ships no presets ------------------------------------------------------------
+def test_12_a_preset_of_an_agent_with_none_says_so_and_names_those_with_some(capsys):
+    line = refused(capsys, "config", "mdqn", "--preset", "minatar")
+    assert "mdqn ships no presets" in line
+    assert "dqn" in line.split("mdqn ships no presets", 1)[1] and "(none)" not in line
+
+
+def test_12_presets_of_an_agent_with_none_is_one_line(capsys):
+    status, out, err = cli(capsys, "presets", "mdqn")
+    assert status == 0, err
+    assert out.strip().splitlines() == [out.strip()]
+    assert out.startswith("mdqn ships no presets; agents with presets: ") and "dqn" in out
+    assert "Traceback" not in err
+
+
+def test_12_the_preset_table_of_no_rows_is_its_header():
+    from rlkit.config.presets.results import COLUMNS, format_table
+
+    assert format_table([], 200) == ["  ".join(COLUMNS)]
+
+
+@pytest.mark.parametrize("agent", ["mdqn", "dqn"])
+def test_12_config_preset_none_prints_the_generic_defaults(capsys, agent):
+    status, plain, err = cli(capsys, "config", agent)
+    assert status == 0, err
+    status, out, err = cli(capsys, "config", agent, "--preset", "none")
+    assert status == 0, err
+    assert out == plain
