@@ -30,6 +30,22 @@ from rlkit.learn.optimizers import OPTIMIZERS
 BUILT_IN_TORSOS = ("auto", "nature", "minatar")
 
 
+#: the losses a config names (a loss of one's own is given from Python, and the config
+#: then records rlkit.networks.custom.GIVEN_IN_PYTHON; this module imports no TensorFlow)
+LOSSES = ("dqn3", "huber", "mse")
+
+
+def loss_choice(value: str) -> str | None:
+    """A loss :data:`LOSSES` names, or the placeholder a config of a Python loss records
+    (not listed: it names no loss a user could pick)."""
+    if value in LOSSES or value == "<python object>":
+        return None
+    return (
+        f"must be one of {', '.join(LOSSES)}; a loss of your own is given from Python: "
+        "rlkit.agents.DQN.from_env(env, loss=my_loss) (docs/api.md, 'A loss of your own')"
+    )
+
+
 def torso_choice(value: str) -> str | None:
     """rlkit's torso kinds, ``package.module:function`` or a Python object's placeholder."""
     if value in BUILT_IN_TORSOS or ":" in value or value == "<python object>":
@@ -157,7 +173,7 @@ class DQNConfig:
         "dqn3",
         "dqn3 (clipped delta injected at the Q output) | huber | mse (a loss of your own: "
         "DQN(..., loss=fn) from Python, shown as <python object>)",
-        one_of("dqn3", "huber", "mse", "<python object>"),
+        loss_choice,
     )
     reduction: str = option(
         "sum",

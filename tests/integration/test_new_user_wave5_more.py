@@ -52,3 +52,19 @@ def test_12_config_preset_none_prints_the_generic_defaults(capsys, agent):
     status, out, err = cli(capsys, "config", agent, "--preset", "none")
     assert status == 0, err
     assert out == plain
+
+
+# -- 5: a loss rlkit does not know: the list, and how to pass one's own ----------------------------
+def test_5_an_unknown_loss_lists_the_names_and_says_how_to_pass_ones_own(capsys, tmp_path):
+    line = refused(capsys, "train", "dqn", "--set", "loss=l1", "--out", tmp_path / "r")
+    assert "must be one of dqn3, huber, mse;" in line
+    assert "<python object>" not in line
+    assert "DQN.from_env(env, loss=" in line and "docs/api.md" in line
+    assert not (tmp_path / "r").exists()
+
+
+def test_5_a_config_that_records_a_python_loss_still_loads():
+    from rlkit.agents.dqn_config import DQNConfig
+    from rlkit.config.options import make_config
+
+    assert make_config(DQNConfig, {"loss": "<python object>"}).loss == "<python object>"
