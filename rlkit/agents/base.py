@@ -66,6 +66,11 @@ class Agent:
             from rlkit.envs.make import make_env
 
             env = make_env(env)
+        if not any(hasattr(env, f"{kind}observation_space") for kind in ("", "single_")):
+            shown = repr(env) if len(repr(env)) <= 40 else f"a {type(env).__name__}"
+            raise UsageError(
+                f"env must be a gymnasium environment or its id (e.g. 'CartPole-v1'), got {shown}"
+            )
         env_id = env.spec.id if getattr(env, "spec", None) is not None else "the environment"
         # a gymnasium VectorEnv describes one sub-environment in single_*_space
         obs_space = getattr(env, "single_observation_space", env.observation_space)

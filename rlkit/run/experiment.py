@@ -25,16 +25,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rlkit.config.run import RunConfig
 from rlkit.core import seeding
 from rlkit.core.errors import UsageError
 from rlkit.run.folder import RunFolder, first_missing, remove_made_folders
+from rlkit.run.hooks.base import Hook, check_hooks
 from rlkit.run.plan import RunPlan, make_envs, plan, variant_name
-
-if TYPE_CHECKING:
-    from rlkit.run.hooks.base import Hook
 
 __all__ = [
     "DIVERGED", "FAILED", "FINISHED", "INTERRUPTED", "RunPlan", "RunResult", "check",
@@ -58,40 +56,6 @@ def resume(
     from rlkit.run.resume import resume_run
 
     return resume_run(run_dir, steps, episodes, hooks)
-
-
-def check_hooks(hooks: Iterable[Hook]) -> list[Hook]:
-    """``hooks`` as a list, each an :class:`rlkit.run.hooks.Hook`; UsageError in one line
-    for anything else (a number, a string, an object that is not a Hook, a plain
-    function: that is a ``callback``), before anything is made."""
-    from rlkit.run.hooks.base import Hook
-
-    wanted = "hooks must be a list of rlkit.run.hooks.Hook objects"
-    if isinstance(hooks, str | bytes) or not isinstance(hooks, Iterable):
-        raise UsageError(f"{wanted}, got {_a(hooks)}")
-    hooks = list(hooks)
-    for i, hook in enumerate(hooks):
-        if isinstance(hook, Hook):
-            continue
-        if callable(hook) and not isinstance(hook, type):
-            raise UsageError(
-                f"hooks[{i}] is {_a(hook)}, not an rlkit.run.hooks.Hook: a function of (step, "
-                "info, history) is a callback (rlkit.train(..., callback=f)), or make it a "
-                "Hook's on_step"
-            )
-        raise UsageError(
-            f"hooks[{i}] is {_a(hook)}, not an rlkit.run.hooks.Hook: subclass Hook and "
-            "override the methods you need (on_start, on_step, on_episode, on_end, ...)"
-        )
-    return hooks
-
-
-def _a(value: Any) -> str:
-    """``"an int"``, ``"a str"``: what a value is, in a message."""
-    name = "a function" if callable(value) and not isinstance(value, type) else type(value).__name__
-    if name.startswith("a "):
-        return name
-    return f"an {name}" if name[0].lower() in "aeiou" else f"a {name}"
 
 
 @dataclass

@@ -23,7 +23,14 @@ import numpy as np
 from rlkit.core import seeding, structure
 from rlkit.core.errors import UsageError
 from rlkit.run.folder import RunFolder
-from rlkit.run.hooks.base import Callback, CallbackHook, Hook, LoopContext
+from rlkit.run.hooks.base import (
+    Callback,
+    CallbackHook,
+    Hook,
+    LoopContext,
+    check_callbacks,
+    check_hooks,
+)
 from rlkit.run.hooks.evaluation import EvaluationHook
 from rlkit.run.hooks.metrics import MetricsHook
 from rlkit.run.life import Restored, Run, TrainingDiverged
@@ -77,6 +84,7 @@ class Trainer:
             raise ValueError("eval_every needs an eval_env")
         if run is not None and run_dir is not None:
             raise ValueError("give a Trainer a run_dir or a run, not both")
+        hooks, callbacks = check_hooks(hooks), check_callbacks(callbacks)  # before a folder
         if run is None and run_dir is not None:
             run = Run(run_dir, tensorboard, checkpoint_every, keep_checkpoints)
         self.owner = run
@@ -172,6 +180,7 @@ class Trainer:
             raise ValueError(f"steps must be > 0, got {total_steps}")
         if max_episodes is not None and max_episodes <= 0:
             raise ValueError(f"max_episodes must be > 0, got {max_episodes}")
+        hooks = check_hooks(hooks)
         if self.owner is not None:
             self.owner.begin(total_steps, max_episodes)
         if self.obs is None:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from rlkit.core.errors import UsageError
 from tests.integration.test_new_user_promises import cli, refused
 
 REPO = Path(__file__).resolve().parents[2]
@@ -68,3 +69,67 @@ def test_5_a_config_that_records_a_python_loss_still_loads():
     from rlkit.config.options import make_config
 
     assert make_config(DQNConfig, {"loss": "<python object>"}).loss == "<python object>"
+
+
+# -- 4 (left over): hooks that are not hooks at the Trainer's door, from_env(None) -----------------
+@pytest.fixture(scope="module", name="small_agent")
+def _small_agent():
+    import rlkit
+
+    return rlkit.agents.DQN.from_env("CartPole-v1", hidden_sizes=(8,), learning_starts=10,
+                                     jit_compile=False)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("hooks", "message"),
+    [
+        (5, "hooks must be a list of rlkit.run.hooks.Hook objects, got an int"),
+        ([object()], "hooks[0] is an object, not an rlkit.run.hooks.Hook"),
+    ],
+)
+def test_4_train_and_the_trainer_refuse_hooks_that_are_not_hooks(small_agent, hooks, message):
+    import gymnasium as gym
+
+    import rlkit
+    from rlkit.run.loop import Trainer
+
+    env = gym.make("CartPole-v1")
+    with pytest.raises(UsageError) as exc:
+        rlkit.train(small_agent, env, steps=10, hooks=hooks)
+    assert message in one_line(exc)
+    with pytest.raises(UsageError) as exc:
+        Trainer(small_agent, env, hooks=hooks)
+    assert message in one_line(exc)
+    trainer = Trainer(small_agent, env)
+    with pytest.raises(UsageError) as exc:
+        trainer.run(small_agent.num_steps + 5, hooks=hooks)
+    assert message in one_line(exc)
+    trainer.close()
+
+
+def test_4_the_trainer_refuses_a_callback_that_is_no_function(small_agent):
+    import gymnasium as gym
+
+    from rlkit.run.loop import Trainer
+
+    with pytest.raises(UsageError) as exc:
+        Trainer(small_agent, gym.make("CartPole-v1"), callbacks=[5])
+    assert "callbacks[0] is an int, not a function of (step, info, history)" in one_line(exc)
+
+
+def test_4_check_hooks_lives_with_the_hooks():
+    from rlkit.run import experiment
+    from rlkit.run.hooks.base import Hook, check_hooks
+
+    assert experiment.check_hooks is check_hooks
+    mine = [Hook()]
+    assert check_hooks(mine) == mine
+
+
+@pytest.mark.parametrize("env", [None, 5, object()])
+def test_4_from_env_refuses_what_is_no_environment(env):
+    import rlkit
+
+    with pytest.raises(UsageError) as exc:
+        rlkit.agents.DQN.from_env(env)
+    assert "env must be a gymnasium environment or its id" in one_line(exc)

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from rlkit.core.errors import UsageError
+
 if TYPE_CHECKING:  # (annotations only: the loop imports the hooks, not the reverse)
     from rlkit.run.loop import Trainer
     from rlkit.run.metrics import MetricsLogger
@@ -136,3 +138,52 @@ class CallbackHook(Hook):
     def on_step(self, loop: LoopContext, before: int, info: dict[str, Any]) -> bool | None:
         info["logger"] = loop.logger
         return self.callback(loop.step, info, loop.history)
+
+
+def check_hooks(hooks: Iterable[Hook]) -> list[Hook]:
+    """``hooks`` as a list, each a :class:`Hook`; UsageError in one line for anything else
+    (a number, a string, an object that is not a Hook, a plain function: that is a
+    ``callback``), before anything is made."""
+    wanted = "hooks must be a list of rlkit.run.hooks.Hook objects"
+    if isinstance(hooks, str | bytes) or not isinstance(hooks, Iterable):
+        raise UsageError(f"{wanted}, got {_a(hooks)}")
+    hooks = list(hooks)
+    for i, hook in enumerate(hooks):
+        if isinstance(hook, Hook):
+            continue
+        if callable(hook) and not isinstance(hook, type):
+            raise UsageError(
+                f"hooks[{i}] is {_a(hook)}, not an rlkit.run.hooks.Hook: a function of (step, "
+                "info, history) is a callback (rlkit.train(..., callback=f)), or make it a "
+                "Hook's on_step"
+            )
+        raise UsageError(
+            f"hooks[{i}] is {_a(hook)}, not an rlkit.run.hooks.Hook: subclass Hook and "
+            "override the methods you need (on_start, on_step, on_episode, on_end, ...)"
+        )
+    return hooks
+
+
+def check_callbacks(callbacks: Iterable[Callback]) -> list[Callback]:
+    """``callbacks`` as a list, each a function of ``(step, info, history)``; UsageError in
+    one line for anything else (a :class:`Hook` goes in ``hooks=``)."""
+    wanted = "callbacks must be a list of functions of (step, info, history)"
+    if isinstance(callbacks, str | bytes) or not isinstance(callbacks, Iterable):
+        raise UsageError(f"{wanted}, got {_a(callbacks)}")
+    callbacks = list(callbacks)
+    for i, callback in enumerate(callbacks):
+        if isinstance(callback, Hook):
+            raise UsageError(f"callbacks[{i}] is a Hook: pass it in hooks=[...]")
+        if not callable(callback) or isinstance(callback, type):
+            raise UsageError(
+                f"callbacks[{i}] is {_a(callback)}, not a function of (step, info, history)"
+            )
+    return callbacks
+
+
+def _a(value: Any) -> str:
+    """``"an int"``, ``"a str"``: what a value is, in a message."""
+    name = "a function" if callable(value) and not isinstance(value, type) else type(value).__name__
+    if name.startswith("a "):
+        return name
+    return f"an {name}" if name[0].lower() in "aeiou" else f"a {name}"
