@@ -210,10 +210,19 @@ def ddpg_module(agent, specs, encode, frozen: bool = False) -> PolicyModule:
 
 def sac_module(agent, specs, encode, frozen: bool = False) -> PolicyModule:
     """SAC: ``action``, the greedy action ``tanh(mean)`` rescaled to the bounds, as acting's
-    (:func:`rlkit.agents.sac.acting.squashed_action` without noise), clipped to them."""
+    (:func:`rlkit.agents.sac.acting.squashed_action` without noise), clipped to them;
+    discrete SAC's: the most probable action."""
     models = {"actor": agent.learner.actor.model}
     module = PolicyModule(models)
     actor = network(models["actor"], frozen)
+    if agent.discrete:
+
+        def greedy(inputs):
+            logits = actor(encode(inputs))
+            return {"action": tf.argmax(logits, axis=-1, output_type=tf.int64)}
+
+        module.add("action", greedy, specs)
+        return module
     bounds, space = agent.bounds, agent.action_space
     low, high, half = (tf.constant(a, tf.float32) for a in (bounds.low, bounds.high,
                                                                bounds.half_range))  # fmt: skip

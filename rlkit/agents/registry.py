@@ -187,7 +187,7 @@ AGENTS: dict[str, AgentSpec] = {
     ),
     "sac": AgentSpec(
         name="sac",
-        summary="SAC: soft actor-critic, twin critics, a learned temperature (continuous actions)",
+        summary="SAC: soft actor-critic, twin critics, a learned temperature (Box; discrete SAC)",
         agent_path="rlkit.agents.sac.agent:SAC",
         config_class=sac_config.SACConfig,
         check_spaces=sac_config.check_spaces,

@@ -94,3 +94,26 @@ def temperature_loss(
     gap = tf.stop_gradient(log_prob + target_entropy)
     scale = tf.exp(log_alpha) if form == "alpha" else log_alpha
     return -scale * gap
+
+
+# -- discrete actions (Christodoulou 2019, arXiv 1910.07207): expectations instead of samples --
+def categorical_soft_value(
+    probs: tf.Tensor, log_probs: tf.Tensor, q_min: tf.Tensor, alpha: tf.Tensor
+) -> tf.Tensor:
+    """``V(s) = sum_a pi(a|s) (min_j Q_j(s, a) - alpha log pi(a|s))``: ``[B, A] -> [B]`` (the
+    discrete soft target's bootstrap, eq. 10's expectation taken exactly)."""
+    return tf.reduce_sum(probs * (q_min - alpha * log_probs), axis=-1)
+
+
+def categorical_policy_loss(
+    probs: tf.Tensor, log_probs: tf.Tensor, q_min: tf.Tensor, alpha: tf.Tensor
+) -> tf.Tensor:
+    """``sum_a pi(a|s) (alpha log pi(a|s) - min_j Q_j(s, a))``: ``[B, A] -> [B]`` (eq. 12)."""
+    return tf.reduce_sum(probs * (alpha * log_probs - q_min), axis=-1)
+
+
+def categorical_log_prob_mean(probs: tf.Tensor, log_probs: tf.Tensor) -> tf.Tensor:
+    """``E_pi[log pi(a|s)] = sum_a pi log pi`` ``[B]`` (minus the entropy): what the temperature
+    loss takes as ``log_prob`` for discrete actions (eq. 11: ``pi^T (-alpha (log pi + H))``,
+    the sum over actions of ``pi`` being 1)."""
+    return tf.reduce_sum(probs * log_probs, axis=-1)

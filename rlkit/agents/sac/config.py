@@ -133,7 +133,16 @@ class SACConfig:
         _ent_coef,
     )
     target_entropy: str = option(
-        "auto", "the entropy the learned alpha aims at: auto (-|A|) or a number", _target_entropy
+        "auto",
+        "the entropy the learned alpha aims at: auto (-|A| for Box actions, "
+        "target_entropy_scale x log|A| for Discrete ones) or a number",
+        _target_entropy,
+    )
+    target_entropy_scale: float = option(
+        0.89,
+        "discrete actions: target entropy auto = this x log|A| (CleanRL's sac_atari 0.89; the "
+        "paper's 0.98 leaves a two-action policy almost uniform: docs/sac.md)",
+        _open_unit_interval,
     )
     temperature_loss: str = option(
         "alpha",
@@ -191,25 +200,44 @@ class SACConfig:
         """``(learned, initial alpha)`` (:func:`parse_ent_coef`)."""
         return parse_ent_coef(self.ent_coef)
 
-    def entropy_target(self, action_dim: int) -> float:
-        """The target entropy: ``-action_dim`` for ``auto`` (1812.05905 Section 5), else the
-        number given."""
-        return -float(action_dim) if self.target_entropy == "auto" else float(self.target_entropy)
+    def entropy_target(self, action_dim: int, discrete: bool = False) -> float:
+        """The target entropy: for ``auto``, ``-action_dim`` (1812.05905 Section 5) or, with
+        ``discrete`` (``action_dim`` actions), ``target_entropy_scale * log(action_dim)``
+        (Christodoulou 2019); else the number given."""
+        if self.target_entropy != "auto":
+            return float(self.target_entropy)
+        if discrete:
+            return self.target_entropy_scale * math.log(action_dim)
+        return -float(action_dim)
 
 
 def check_spaces(observation_space, action_space, env_id: str = "the environment") -> None:
-    """SAC needs a bounded Box action space (low < high) and Box or Discrete observations."""
+    """SAC takes a bounded Box action space (low < high) with Box or Discrete observations,
+    or a Discrete one (discrete SAC) with vectors, one-hot or image observations."""
     import numpy as np
+    from gymnasium import spaces
 
     from rlkit.core.errors import UsageError
     from rlkit.core.spaces import observation_format, require_box_actions
 
+    if isinstance(action_space, spaces.Discrete):
+        observation_format(observation_space, "sac", images=True)
+        return
+    if not isinstance(action_space, spaces.Box):
+        raise UsageError(
+            f"sac takes Box (continuous) or Discrete actions, but {env_id} has {action_space}; "
+            f"reinforce takes others"
+        )
     require_box_actions(action_space, "sac", env_id)
     if not np.all(action_space.high > action_space.low):
         raise UsageError(
             f"sac needs action bounds with low < high, but {env_id} has {action_space}"
         )
-    observation_format(observation_space, "sac")
+    if observation_format(observation_space, "sac", images=True).kind == "image":
+        raise UsageError(
+            f"sac's Gaussian policy takes vector observations, not {env_id}'s images "
+            f"{observation_space} (discrete SAC takes images)"
+        )
 
 
 def describe_schedules(config: SACConfig, steps: int = 0, episodes: int = 0) -> list[str]:

@@ -203,6 +203,7 @@ def test_acting_twin_takes_the_graphs_sampled_and_greedy_actions():
     np.testing.assert_allclose(agent.act(obs, explore=False), greedy, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_fixed_alpha_stays_and_learned_alpha_moves():
     fixed, env = tiny_agent(ent_coef="0.2")
     learned, _ = tiny_agent(ent_coef="auto_0.1")
@@ -243,11 +244,14 @@ def test_bad_settings_are_refused_in_one_line(overrides, message):
     assert "\n" not in str(error.value)
 
 
-def test_discrete_actions_are_refused_naming_the_agents_that_can():
-    with pytest.raises(UsageError, match="sac needs a continuous .* use dqn"):
-        rlkit.agents.SAC.from_env(gym.make("CartPole-v1"))
+def test_an_action_space_it_cannot_act_in_is_refused_naming_who_can():
+    from rlkit.agents.sac.config import check_spaces
+
+    with pytest.raises(UsageError, match="sac takes Box .* or Discrete actions.*reinforce"):
+        check_spaces(gym.spaces.Box(-1, 1, (3,)), gym.spaces.MultiDiscrete([2, 3]))
 
 
+@pytest.mark.slow
 def test_save_and_load_keep_the_policy_and_alpha(tmp_path):
     agent, env = tiny_agent()
     rlkit.train(agent, env, steps=30)
