@@ -60,9 +60,11 @@ class SAC(OffPolicyAgent):
         """The learner and the acting rule, both drawing from the ``"explore"`` generator."""
         if self.discrete:
             n = int(self.action_space.n)
-            learner = DiscreteSACLearner(self.config, self.obs_format, n, seed)
-            acting = CategoricalActing(self.obs_format, n, self.config.learning_starts, self.rng)
-            return Parts(learner, acting, ((), np.int64))
+            return Parts(
+                DiscreteSACLearner(self.config, self.obs_format, n, seed),
+                CategoricalActing(self.obs_format, n, self.config.learning_starts, self.rng),
+                ((), np.int64),
+            )
         self.action_shape = tuple(self.action_space.shape)
         self.bounds = ActionBounds(self.action_space.low, self.action_space.high)
         learner = SACLearner(self.config, self.obs_format, self.bounds, seed, self.rng)

@@ -265,7 +265,7 @@ class CategoricalActing(Acting):
         if explore and step < self.learning_starts:
             actions = self.rng.integers(self.num_actions, size=n)
         else:
-            logits = np.asarray(self.policy(x if rows is not None else x[None]))
+            logits = np.asarray(self.policy(x if rows is not None else np.asarray(x)[None]))
             if explore:
                 actions = sample_categorical(logits, self.rng.random(n))
             else:
