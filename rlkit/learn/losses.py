@@ -3,9 +3,10 @@
 Nothing here reduces over the batch, reads a network or touches an optimizer (TRFL's
 habit), so each formula is checked against a hand-computed case in the tests.
 
-- DQN (DQN3.0): :func:`q_learning_delta`, :func:`pcont_of`, :func:`dqn3_output_gradient`,
-  :func:`huber`, :func:`squared` (joined into losses on the value-learning seam in
-  :mod:`rlkit.learn.value_losses`);
+- DQN (DQN3.0): :func:`q_learning_delta`, :func:`dqn3_output_gradient`, :func:`huber`,
+  :func:`squared` (joined into losses on the value-learning seam in
+  :mod:`rlkit.learn.value_losses`); its ``pcont`` is the replay's
+  (:func:`rlkit.replay.nstep.pcont`, :func:`rlkit.replay.nstep.graph_pcont`);
 - DDPG / TD3: :func:`bootstrap_target`, :func:`squared_error`, :func:`smooth_target_action`;
 - REINFORCE: :func:`softmax_log_loss`, :func:`softmax_entropy`, :func:`gaussian_log_prob`,
   :func:`gaussian_log_loss`, :func:`gaussian_entropy`, :func:`value_loss`, :func:`normalize`.
@@ -54,11 +55,6 @@ def q_learning_delta(
         next_value = tf.gather(next_q_target, best, axis=-1, batch_dims=1)
     target = tf.stop_gradient(rewards + tf.cast(pcont, q_taken.dtype) * next_value)
     return target - q_taken
-
-
-def pcont_of(terminated: tf.Tensor, gamma: float) -> tf.Tensor:
-    """TRFL's ``pcont_t`` of one-step transitions: ``gamma * (1 - terminated)``, ``[B]``."""
-    return (1.0 - tf.cast(terminated, tf.float32)) * gamma
 
 
 def dqn3_output_gradient(

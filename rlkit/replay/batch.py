@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from rlkit.replay.nstep import pcont
+
 
 @dataclass(frozen=True)
 class Batch:
@@ -48,7 +50,8 @@ class Batch:
         return self.weights
 
     def discount_or(self, gamma: float) -> np.ndarray:
-        """:attr:`discount`, or one step's: float32 ``gamma`` where not terminated, else 0."""
+        """:attr:`discount`, or one step's: float32 ``gamma`` where not terminated, else 0
+        (:func:`rlkit.replay.nstep.pcont`)."""
         if self.discount is None:
-            return np.where(self.terminated, np.float32(0), np.float32(gamma)).astype(np.float32)
+            return pcont(self.terminated, np.float32(gamma))
         return self.discount

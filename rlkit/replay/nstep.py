@@ -13,13 +13,21 @@ itself at a terminated or truncated step and at the stream's newest transition:
 
 A truncated episode (a time limit) bootstraps from the last observation reached, with
 ``gamma^k``. With ``n = 1`` this is the one-step transition itself.
+
+The discount is :func:`pcont`; the compiled loop's one-step minibatches take
+:func:`graph_pcont`, its twin in the graph (tied bit for bit by
+``tests/unit/replay/test_pcont_twins.py``; its n-step walk is
+:meth:`rlkit.replay.in_graph.GraphReplay.n_step`, tied by ``test_graph_priorities.py``).
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import tensorflow as tf
 
 LINKED, STORED = 0, 1  # how a slot's next observation is kept (rlkit.replay.memory)
 
@@ -60,7 +68,7 @@ def n_step(
     """
     g = np.float32(gamma)
     if n == 1:  # the transition itself (the hot path of every one-step learner)
-        return NStep(idx, rewards[idx], np.where(terminated[idx], np.float32(0), g))
+        return NStep(idx, rewards[idx], pcont(terminated[idx], g))
     last = idx
     returns = rewards[idx].astype(np.float32)
     scale = np.ones(np.shape(idx), np.float32)  # gamma ** (steps walked - 1)
@@ -71,5 +79,20 @@ def n_step(
         last = np.where(walking, next_ref[last], last)
         scale = np.where(walking, scale * g, scale)
         returns = returns + np.where(walking, scale * rewards[last], np.float32(0))
-    discount = np.where(terminated[last], np.float32(0), scale * g).astype(np.float32)
-    return NStep(last, returns, discount)
+    return NStep(last, returns, pcont(terminated[last], scale * g))
+
+
+def pcont(terminated: np.ndarray, discount: np.float32 | np.ndarray) -> np.ndarray:
+    """TRFL's ``pcont``: float32 ``discount`` (``gamma ** k``; a scalar or the shape of
+    ``terminated``) where the step did not terminate, else 0, in ``terminated``'s shape (bool,
+    or 0/1). A truncated step is not terminated: it bootstraps."""
+    return np.where(terminated, np.float32(0), discount).astype(np.float32, copy=False)
+
+
+def graph_pcont(terminated: tf.Tensor, gamma: float) -> tf.Tensor:
+    """:func:`pcont` of one-step transitions in the graph: float32 ``gamma * (1 -
+    terminated)`` of ``terminated`` ``[B]`` (float32 0/1, or bool), as the compiled loop's
+    one-step minibatches and the learners' tests take it."""
+    import tensorflow as tf
+
+    return gamma * (1.0 - tf.cast(terminated, tf.float32))

@@ -10,6 +10,7 @@ from rlkit.core.errors import UsageError
 from rlkit.core.schedules import dqn3_epsilon
 from rlkit.learn import losses
 from rlkit.replay.memory import Batch
+from rlkit.replay.nstep import graph_pcont
 
 OBS = gym.spaces.Box(-np.inf, np.inf, (3,), np.float32)
 ACTIONS = gym.spaces.Discrete(4)
@@ -51,7 +52,7 @@ def test_delta_formula_by_hand():
     rewards = tf.constant([2.0, -4.0, 6.0])
     next_q = tf.constant([[0.5, 1.5], [4.0, -1.0], [2.0, 2.5]])
     terminated = tf.constant([0.0, 1.0, 0.0])
-    pcont = losses.pcont_of(terminated, 0.9)  # 0.9 * (1 - terminated)
+    pcont = graph_pcont(terminated, 0.9)  # 0.9 * (1 - terminated)
     np.testing.assert_allclose(pcont.numpy(), [0.9, 0.0, 0.9])
     delta = losses.q_learning_delta(q_taken, rewards / 2.0, next_q, pcont)
     # r/r_max + (1-term) * 0.9 * max Q' - Q
