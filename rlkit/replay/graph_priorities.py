@@ -16,7 +16,10 @@ for prioritized replay: the numpy :class:`~rlkit.replay.sum_tree.SumTree` and
   largest.
 
 The random numbers are the program's own (stateless seeds), not the numpy sampler's
-generator, so a compiled run samples other slots than a Python run of the same seed.
+generator, so a compiled run samples other slots than a Python run of the same seed. Given
+the same numbers, both draw the same slots (``tests/unit/replay/test_prioritized_twins.py``;
+the tree alone: ``test_graph_priorities.py``); ``tf.pow`` and numpy's ``**`` may round a
+priority or weight one float64 ulp apart.
 
     tree = GraphSumTree(100_000)
     sampler = GraphPrioritized(100_000, priority_exponent=0.5, epsilon=1e-10)
