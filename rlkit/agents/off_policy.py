@@ -13,6 +13,12 @@ gives its acting rule the learner's new policy. A subclass supplies:
 Everything else (the replay from the observation format, what the experience protocol
 stores: clipped rewards, actions as stored; update timing, counters and their
 persistence) is here; the protocol itself is :class:`~rlkit.agents.base.Agent`'s.
+
+The compiled loop's twins of what it shares with the Python loop here, each tied to its
+original by ``tests/unit/agents/test_off_policy_twins.py``: :func:`graph_clip_rewards` of
+:func:`clip_rewards` (the rewards stored; bit for bit) and :func:`graph_importance_exponent`
+of :func:`importance_exponent` (prioritized replay's beta; bit for bit eagerly, 1e-15
+relative under XLA).
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import numpy as np
+import tensorflow as tf
 
 from rlkit.agents.base import Agent
 from rlkit.agents.parts import Parts
@@ -144,8 +151,7 @@ class OffPolicyAgent(Agent):
 
     # -- experience --------------------------------------------------------------------------
     def _clip(self, rewards):
-        clip = self.config.reward_clip
-        return np.clip(rewards, -clip, clip) if clip > 0 else rewards
+        return clip_rewards(rewards, self.config.reward_clip)
 
     def experience_memory(self) -> ReplayMemory:
         return self.replay
@@ -203,11 +209,7 @@ class OffPolicyAgent(Agent):
     def importance_exponent(self, step: int) -> float:
         """Prioritized replay's beta at ``step``: ``importance_exponent`` rising linearly to 1
         over ``importance_anneal_steps`` after ``learning_starts`` (Schaul et al.), or fixed."""
-        cfg = self.config
-        if cfg.importance_anneal_steps == 0:
-            return cfg.importance_exponent
-        progress = max(0, step - cfg.learning_starts) / cfg.importance_anneal_steps
-        return cfg.importance_exponent + (1.0 - cfg.importance_exponent) * min(1.0, progress)
+        return importance_exponent(step, self.config)
 
     def _blocks_due(self, before: int, now: int) -> list[int]:
         """The sizes (updates) of the blocks due between step counts ``before`` and ``now``."""
@@ -256,6 +258,41 @@ class OffPolicyAgent(Agent):
         self.refresh_policy()
         if self._last_update_step == 0:  # a loaded model: nothing is owed before num_steps
             self._last_update_step = self._rollout_start = self.num_steps
+
+
+def importance_exponent(step: int, config: Any) -> float:
+    """Prioritized replay's beta at ``step`` for ``config`` (its ``importance_exponent``,
+    ``importance_anneal_steps`` and ``learning_starts``): see
+    :meth:`OffPolicyAgent.importance_exponent`."""
+    cfg = config
+    if cfg.importance_anneal_steps == 0:
+        return cfg.importance_exponent
+    progress = max(0, step - cfg.learning_starts) / cfg.importance_anneal_steps
+    return cfg.importance_exponent + (1.0 - cfg.importance_exponent) * min(1.0, progress)
+
+
+def graph_importance_exponent(step: tf.Tensor, config: Any) -> tf.Tensor:
+    """:func:`importance_exponent` in the graph: float64 ``[]`` at the int64 ``[]`` step count
+    ``step`` (the compiled loop's prioritized blocks)."""
+    cfg = config
+    beta = tf.constant(cfg.importance_exponent, tf.float64)
+    if cfg.importance_anneal_steps == 0:
+        return beta
+    past = tf.cast(tf.maximum(step - cfg.learning_starts, 0), tf.float64)
+    progress = tf.minimum(past / cfg.importance_anneal_steps, 1.0)
+    return beta + (1.0 - beta) * progress
+
+
+def clip_rewards(rewards: Any, clip: float) -> Any:
+    """The rewards (a number or an array, float32 ``[N]`` from a vector step) clipped to
+    ``[-clip, clip]`` (DQN3.0's ``min_reward``/``max_reward``); as they are with ``clip`` 0."""
+    return np.clip(rewards, -clip, clip) if clip > 0 else rewards
+
+
+def graph_clip_rewards(rewards: tf.Tensor, clip: float) -> tf.Tensor:
+    """:func:`clip_rewards` in the graph: float32 ``[N]`` rewards of a vector step, clipped to
+    ``[-clip, clip]`` (the compiled loop's replay write); as they are with ``clip`` 0."""
+    return tf.clip_by_value(rewards, -clip, clip) if clip > 0 else rewards
 
 
 #: the largest block of an episode's updates (gradient_steps = -1): blocks of varying
