@@ -179,8 +179,7 @@ class DDPGLearner(Learner):
         )
         updates_before = self.num_updates
         self.num_updates += int(batch.rewards.shape[0])
-        delay = self.terms.policy_delay
-        self.num_actor_updates += self.num_updates // delay - updates_before // delay
+        self.num_actor_updates += self.terms.actor_updates(updates_before, self.num_updates)
         losses = {"critic_loss": float(critic_loss), "actor_loss": float(actor_loss)}
         return {**losses, "q": float(q)}, td_errors
 
@@ -265,7 +264,7 @@ class DDPGLearner(Learner):
             critic_total += critic_loss
             q_total += q
             if delay > 1:
-                due = (updates_before + tf.cast(k, tf.int64) + 1) % delay == 0
+                due = self.terms.actor_due(updates_before + tf.cast(k, tf.int64) + 1)
                 actor_loss = tf.cond(
                     due, lambda k=k: self.actor_step(row(obs, k)), lambda: tf.constant(0.0)
                 )
