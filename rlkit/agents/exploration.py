@@ -5,6 +5,11 @@
 and, when exploring, adds noise (:mod:`rlkit.learn.noise`, a fraction of the half-range
 ``(high - low) / 2``) and clips to the bounds. Before ``learning_starts`` steps exploring
 actions are uniform in the bounds instead. The noise process restarts when an episode ends.
+
+Its in-graph twin, :func:`graph_noisy_action` (the compiled loop's acting,
+:mod:`rlkit.run.compiled_ddpg`; Gaussian noise only), takes the same actions from the same
+random numbers to float32's rounding (``tests/unit/agents/test_exploration_twins.py``); its
+numbers are stateless draws (:func:`graph_exploration_draws`), not the generators'.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import tensorflow as tf
 
 from rlkit.agents.parts import Acting
 from rlkit.core.spaces import ObservationFormat
@@ -102,3 +108,35 @@ class NoisyActing(Acting):
         if "noise_state" in extra:  # (only the Ornstein-Uhlenbeck process has one)
             assert isinstance(self.noise, OrnsteinUhlenbeckNoise)
             self.noise.state = np.asarray(extra["noise_state"], np.float64)
+
+
+# -- the in-graph twin (the compiled loop's acting) -------------------------------------------
+def graph_exploration_draws(
+    seed: tf.Tensor, shape: list[int], noise: bool = True
+) -> tuple[tf.Tensor, tf.Tensor | None]:
+    """The random numbers of one exploring step in the graph, from the stateless ``seed``
+    (int32 ``[2]``): float32 ``shape`` (``[N, act_dim]``) uniforms in ``[0, 1)`` (the warm-up
+    actions: :class:`NoisyActing`'s ``rng.uniform``) and, with ``noise``, standard normals
+    (:class:`~rlkit.learn.noise.GaussianNoise`'s ``rng.standard_normal``; else None)."""
+    uniform_seed, noise_seed = tf.unstack(tf.random.experimental.stateless_split(seed, 2))
+    uniform = tf.random.stateless_uniform(shape, uniform_seed)
+    normal = tf.random.stateless_normal(shape, noise_seed) if noise else None
+    return uniform, normal
+
+
+def graph_noisy_action(
+    mu: tf.Tensor, step: tf.Tensor, seed: tf.Tensor, bounds: ActionBounds,
+    noise_scale: float, learning_starts: int,
+) -> tf.Tensor:  # fmt: skip
+    """:meth:`NoisyActing.act` (exploring, Gaussian noise) of a batch in the graph: float32
+    ``[N, act_dim]`` actions for the actor's ``mu`` ``[N, act_dim]`` (static shape) at the
+    int64 step count ``step``: uniform in the bounds before ``learning_starts``, else
+    ``mu + noise_scale * N(0, 1) * half_range``; clipped to the bounds. The random numbers:
+    :func:`graph_exploration_draws` of ``seed`` (int32 ``[2]``)."""
+    low, high = tf.constant(bounds.low), tf.constant(bounds.high)
+    uniform, normal = graph_exploration_draws(seed, [mu.shape[0], bounds.dim], noise_scale > 0)
+    warm_up = uniform * (high - low) + low
+    if normal is not None:
+        mu = mu + noise_scale * normal * tf.constant(bounds.half_range)
+    action = tf.where(step < learning_starts, warm_up, mu)
+    return tf.clip_by_value(action, low, high)
