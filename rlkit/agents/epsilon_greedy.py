@@ -6,6 +6,11 @@ One rule for every observation format (vectors, images, one-hot, ``Dict`` and ``
 the schedule gives at the step the agent passes; evaluating, it is greedy, or epsilon-greedy with a
 fixed ``eval_epsilon`` drawing from a generator of its own, so that evaluating never
 changes what training draws. Actions are ``action_start + [0, num_actions)``.
+
+Its in-graph twin, :func:`graph_epsilon_greedy` (the compiled loop's acting,
+:mod:`rlkit.run.compiled_dqn`), makes the same decisions from the same random numbers
+(``tests/unit/agents/test_epsilon_greedy_twins.py``); its numbers are stateless draws
+(:func:`graph_epsilon_draws`), not the generator's.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import tensorflow as tf
 
 from rlkit.agents.parts import Acting
 from rlkit.core.spaces import ObservationFormat
@@ -88,3 +94,31 @@ class EpsilonGreedy(Acting):
         if not random.all():
             actions = np.where(random, actions, np.argmax(policy(x), axis=-1))
         return actions + start
+
+
+# -- the in-graph twin (the compiled loop's acting) -------------------------------------------
+def graph_epsilon_draws(
+    seed: tf.Tensor, rows: int, num_actions: int
+) -> tuple[tf.Tensor, tf.Tensor]:
+    """The random numbers of one epsilon-greedy step of ``rows`` observations in the graph,
+    from the stateless ``seed`` (int32 ``[2]``): the coins float64 ``[rows]`` uniform in
+    ``[0, 1)`` (:meth:`EpsilonGreedy.epsilon_greedy`'s ``rng.random(N)``) and the random
+    actions int32 ``[rows]`` uniform in ``[0, num_actions)`` (its ``rng.integers(A, size=N)``)."""
+    coin_seed, action_seed = tf.unstack(tf.random.experimental.stateless_split(seed, 2))
+    coins = tf.random.stateless_uniform([rows], coin_seed, dtype=tf.float64)
+    random = tf.random.stateless_uniform(
+        [rows], action_seed, minval=0, maxval=num_actions, dtype=tf.int32
+    )
+    return coins, random
+
+
+def graph_epsilon_greedy(
+    q_values: tf.Tensor, epsilon: tf.Tensor, seed: tf.Tensor, num_actions: int
+) -> tf.Tensor:
+    """:meth:`EpsilonGreedy.epsilon_greedy` of a batch in the graph: int32 ``[N]`` actions
+    (from 0) for the Q-values ``[N, A]`` (static ``N``), random where the coin is below
+    ``epsilon`` (float64 ``[]``), else the first largest value's; the coins and random
+    actions :func:`graph_epsilon_draws` of ``seed`` (int32 ``[2]``)."""
+    greedy = tf.argmax(q_values, axis=-1, output_type=tf.int32)
+    coins, random = graph_epsilon_draws(seed, q_values.shape[0], num_actions)
+    return tf.where(coins < epsilon, random, greedy)
