@@ -25,8 +25,9 @@ import tensorflow as tf
 
 from rlkit.agents.dqn_config import anneal_start
 from rlkit.agents.parts import Learner
+from rlkit.agents.target_copy import target_copy_due
 from rlkit.agents.value_heads import ScalarHead, ValueHead
-from rlkit.core.schedules import crossed, dqn3_linear
+from rlkit.core.schedules import dqn3_linear
 from rlkit.core.spaces import ObservationFormat
 from rlkit.learn.compiled import (
     CompiledFunction,
@@ -207,7 +208,8 @@ class DQNLearner(Learner):
         """DQN3.0's hard target copy each time the step count passes a multiple of
         ``target_update`` (and the online network changed since the last copy)."""
         cfg = self.config
-        if self._target_stale and cfg.target_tau == 0 and crossed(before, now, cfg.target_update):
+        due = target_copy_due(self._target_stale, before, now, cfg.target_update)
+        if cfg.target_tau == 0 and due:
             self.sync_target()
 
     def sync_target(self) -> None:
