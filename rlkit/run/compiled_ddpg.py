@@ -19,14 +19,22 @@ agent (TD3 with ``td3 = true``): each vector step does what the Python loop does
 
 Its metric sums are ``(critic_loss, actor_loss * policy_delay where an actor step ran,
 q)``: divided by the updates, the second is the mean over actor steps.
+
+Its in-graph twins live beside their originals, each tied by a test: the exploring action
+(:func:`rlkit.agents.exploration.graph_noisy_action`) and TD3's smoothing noise
+(:meth:`rlkit.agents.learner_terms.LearnerTerms.graph_smoothing_noise`); the actor steps'
+places and count are :class:`~rlkit.agents.learner_terms.LearnerTerms`' own, shared with
+the Python loop's learner.
 """
 
 from __future__ import annotations
 
 import tensorflow as tf
 
+from rlkit.agents.exploration import graph_noisy_action
+from rlkit.core.schedules import graph_blocks_due, graph_linear
 from rlkit.envs.tf.base import split_seed
-from rlkit.run.compiled_program import CompiledProgram, blocks_due, linear
+from rlkit.run.compiled_program import CompiledProgram
 
 
 class DDPGProgram(CompiledProgram):
@@ -50,37 +58,28 @@ class DDPGProgram(CompiledProgram):
         learner = self.learner
         before = learner.num_updates
         learner.num_updates += updates
-        delay = learner.terms.policy_delay
-        learner.num_actor_updates += learner.num_updates // delay - before // delay
+        learner.num_actor_updates += learner.terms.actor_updates(before, learner.num_updates)
         learner.weights_changed()
         self.check_priorities()
 
     def act(self, obs, step, seed):
         """float32 ``[N, act_dim]`` actions in the box: uniform before ``learning_starts``,
         else the actor's plus Gaussian noise, clipped."""
-        cfg, bounds = self.config, self.bounds
-        low, high = tf.constant(bounds.low), tf.constant(bounds.high)
-        uniform_seed, noise_seed = tf.unstack(split_seed(seed, 2))
-        shape = [self.num_envs, bounds.dim]
-        warm_up = tf.random.stateless_uniform(shape, uniform_seed) * (high - low) + low
-        mu = self.learner.actor.model(obs)
-        if cfg.noise_scale > 0:
-            noise = tf.random.stateless_normal(shape, noise_seed)
-            mu = mu + cfg.noise_scale * noise * tf.constant(bounds.half_range)
-        action = tf.where(step < cfg.learning_starts, warm_up, mu)
-        return tf.clip_by_value(action, low, high)
+        cfg, mu = self.config, self.learner.actor.model(obs)
+        return graph_noisy_action(mu, step, seed, self.bounds, cfg.noise_scale,
+                                  cfg.learning_starts)  # fmt: skip
 
     def learn(self, before, now, seed):
         """The blocks of critic (and delayed actor) updates due: ``(metric sums [3],
         updates int64)``."""
         cfg, learner = self.config, self.learner
         start = max(cfg.learning_starts, cfg.batch_size)
-        blocks = blocks_due(before, now, cfg.train_freq, start)
+        blocks = graph_blocks_due(before, now, cfg.train_freq, start)
         blocks = tf.where(self.replay.size >= cfg.batch_size, blocks, tf.zeros_like(blocks))
         per_block = cfg.train_freq if cfg.gradient_steps == -1 else cfg.gradient_steps
         updates = blocks * per_block
         if cfg.lr_end_fraction >= 0:
-            scale = tf.cast(linear(now, 1.0, cfg.lr_end_fraction, cfg.lr_anneal_steps,
+            scale = tf.cast(graph_linear(now, 1.0, cfg.lr_end_fraction, cfg.lr_anneal_steps,
                                    cfg.learning_starts), tf.float32)  # fmt: skip
             learner.actor_pipeline.optimizer.learning_rate.assign(cfg.actor_learning_rate * scale)
             learner.critic_pipeline.optimizer.learning_rate.assign(cfg.critic_learning_rate * scale)
@@ -89,18 +88,13 @@ class DDPGProgram(CompiledProgram):
 
         def critic_and_actor(batch, smooth_seed, sums):
             obs, actions, rewards, next_obs, pcont, weights = batch
-            smoothing = tf.zeros([cfg.batch_size, self.bounds.dim])
-            if terms.target_noise > 0:
-                noise = terms.target_noise * tf.random.stateless_normal(
-                    [cfg.batch_size, self.bounds.dim], smooth_seed
-                )
-                clip = terms.target_noise_clip
-                smoothing = tf.clip_by_value(noise, -clip, clip) * half_range
+            shape = [cfg.batch_size, self.bounds.dim]
+            smoothing = terms.graph_smoothing_noise(smooth_seed, shape, half_range)
             critic_loss, q, td_error = learner.critic_step(obs, actions, rewards, next_obs,
                                                            pcont, weights, smoothing)  # fmt: skip
             self.updates_done.assign_add(1)
             if delay > 1:
-                due = self.updates_done % delay == 0
+                due = terms.actor_due(self.updates_done)
                 actor_loss = tf.cond(
                     due, lambda: learner.actor_step(obs) * delay, lambda: tf.constant(0.0)
                 )

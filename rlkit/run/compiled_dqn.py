@@ -24,6 +24,10 @@ drawn before it and its TD errors written back as priorities after it (beta anne
 fixed); the random numbers are the program's own. A TD error that is not finite leaves its
 slot's priority as it was and stops the run after the chunk (``TrainingDiverged``; the last
 checkpoint is kept), where the Python loop stops at once.
+
+Its in-graph twins live beside their originals, each tied by a test: the epsilon-greedy
+choice (:func:`rlkit.agents.epsilon_greedy.graph_epsilon_greedy`) and the target copy's
+cadence (:func:`rlkit.agents.target_copy.graph_target_copy_due`).
 """
 
 from __future__ import annotations
@@ -31,8 +35,10 @@ from __future__ import annotations
 import tensorflow as tf
 
 from rlkit.agents.dqn_config import anneal_start
-from rlkit.envs.tf.base import split_seed
-from rlkit.run.compiled_program import CompiledProgram, blocks_due, linear
+from rlkit.agents.epsilon_greedy import graph_epsilon_greedy
+from rlkit.agents.target_copy import graph_target_copy_due
+from rlkit.core.schedules import graph_blocks_due, graph_linear
+from rlkit.run.compiled_program import CompiledProgram
 
 
 class DQNProgram(CompiledProgram):
@@ -50,7 +56,7 @@ class DQNProgram(CompiledProgram):
         """Epsilon-greedy actions int32 ``[N]`` at env step ``step`` (the run's schedule;
         a noisy network's greedy ones on fresh noise)."""
         cfg = self.config
-        epsilon = linear(step, cfg.eps_start, cfg.eps_end, cfg.eps_anneal_steps,
+        epsilon = graph_linear(step, cfg.eps_start, cfg.eps_end, cfg.eps_anneal_steps,
                          anneal_start(cfg))  # fmt: skip
         # a noisy network explores by its noise: a fresh draw on every step (its config has
         # epsilon 0), one for the N copies, as the Python loop's exploring policy does
@@ -58,26 +64,19 @@ class DQNProgram(CompiledProgram):
             self.learner.q.model(obs, training=True) if cfg.noisy else self.learner.q.model(obs)
         )
         q_values = self.learner.head.q_values_graph(outputs)
-        greedy = tf.argmax(q_values, axis=-1, output_type=tf.int32)
-        coin_seed, action_seed = tf.unstack(split_seed(seed, 2))
-        explore = tf.random.stateless_uniform([self.num_envs], coin_seed, dtype=tf.float64)
-        num_actions = self.agent.num_actions
-        random = tf.random.stateless_uniform(
-            [self.num_envs], action_seed, minval=0, maxval=num_actions, dtype=tf.int32
-        )
-        return tf.where(explore < epsilon, random, greedy)
+        return graph_epsilon_greedy(q_values, epsilon, seed, self.agent.num_actions)
 
     def learn(self, before, now, seed):
         """The blocks of updates due between step counts ``before`` and ``now``, then the
         target copy due: ``(metric sums [3], updates int64)``."""
         cfg, learner = self.config, self.learner
         start = max(cfg.learning_starts, cfg.batch_size)
-        blocks = blocks_due(before, now, cfg.train_freq, start)
+        blocks = graph_blocks_due(before, now, cfg.train_freq, start)
         blocks = tf.where(self.replay.size >= cfg.batch_size, blocks, tf.zeros_like(blocks))
         per_block = cfg.train_freq if cfg.gradient_steps == -1 else cfg.gradient_steps
         updates = blocks * per_block
         if cfg.learning_rate_end >= 0:  # DQN3.0's annealed rate, at the step count ``now``
-            rate = linear(now, cfg.learning_rate, cfg.learning_rate_end, cfg.lr_anneal_steps,
+            rate = graph_linear(now, cfg.learning_rate, cfg.learning_rate_end, cfg.lr_anneal_steps,
                           anneal_start(cfg))  # fmt: skip
             learner.pipeline.optimizer.learning_rate.assign(tf.cast(rate, tf.float32))
 
@@ -97,7 +96,7 @@ class DQNProgram(CompiledProgram):
         sums = self.run_updates(updates, update, blocks, prioritized_block)
         if cfg.target_tau == 0:
             stale = tf.logical_or(self.target_stale, updates > 0)
-            copy = tf.logical_and(stale, now // cfg.target_update > before // cfg.target_update)
+            copy = graph_target_copy_due(stale, before, now, cfg.target_update)
 
             def hard_copy():
                 learner.hard_copy.update()

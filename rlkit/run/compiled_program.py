@@ -13,6 +13,14 @@ every piece of state lives in variables (:meth:`CompiledProgram.state_dict`), so
 into chunks in any way, or stopped and resumed at a chunk boundary, takes the same steps.
 Its random numbers are not the Python loop's (numpy's generators): the two loops learn
 alike, not identically.
+
+What it shares with the Python loop it calls as in-graph twins kept beside their originals,
+each tied to its original by a test (same inputs, same outputs): the rewards' clip and
+prioritized replay's beta (:func:`rlkit.agents.off_policy.graph_clip_rewards`,
+:func:`~rlkit.agents.off_policy.graph_importance_exponent`), one-step pcont
+(:func:`rlkit.replay.nstep.graph_pcont`), the n-step walk and the prioritized sampler
+(:mod:`rlkit.replay.in_graph`, :mod:`rlkit.replay.graph_priorities`) and the schedules
+(:func:`rlkit.core.schedules.graph_linear`, :func:`~rlkit.core.schedules.graph_blocks_due`).
 """
 
 from __future__ import annotations
@@ -22,10 +30,12 @@ from typing import NamedTuple
 import numpy as np
 import tensorflow as tf
 
+from rlkit.agents.off_policy import graph_clip_rewards, graph_importance_exponent
 from rlkit.envs.tf.base import EnvState, TFEnv, split_seed
 from rlkit.networks.patch_conv import convolutions_as_patches
 from rlkit.replay.graph_priorities import GraphPrioritized
 from rlkit.replay.in_graph import GraphReplay
+from rlkit.replay.nstep import graph_pcont
 from rlkit.run.life import TrainingDiverged
 
 #: a word for the seed stream of the compiled loop (its stateless keys)
@@ -188,7 +198,7 @@ class CompiledProgram:
         if replay.horizon == 1:
             obs, actions, rewards, next_obs, terminated = replay.sample(cfg.batch_size, seed)
             ones = tf.ones([cfg.batch_size])  # made here, not captured: one HLO for every seed
-            return obs, actions, rewards, next_obs, cfg.gamma * (1.0 - terminated), ones
+            return obs, actions, rewards, next_obs, graph_pcont(terminated, cfg.gamma), ones
         return self.gather(replay.indices(cfg.batch_size, seed), tf.ones([cfg.batch_size]))
 
     def gather(self, slots, weights):
@@ -198,7 +208,7 @@ class CompiledProgram:
         obs, actions = tf.gather(replay.obs, slots), tf.gather(replay.actions, slots)
         if replay.horizon == 1:
             rewards, terminated = (tf.gather(v, slots) for v in (replay.rewards, replay.terminated))
-            last, pcont = slots, cfg.gamma * (1.0 - terminated)
+            last, pcont = slots, graph_pcont(terminated, cfg.gamma)
         else:
             last, rewards, pcont = replay.n_step(slots, cfg.gamma)
         return obs, actions, rewards, tf.gather(replay.next_obs, last), pcont, weights
@@ -235,15 +245,9 @@ class CompiledProgram:
         return tf.while_loop(lambda j, sums: j < blocks, prioritized_block, start)[1]
 
     def importance_exponent(self, now):
-        """Prioritized replay's beta at step count ``now`` (float64), as
-        :meth:`rlkit.agents.off_policy.OffPolicyAgent.importance_exponent`."""
-        cfg = self.config
-        beta = tf.constant(cfg.importance_exponent, tf.float64)
-        if cfg.importance_anneal_steps == 0:
-            return beta
-        past = tf.cast(tf.maximum(now - cfg.learning_starts, 0), tf.float64)
-        progress = tf.minimum(past / cfg.importance_anneal_steps, 1.0)
-        return beta + (1.0 - beta) * progress
+        """Prioritized replay's beta at step count ``now`` (float64): the graph twin
+        :func:`rlkit.agents.off_policy.graph_importance_exponent`."""
+        return graph_importance_exponent(now, self.config)
 
     # -- the program -----------------------------------------------------------------------
     def _chunk(self, vector_steps, episode_cap):
@@ -285,9 +289,7 @@ class CompiledProgram:
         obs = env.observe(state.physics)
         actions = self.act(obs, before, act_seed)
         out = env.step(state, actions, env_seed)
-        rewards = tf.cast(out.reward, tf.float32)
-        if self.config.reward_clip > 0:
-            rewards = tf.clip_by_value(rewards, -self.config.reward_clip, self.config.reward_clip)
+        rewards = graph_clip_rewards(tf.cast(out.reward, tf.float32), self.config.reward_clip)
         slots = self.replay.add(obs, actions, rewards, out.final_obs, out.terminated, out.truncated)
         self.written(slots)
         now = before + n
@@ -317,19 +319,3 @@ def needs_autograph(config) -> bool:
         if not all(isinstance(item, plain) for item in items):
             return True
     return False
-
-
-def linear(step, start: float, end: float, anneal_steps: int, learn_start: int) -> tf.Tensor:
-    """float64 :func:`rlkit.core.schedules.dqn3_linear` of an int64 step count, in the graph."""
-    if anneal_steps <= 0:
-        return tf.constant(end, tf.float64)
-    past = tf.maximum(tf.constant(0, tf.int64), step - learn_start)
-    remaining = tf.cast(anneal_steps - past, tf.float64)
-    return end + tf.maximum(tf.constant(0.0, tf.float64), (start - end) * remaining / anneal_steps)
-
-
-def blocks_due(before, now, every: int, start: int) -> tf.Tensor:
-    """int64 :func:`rlkit.core.schedules.blocks_due` of int64 step counts, in the graph."""
-    floor = tf.maximum(before, start - 1)
-    count = tf.maximum(tf.constant(0, tf.int64), now // every - floor // every)
-    return tf.where(now < start, tf.zeros_like(count), count)

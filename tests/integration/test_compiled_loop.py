@@ -1,8 +1,8 @@
-"""The compiled loop: its replay in variables, its in-graph schedules, which loop a run takes,
-bad input in one line, and exact resume at chunk boundaries."""
+"""The compiled loop: its replay in variables, which loop a run takes, bad input in one line,
+and exact resume at chunk boundaries (its in-graph schedules: tests/unit/core/
+test_schedule_twins.py)."""
 
 import importlib.util
-import itertools
 import json
 import os
 
@@ -13,8 +13,6 @@ import tensorflow as tf
 from rlkit.agents.ddpg_config import DDPGConfig
 from rlkit.agents.dqn_config import DQNConfig
 from rlkit.cli.main import main
-from rlkit.core.schedules import blocks_due as blocks_due_py
-from rlkit.core.schedules import dqn3_linear
 from rlkit.replay.in_graph import GraphReplay
 from rlkit.run.compiled_choice import choose_loop
 
@@ -58,22 +56,6 @@ def test_replay_state_round_trips_and_refuses_another_shape():
     assert other.nbytes == 4 * (2 + 1 + 1 + 2 + 1) * 4 + 2 * 4  # float32/int32 slots, 2 ints
     with pytest.raises(ValueError, match="shape"):
         GraphReplay(5, obs_dim=2).load_state_dict(replay.state_dict())
-
-
-def test_in_graph_schedules_equal_the_python_ones():
-    from rlkit.run.compiled_program import blocks_due, linear
-
-    for step, anneal, start in itertools.product([0, 5, 99, 100, 150, 1000], [0, 50, 400],
-                                                 [0, 100]):  # fmt: skip
-        want = dqn3_linear(step, 1.0, 0.05, anneal, start)
-        got = float(linear(tf.constant(step, tf.int64), 1.0, 0.05, anneal, start))
-        assert got == pytest.approx(want, abs=1e-12)
-    for before, every, start in itertools.product(range(0, 60, 7), [1, 4, 10], [0, 13, 40]):
-        now = before + 10
-        want = blocks_due_py(before, now, every, start)
-        got = int(blocks_due(tf.constant(before, tf.int64), tf.constant(now, tf.int64), every,
-                             start))  # fmt: skip
-        assert got == want, (before, now, every, start)
 
 
 def test_autograph_only_for_code_of_ones_own_in_the_config():
