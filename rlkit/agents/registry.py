@@ -210,6 +210,8 @@ AGENTS: dict[str, AgentSpec] = {
         ties={"critic_hidden_sizes": "actor_hidden_sizes"},
         describe_schedules=sac_config.describe_schedules,
         export_builder="rlkit.agents.export_graph:sac_module",
+        compiled_program="rlkit.run.compiled_sac:SACProgram",
+        compiled_on_minatar=True,  # (discrete SAC)
     ),
     "c51": AgentSpec(
         name="c51",

@@ -146,3 +146,41 @@ def test_td3_with_prioritized_n_step_replay_runs_its_program_and_resumes_exactly
     for a, b in zip(straight.agent.learner.actor.model.get_weights(),
                     resumed.agent.learner.actor.model.get_weights(), strict=True):  # fmt: skip
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "env_id, overrides",
+    [("rlkit/Pendulum-v1", {"prioritized": True, "n_step": 3, "temperature_loss": "log_alpha"}),
+     ("rlkit/CartPole-v1", {"target_update_interval": 2})],
+)  # fmt: skip
+def test_sac_runs_its_program_and_resumes_exactly(tmp_path, env_id, overrides):
+    """SAC (and discrete SAC) in the compiled loop: alpha learned, a run stopped at a
+    checkpoint and resumed ends where the uninterrupted one does, bit for bit."""
+    from rlkit.run import experiment
+    from rlkit.run.compiled_loop import CompiledTrainer
+
+    settings = {"batch_size": 16, "buffer_size": 300, "learning_starts": 64, "train_freq": 4,
+                "gradient_steps": 2, "actor_hidden_sizes": [16], "critic_hidden_sizes": [16],
+                **overrides}  # fmt: skip
+
+    def plan(checkpoint_every):
+        return experiment.plan("sac", env_id, steps=400, seed=3, num_envs=2, eval_every=0,
+                               checkpoint_every=checkpoint_every, overrides=settings)  # fmt: skip
+
+    straight = experiment.start(plan(0), tmp_path / "a", tensorboard=False)
+    assert isinstance(straight, CompiledTrainer)
+    straight.run(400)
+    straight.close()
+    assert straight.agent.num_updates > 0 and straight.agent.alpha != 1.0
+    stopped = experiment.start(plan(100), tmp_path / "b", tensorboard=False)
+    stopped.run(200)
+    stopped.close()
+    resumed, _ = experiment.resume(stopped.run_dir)
+    resumed.run(400)
+    resumed.close()
+    for name, value in straight.program.state_dict().items():
+        np.testing.assert_array_equal(resumed.program.state_dict()[name], value, err_msg=name)
+    for group, variables in straight.agent.checkpoint_variables().items():
+        for a, b in zip(variables, resumed.agent.checkpoint_variables()[group], strict=True):
+            np.testing.assert_array_equal(np.asarray(a), np.asarray(b), err_msg=group)

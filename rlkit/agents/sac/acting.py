@@ -14,10 +14,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import tensorflow as tf
 
 from rlkit.agents.parts import Acting
 from rlkit.core.spaces import ObservationFormat
-from rlkit.learn.max_entropy import numpy_bound_log_std
+from rlkit.learn.max_entropy import bound_log_std, numpy_bound_log_std
 from rlkit.networks.actor_critic import ActionBounds
 
 
@@ -72,3 +73,31 @@ class SACActing(Acting):
         actions = np.asarray(self.bounds.clip(flat), self.action_dtype)
         actions = actions.reshape(n, *self.action_shape)
         return actions if rows is not None else actions[0]
+
+
+# -- the in-graph twin (the compiled loop's acting, rlkit.run.compiled_sac) -------------------
+def graph_sac_action(
+    out: tf.Tensor, step: tf.Tensor, seed: tf.Tensor, bounds: ActionBounds, config: Any
+) -> tf.Tensor:
+    """:meth:`SACActing.act` (exploring) of a batch in the graph: float32 ``[N, A]`` actions from
+    the policy network's output ``out`` ``[N, 2 A]`` at the int64 step count ``step``: uniform
+    in the bounds before ``learning_starts``, else :func:`squashed_action` of standard normal
+    noise; clipped to the bounds. The random numbers are stateless draws of ``seed`` (int32
+    ``[2]``): uniforms, then normals (:func:`graph_sac_draws`)."""
+    low, high = tf.constant(bounds.low), tf.constant(bounds.high)
+    uniform, normal = graph_sac_draws(seed, [out.shape[0], bounds.dim])
+    warm_up = uniform * (high - low) + low
+    dim = bounds.dim
+    log_std = bound_log_std(out[:, dim:], config.log_std_min, config.log_std_max,
+                            config.log_std_bounding)  # fmt: skip
+    sampled = bounds.from_unit(tf.tanh(out[:, :dim] + tf.exp(log_std) * normal))
+    action = tf.where(step < config.learning_starts, warm_up, sampled)
+    return tf.clip_by_value(action, low, high)
+
+
+def graph_sac_draws(seed: tf.Tensor, shape: list[int]) -> tuple[tf.Tensor, tf.Tensor]:
+    """One exploring step's random numbers in the graph: float32 ``shape`` uniforms in
+    ``[0, 1)`` (the warm-up actions) and standard normals (the policy's sample)."""
+    uniform_seed, normal_seed = tf.unstack(tf.random.experimental.stateless_split(seed, 2))
+    return (tf.random.stateless_uniform(shape, uniform_seed),
+            tf.random.stateless_normal(shape, normal_seed))  # fmt: skip

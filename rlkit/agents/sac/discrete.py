@@ -244,6 +244,7 @@ class DiscreteSACLearner(Learner):
 def sample_categorical(logits: np.ndarray, uniform: np.ndarray) -> np.ndarray:
     """Actions ``[N]`` drawn from ``softmax(logits)`` ``[N, |A|]`` by the inverse CDF of
     ``uniform`` ``[N]`` in [0, 1)."""
+    logits = np.asarray(logits, np.float64)  # (as the graph's twin computes it)
     shifted = np.exp(logits - logits.max(axis=-1, keepdims=True))
     cdf = np.cumsum(shifted / shifted.sum(axis=-1, keepdims=True), axis=-1)
     return np.minimum((cdf < uniform[:, None]).sum(axis=-1), logits.shape[-1] - 1)
@@ -272,3 +273,23 @@ class CategoricalActing(Acting):
                 actions = np.argmax(logits, axis=-1)
         actions = actions.astype(np.int64)
         return actions if rows is not None else int(actions[0])
+
+
+# -- the in-graph twin (the compiled loop's acting, rlkit.run.compiled_sac) -------------------
+def graph_categorical_action(
+    logits: tf.Tensor, step: tf.Tensor, seed: tf.Tensor, learning_starts: int
+) -> tf.Tensor:
+    """:meth:`CategoricalActing.act` (exploring) of a batch in the graph: int32 ``[N]`` actions
+    for ``logits`` ``[N, |A|]`` at the int64 step count ``step``: uniform before
+    ``learning_starts``, else :func:`sample_categorical` of a uniform draw (the same inverse
+    CDF). The random numbers: stateless uniforms of ``seed`` (int32 ``[2]``), one for the
+    warm-up action and one for the draw."""
+    n, num_actions = logits.shape[0], logits.shape[-1]
+    warm_seed, draw_seed = tf.unstack(tf.random.experimental.stateless_split(seed, 2))
+    warm_up = tf.random.stateless_uniform([n], warm_seed, 0, num_actions, tf.int32)
+    uniform = tf.random.stateless_uniform([n], draw_seed, dtype=tf.float64)
+    probs = tf.nn.softmax(tf.cast(logits, tf.float64), axis=-1)
+    cdf = tf.cumsum(probs, axis=-1)
+    drawn = tf.reduce_sum(tf.cast(cdf < uniform[:, None], tf.int32), axis=-1)
+    drawn = tf.minimum(drawn, num_actions - 1)
+    return tf.where(step < learning_starts, warm_up, drawn)
