@@ -1,0 +1,84 @@
+"""The files an agent family in a folder of its own touches (docs/architecture.md, "Adding an
+agent family"): its folder, its formulas in rlkit/learn/, one registry entry, its export
+builder, its compiled program, its presets. Nothing else in rlkit/ or cli/ imports the family
+or names its modules, and the registry's paths point into those files (issue 51)."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from rlkit.agents.registry import AGENTS
+
+ROOT = Path(__file__).resolve().parents[3]
+#: family folder -> the files outside it the docs allow it to touch (besides tests, docs)
+FAMILIES = {
+    "sac": {
+        "rlkit/agents/registry.py",  # one entry
+        "rlkit/agents/export_graph.py",  # its export builder
+        "rlkit/run/compiled_sac.py",  # its compiled program
+        "rlkit/learn/max_entropy.py",  # its formulas
+    },
+}
+
+
+def family_of(agent_path: str) -> str | None:
+    match = re.match(r"rlkit\.agents\.(\w+)\.", agent_path)
+    return match.group(1) if match else None
+
+
+def test_every_family_folder_is_listed_here_and_in_the_docs():
+    folders = {p.name for p in (ROOT / "rlkit" / "agents").iterdir()
+               if p.is_dir() and (p / "__init__.py").exists()}  # fmt: skip
+    assert folders == set(FAMILIES)
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    for outside in set().union(*FAMILIES.values()):
+        assert outside.rsplit("/", 1)[-1] in text, outside
+
+
+def places_naming(family: str) -> set[str]:
+    """Files of rlkit/ and cli/ outside the family's folder that import it or name one of its
+    modules (``rlkit.agents.sac``, ``compiled_sac``)."""
+    found = set()
+    pattern = re.compile(rf"rlkit\.agents\.{family}\b|\bcompiled_{family}\b")
+    for folder in ("rlkit", "cli"):
+        for path in (ROOT / folder).rglob("*.py"):
+            relative = path.relative_to(ROOT).as_posix()
+            if relative.startswith(f"rlkit/agents/{family}/"):
+                continue
+            tree = ast.parse(path.read_text())
+            names = [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+            names += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+            strings = [n.value for n in ast.walk(tree)
+                       if isinstance(n, ast.Constant) and isinstance(n.value, str)]  # fmt: skip
+            if any(pattern.search(s) for s in [*names, *strings]):
+                found.add(relative)
+    return found
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_nothing_outside_the_documented_files_reaches_into_the_family(family):
+    allowed = FAMILIES[family] | {f"rlkit/run/compiled_{family}.py"}
+    reaching = places_naming(family) - allowed
+    assert reaching == set(), (
+        f"{sorted(reaching)} reach into agents/{family}/ (docs/architecture.md)"
+    )
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_the_registry_points_into_the_familys_files(family):
+    (spec,) = [s for s in AGENTS.values() if family_of(s.agent_path) == family]
+    assert spec.config_class.__module__ == f"rlkit.agents.{family}.config"
+    for path in (spec.export_builder, spec.compiled_program):
+        module = path.partition(":")[0]
+        file = module.replace(".", "/") + ".py"
+        assert file in FAMILIES[family], f"{path} is outside the family's documented files"
+    assert (ROOT / "rlkit" / "config" / "presets" / spec.name).is_dir()
+
+
+def test_the_check_would_see_a_new_reach():
+    """A module importing the family from outside the list is found."""
+    assert "rlkit/agents/registry.py" in places_naming("sac")
