@@ -151,12 +151,14 @@ def test_td3_with_prioritized_n_step_replay_runs_its_program_and_resumes_exactly
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "env_id, overrides",
-    [("rlkit/Pendulum-v1", {"prioritized": True, "n_step": 3, "temperature_loss": "log_alpha"}),
-     ("rlkit/CartPole-v1", {"target_update_interval": 2})],
+    [("rlkit/Pendulum-v1", {"prioritized": True, "n_step": 3, "temperature_loss": "log_alpha",
+                            "target_update_interval": 2})],
 )  # fmt: skip
 def test_sac_runs_its_program_and_resumes_exactly(tmp_path, env_id, overrides):
-    """SAC (and discrete SAC) in the compiled loop: alpha learned, a run stopped at a
-    checkpoint and resumed ends where the uninterrupted one does, bit for bit."""
+    """SAC in the compiled loop: alpha learned, a run stopped at a checkpoint and resumed ends
+    where the uninterrupted one does, bit for bit (discrete SAC's program differs only in its
+    acting twin, tied by tests/unit/agents/test_sac_twins.py, and runs in
+    tests/unit/agents/test_sac_discrete.py's rlkit/CartPole-v1 case)."""
     from rlkit.run import experiment
     from rlkit.run.compiled_loop import CompiledTrainer
 
@@ -184,3 +186,22 @@ def test_sac_runs_its_program_and_resumes_exactly(tmp_path, env_id, overrides):
     for group, variables in straight.agent.checkpoint_variables().items():
         for a, b in zip(variables, resumed.agent.checkpoint_variables()[group], strict=True):
             np.testing.assert_array_equal(np.asarray(a), np.asarray(b), err_msg=group)
+
+
+@pytest.mark.slow
+def test_discrete_sac_runs_its_program(tmp_path):
+    """Discrete SAC's program on rlkit/CartPole-v1: it acts, learns and moves alpha."""
+    from rlkit.run import experiment
+    from rlkit.run.compiled_loop import CompiledTrainer
+
+    settings = {"batch_size": 16, "buffer_size": 300, "learning_starts": 64, "train_freq": 4,
+                "gradient_steps": 2, "actor_hidden_sizes": [16], "critic_hidden_sizes": [16],
+                "target_update_interval": 2}  # fmt: skip
+    plan = experiment.plan("sac", CARTPOLE, steps=200, seed=3, num_envs=2, eval_every=0,
+                           checkpoint_every=0, overrides=settings)  # fmt: skip
+    trainer = experiment.start(plan, tmp_path, tensorboard=False)
+    assert isinstance(trainer, CompiledTrainer) and trainer.agent.discrete
+    trainer.run(200)
+    trainer.close()
+    assert trainer.agent.num_updates > 0 and trainer.agent.alpha != 1.0
+    assert int(trainer.program.updates_done.numpy()) == trainer.agent.num_updates
