@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -127,11 +126,16 @@ def evaluate(path, episodes, seed, best, env_id, video, render,
     if video is not None:
         _check_video_target(video)
     from rlkit.agents.exported import is_export
+    from rlkit.envs.make import has_display
 
+    if render and video is None and not has_display():
+        how = ("play the export without --render, or record its run's agent: rlkit evaluate "
+               "RUN_DIR --video FILE" if is_export(path) else "use --video FILE")  # fmt: skip
+        raise UsageError(f"--render needs a display; on a headless machine {how}")
     if is_export(path):
         if best:
             raise UsageError(f"{path} is an export of one model: --best applies to a run folder")
-        return _evaluate_export(path, env_id, episodes, seed, extra_env_kwargs, video)
+        return _evaluate_export(path, env_id, episodes, seed, extra_env_kwargs, video, render)
     model_dir, env_id, env_kwargs, run_episodes = _model_and_env(path, env_id, best)
     episodes = episodes or run_episodes
     seed, seed_note = _seed(path, model_dir, seed)
@@ -168,12 +172,6 @@ def evaluate(path, episodes, seed, best, env_id, video, render,
                                env_kwargs=env_kwargs)  # fmt: skip
         click.echo(f"recorded {episodes} episode{'s' * (episodes != 1)} to {video}", err=True)
     else:
-        if (
-            render
-            and sys.platform.startswith("linux")
-            and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
-        ):
-            raise UsageError("--render needs a display; use --video FILE on a headless machine")
         shown = {"render_mode": "human"} if render else {}
         env = make_env(env_id, training=False, **env_kwargs, **shown)
         returns = episode_returns(agent, env, episodes, seed=seed)
@@ -186,8 +184,10 @@ def evaluate(path, episodes, seed, best, env_id, video, render,
     )
 
 
-def _evaluate_export(path: Path, env_id, episodes, seed, extra_env_kwargs, video) -> None:
-    """``rlkit evaluate EXPORT_DIR``: the exported policy played with a run's protocol."""
+def _evaluate_export(path: Path, env_id, episodes, seed, extra_env_kwargs, video,
+                     render: bool) -> None:  # fmt: skip
+    """``rlkit evaluate EXPORT_DIR``: the exported policy played with a run's protocol (in a
+    window with ``render``)."""
     if video is not None:
         raise UsageError("--video records a run's agent, not an export: give the run folder")
     from rlkit.config.run import parse_env_kwargs
@@ -199,6 +199,8 @@ def _evaluate_export(path: Path, env_id, episodes, seed, extra_env_kwargs, video
     from rlkit.run.export import evaluate_export
 
     env_kwargs = parse_env_kwargs(extra_env_kwargs) if extra_env_kwargs else {}
+    if render:
+        env_kwargs["render_mode"] = "human"
     returns, policy, env_id, episodes, seed_note = evaluate_export(path, env_id, episodes, seed,
                                                                    env_kwargs)  # fmt: skip
     click.echo(

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from rlkit.agents import export_check as check
-from rlkit.agents.exported import METADATA_FILE, TFLITE_FILE, ExportedPolicy
+from rlkit.agents.exported import METADATA_FILE, TFLITE_FILE, ExportedPolicy, tflite_record
 from rlkit.core.errors import UsageError
 from rlkit.core.files import make_temp_folder
 
@@ -194,7 +194,9 @@ def export(
             saved = tmp / ".saved_model"
             names = write_saved_model(agent, saved, meta, frozen=True)
             wanted = [n for n in names if n in TFLITE_SIGNATURES]
-            (tmp / TFLITE_FILE).write_bytes(convert(saved, wanted, quantize))
+            flatbuffer = convert(saved, wanted, quantize)
+            (tmp / TFLITE_FILE).write_bytes(flatbuffer)
+            meta["tflite"] = tflite_record(flatbuffer)  # (checked before each load)
             shutil.rmtree(saved)
         else:
             write_saved_model(agent, tmp, meta)

@@ -24,6 +24,24 @@ METADATA_FILE = "rlkit_export.json"
 #: the TFLite flatbuffer's name in an export folder
 TFLITE_FILE = "policy.tflite"
 SAVED_MODEL_FILE = "saved_model.pb"
+#: a TFLite flatbuffer's file identifier, at bytes 4-8 (tensorflow/lite/schema/schema.fbs)
+TFLITE_IDENTIFIER = b"TFL3"
+#: what a child process runs to try a ``policy.tflite`` whose export recorded no size (an
+#: older rlkit's): load it and run each signature once on zeros. A damaged flatbuffer can
+#: make the interpreter read past its end and crash the process (SIGSEGV), not raise.
+TFLITE_TRIAL = """
+import sys, warnings
+import numpy as np
+warnings.simplefilter("ignore")
+import tensorflow as tf
+interpreter = tf.lite.Interpreter(model_path=sys.argv[1])
+for name in interpreter.get_signature_list():
+    runner = interpreter.get_signature_runner(name)
+    runner(**{k: np.zeros([max(int(d), 1) for d in v["shape_signature"]], v["dtype"])
+              for k, v in runner.get_input_details().items()})
+"""
+#: what a refusal of a damaged ``policy.tflite`` tells the user to do
+EXPORT_AGAIN = "export the policy again (rlkit export RUN_DIR --format tflite)"
 
 
 def is_export(path: str | Path) -> bool:
@@ -42,6 +60,77 @@ def read_metadata(path: str | Path) -> dict[str, Any]:
         raise UsageError(f"corrupt export {path}: {METADATA_FILE}: {exc}") from None
 
 
+def tflite_record(data: bytes) -> dict[str, Any]:
+    """What an export's metadata records of its ``policy.tflite`` (``data``): its size and
+    SHA-256, which :func:`check_tflite` compares before an interpreter reads the file."""
+    import hashlib
+
+    return {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+
+
+def check_tflite(path: str | Path, metadata: dict[str, Any]) -> None:
+    """UsageError in one line unless the export in ``path`` holds a whole ``policy.tflite``:
+    there, a flatbuffer (``TFL3`` at bytes 4-8, its root table inside the file) of the size
+    and SHA-256 the export recorded (:func:`tflite_record`). An export that recorded none
+    (an older rlkit's) is tried in a child process (:data:`TFLITE_TRIAL`): a file that
+    crashes the interpreter (a cut-short one can: exit 139) is refused, not loaded here.
+    Imports no TensorFlow."""
+    file = Path(path) / TFLITE_FILE
+    try:
+        size = file.stat().st_size
+        with open(file, "rb") as f:
+            head = f.read(8)
+    except FileNotFoundError:
+        raise UsageError(f"{path} holds no {TFLITE_FILE}: {EXPORT_AGAIN}") from None
+    except OSError as exc:
+        raise UsageError(f"cannot read {file}: {exc.strerror}") from None
+    if len(head) < 8 or head[4:8] != TFLITE_IDENTIFIER:
+        raise UsageError(
+            f"{file} is not a TFLite model (no 'TFL3' identifier at bytes 4-8): {EXPORT_AGAIN}"
+        )
+    if int.from_bytes(head[:4], "little") >= size:  # the root table's offset
+        raise UsageError(f"{file} is cut short (its root table lies past its end): {EXPORT_AGAIN}")
+    recorded = metadata.get("tflite") or {}
+    if "bytes" in recorded:
+        if size != recorded["bytes"]:
+            raise UsageError(
+                f"{file} holds {size:,} bytes where the export wrote {recorded['bytes']:,}: "
+                f"it was cut short or changed; {EXPORT_AGAIN}"
+            )
+        if tflite_record(file.read_bytes())["sha256"] != recorded.get("sha256", ""):
+            raise UsageError(
+                f"{file} changed since it was exported (its SHA-256 differs): {EXPORT_AGAIN}"
+            )
+        return
+    crash = _trial_crash(file)
+    if crash is not None:
+        raise UsageError(
+            f"{file} crashes the TFLite interpreter ({crash}): the file is damaged; {EXPORT_AGAIN}"
+        )
+
+
+def _trial_crash(file: Path) -> str | None:
+    """The signal a child process running :data:`TFLITE_TRIAL` on ``file`` died of (None when
+    it did not crash: a Python error is left to the load here to say)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    quiet = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
+    try:
+        done = subprocess.run([sys.executable, "-c", TFLITE_TRIAL, str(file)],
+                              capture_output=True, env=quiet, timeout=600)  # fmt: skip
+    except subprocess.TimeoutExpired:
+        return None
+    if done.returncode >= 0:
+        return None
+    try:
+        return signal.Signals(-done.returncode).name
+    except ValueError:
+        return f"signal {-done.returncode}"
+
+
 class ExportedPolicy:
     """A loaded export: ``act(obs, explore=False)`` and the signatures by name.
 
@@ -55,12 +144,14 @@ class ExportedPolicy:
     evaluation_epsilon = 0.0  # (greedy: what rlkit evaluate says it played)
 
     def __init__(self, path: str | Path) -> None:
-        import tensorflow as tf
-
         path = Path(path)
         self.path = path
         self.metadata = read_metadata(path)
         self.format = self.metadata["format"]
+        if self.format == "tflite":  # before an interpreter reads it: a damaged one crashes
+            check_tflite(path, self.metadata)
+        import tensorflow as tf
+
         self.name = self.metadata["agent"]
         self.observation_space = space_from_dict(self.metadata["observation_space"])
         self.action_space = space_from_dict(self.metadata["action_space"])

@@ -133,3 +133,109 @@ def test_4_from_env_refuses_what_is_no_environment(env):
     with pytest.raises(UsageError) as exc:
         rlkit.agents.DQN.from_env(env)
     assert "env must be a gymnasium environment or its id" in one_line(exc)
+
+
+# -- 11: an export and --render on a headless box; a damaged policy.tflite -------------------------
+def _fake_export(folder: Path, data: bytes | None, **meta) -> Path:
+    """An export folder whose metadata is CartPole's DQN's (``meta`` on top) and whose
+    ``policy.tflite`` holds ``data`` (None: no file)."""
+    import json
+
+    folder.mkdir(parents=True)
+    meta = {"agent": "dqn", "format": "tflite", "env_id": "CartPole-v1", **meta}
+    (folder / "rlkit_export.json").write_text(json.dumps(meta))
+    if data is not None:
+        (folder / "policy.tflite").write_bytes(data)
+    return folder
+
+
+def test_11_render_on_a_headless_box_is_refused_for_an_export_too(capsys, tmp_path, monkeypatch):
+    monkeypatch.setattr("sys.platform", "linux")
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    export = _fake_export(tmp_path / "export", b"\x00" * 16)
+    line = refused(capsys, "evaluate", export, "--render", message="--render needs a display")
+    assert "--video" in line  # (the way to watch it on a headless machine: the run's agent)
+
+
+@pytest.mark.parametrize(
+    ("tflite", "meta", "message"),
+    [
+        (None, {}, "holds no policy.tflite"),
+        (b"\x00" * 5, {}, "is not a TFLite model (no 'TFL3' identifier at bytes 4-8)"),
+        (b"\x1c\x00\x00\x00PK\x03\x04" + b"\x00" * 40, {}, "no 'TFL3' identifier"),
+        (b"\xff\xff\x00\x00TFL3" + b"\x00" * 40, {}, "cut short"),
+        (b"\x1c\x00\x00\x00TFL3" + b"\x00" * 40, {"tflite": {"bytes": 4000}},
+         "holds 48 bytes where the export wrote 4,000"),
+        (b"\x1c\x00\x00\x00TFL3" + b"\x00" * 40, {"tflite": {"bytes": 48, "sha256": "0" * 64}},
+         "changed since it was exported"),
+    ],
+)  # fmt: skip
+def test_11_a_damaged_tflite_is_refused_in_one_line_before_tensorflow(tmp_path, tflite, meta,
+                                                                       message):  # fmt: skip
+    import subprocess
+    import sys
+
+    export = _fake_export(tmp_path / "export", tflite, **meta)
+    script = (
+        "import sys\n"
+        "from rlkit.agents.exported import check_tflite, read_metadata\n"
+        f"path = {str(export)!r}\n"
+        "try:\n"
+        "    check_tflite(path, read_metadata(path))\n"
+        "except Exception as exc:\n"
+        "    print(type(exc).__name__, exc)\n"
+        "assert 'tensorflow' not in sys.modules, 'TensorFlow was imported'\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          cwd=REPO, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("UsageError ") and message in done.stdout, done.stdout
+    assert len(done.stdout.strip().splitlines()) == 1
+
+
+def test_11_a_tflite_that_crashes_its_trial_is_refused(tmp_path, monkeypatch):
+    from rlkit.agents import exported
+
+    export = _fake_export(tmp_path / "export", b"\x1c\x00\x00\x00TFL3" + b"\x00" * 40)
+    crash = "import os, signal, sys; sys.argv[1]; os.kill(os.getpid(), signal.SIGSEGV)"
+    monkeypatch.setattr(exported, "TFLITE_TRIAL", crash)
+    with pytest.raises(UsageError) as exc:
+        exported.check_tflite(export, exported.read_metadata(export))
+    assert "crashes the TFLite interpreter (SIGSEGV)" in one_line(exc)
+    monkeypatch.setattr(exported, "TFLITE_TRIAL", "import sys; sys.exit(1)")  # (a Python error:
+    exported.check_tflite(export, exported.read_metadata(export))  # the load itself says it)
+
+
+@pytest.mark.slow
+def test_11_evaluate_on_a_truncated_tflite_is_one_line_not_a_segfault(tmp_path):
+    """The issue's case: an export of a real network, its policy.tflite cut in half (the
+    interpreter read past the end of the file: exit 139)."""
+    import subprocess
+    import sys
+
+    import gymnasium as gym
+
+    import rlkit
+
+    agent = rlkit.agents.DQN.from_env(gym.make("CartPole-v1"), hidden_sizes=(512, 512),
+                                      jit_compile=False)  # fmt: skip
+    agent.export(tmp_path / "export", format="tflite", env="CartPole-v1", check_observations=50)
+    policy = tmp_path / "export" / "policy.tflite"
+    whole = policy.read_bytes()
+    for meta in ("recorded", "older export"):
+        policy.write_bytes(whole[: len(whole) // 2])
+        if meta == "older export":  # no size recorded: the trial in a child process finds it
+            import json
+
+            file = tmp_path / "export" / "rlkit_export.json"
+            file.write_text(json.dumps({k: v for k, v in json.loads(file.read_text()).items()
+                                        if k != "tflite"}))  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "-m", "rlkit.cli.main", "evaluate", str(tmp_path / "export"),
+             "--episodes", "1"], capture_output=True, text=True, cwd=REPO, timeout=300,
+        )  # fmt: skip
+        assert done.returncode == 2, (meta, done.returncode, done.stderr)
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("rlkit: error: "), done.stderr
+        assert "policy.tflite" in lines[0] and "export the policy again" in lines[0], lines[0]
