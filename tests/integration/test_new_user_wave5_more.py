@@ -239,3 +239,91 @@ def test_11_evaluate_on_a_truncated_tflite_is_one_line_not_a_segfault(tmp_path):
         lines = done.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("rlkit: error: "), done.stderr
         assert "policy.tflite" in lines[0] and "export the policy again" in lines[0], lines[0]
+
+
+# -- 3: a Q-network that ends in a softmax, or takes int32 for a float observation ----------------
+NETS = """
+import keras
+
+
+def _net(activation="linear", dtype="float32", n=None):
+    def build(observation_space, action_space):
+        inputs = keras.Input(observation_space.shape, dtype=dtype)
+        hidden = keras.layers.Dense(16, activation="relu")(inputs)
+        outputs = keras.layers.Dense(n or action_space.n, activation=activation)(hidden)
+        return keras.Model(inputs, outputs)
+    return build
+
+
+softmax = _net("softmax")
+sigmoid = _net("sigmoid")
+as_int32 = _net(dtype="int32")
+plain = _net()
+
+
+def softmax_layer(observation_space, action_space):
+    return keras.Sequential([keras.Input(observation_space.shape), keras.layers.Dense(16),
+                             keras.layers.Dense(action_space.n), keras.layers.Softmax()])
+
+
+class Subclassed(keras.Model):
+    def __init__(self, n):
+        super().__init__()
+        self.dense = keras.layers.Dense(n)
+
+    def call(self, x):
+        return keras.ops.softmax(self.dense(x))
+
+
+def subclassed(observation_space, action_space):
+    return Subclassed(int(action_space.n))
+
+
+def c51_softmax(observation_space, action_space):
+    return _net("softmax", n=int(action_space.n) * 51)(observation_space, action_space)
+"""
+
+
+@pytest.fixture
+def nets(tmp_path, monkeypatch):
+    import sys
+
+    (tmp_path / "wave5_nets.py").write_text(NETS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield "wave5_nets"
+    sys.modules.pop("wave5_nets", None)
+
+
+@pytest.mark.parametrize(
+    ("agent", "builder"),
+    [("dqn", "softmax"), ("dqn", "softmax_layer"), ("dqn", "subclassed"), ("c51", "c51_softmax")],
+)
+def test_3_a_q_network_that_outputs_probabilities_is_refused(capsys, tmp_path, nets, agent,
+                                                             builder):  # fmt: skip
+    line = refused(capsys, "train", agent, "--set", f"q_network={nets}:{builder}", "--steps", "50",
+                   "--set", "jit_compile=false", "--out", tmp_path / "r")  # fmt: skip
+    assert "q_network" in line and "probabilit" in line and "linear" in line, line
+    assert not (tmp_path / "r").exists()
+
+
+def test_3_a_q_network_taking_int32_for_a_float_observation_is_refused(capsys, tmp_path, nets):
+    line = refused(capsys, "train", "dqn", "--set", f"q_network={nets}:as_int32", "--steps", "50",
+                   "--out", tmp_path / "r")  # fmt: skip
+    assert "q_network takes int32 input but the observation is float32" in line, line
+    assert not (tmp_path / "r").exists()
+
+
+def test_3_a_bounded_q_network_is_one_warning_and_a_plain_one_none(nets):
+    import warnings
+
+    import gymnasium as gym
+
+    import rlkit
+    from rlkit.core.errors import RlkitWarning
+
+    env = gym.make("CartPole-v1")
+    with pytest.warns(RlkitWarning, match="q_network ends in a sigmoid: its Q-values lie in"):
+        rlkit.agents.DQN.from_env(env, q_network=f"{nets}:sigmoid", jit_compile=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RlkitWarning)
+        rlkit.agents.DQN.from_env(env, q_network=f"{nets}:plain", jit_compile=False)
