@@ -140,7 +140,7 @@ def more_cases() -> list[Case]:  # noqa: PLR0915 - one list, read top to bottom
         py("api: unknown key", head + "rlkit.agents.DQN.from_env('CartPole-v1', lr=1)"),
         py(
             "api: config of other class",
-            head + "from rlkit.agents.ddpg_config import "
+            head + "from rlkit.agents.ddpg.config import "
             "DDPGConfig\nrlkit.agents.DQN.from_env('CartPole-v1', config=DDPGConfig())",
         ),
         py("api: config a list", head + "rlkit.agents.DQN.from_env('CartPole-v1', config=[1])"),

@@ -17,14 +17,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rlkit.agents import (
-    ddpg_config,
-    distributional_config,
-    dqn_config,
-    iqn_config,
-    mdqn_config,
-    reinforce_config,
-)
+from rlkit.agents import distributional_config, dqn_config, iqn_config, mdqn_config
+from rlkit.agents.ddpg import config as ddpg_config
+from rlkit.agents.reinforce import config as reinforce_config
 from rlkit.agents.sac import config as sac_config
 from rlkit.core.errors import UsageError
 
@@ -158,7 +153,7 @@ AGENTS: dict[str, AgentSpec] = {
     "ddpg": AgentSpec(
         name="ddpg",
         summary="DDPG with ExponentialMovingAverage target networks (continuous actions)",
-        agent_path="rlkit.agents.ddpg:DDPG",
+        agent_path="rlkit.agents.ddpg.agent:DDPG",
         config_class=ddpg_config.DDPGConfig,
         check_spaces=ddpg_config.check_spaces,
         default_env="Pendulum-v1",
@@ -306,7 +301,7 @@ AGENTS: dict[str, AgentSpec] = {
     "reinforce": AgentSpec(
         name="reinforce",
         summary="REINFORCE policy gradient, log-probability times return",
-        agent_path="rlkit.agents.reinforce:Reinforce",
+        agent_path="rlkit.agents.reinforce.agent:Reinforce",
         config_class=reinforce_config.ReinforceConfig,
         check_spaces=reinforce_config.check_spaces,
         default_env="CartPole-v1",

@@ -21,9 +21,9 @@ Its metric sums are ``(critic_loss, actor_loss * policy_delay where an actor ste
 q)``: divided by the updates, the second is the mean over actor steps.
 
 Its in-graph twins live beside their originals, each tied by a test: the exploring action
-(:func:`rlkit.agents.exploration.graph_noisy_action`) and TD3's smoothing noise
-(:meth:`rlkit.agents.learner_terms.LearnerTerms.graph_smoothing_noise`); the actor steps'
-places and count are :class:`~rlkit.agents.learner_terms.LearnerTerms`' own, shared with
+(:func:`rlkit.agents.ddpg.acting.graph_noisy_action`) and TD3's smoothing noise
+(:meth:`rlkit.agents.ddpg.td3.LearnerTerms.graph_smoothing_noise`); the actor steps'
+places and count are :class:`~rlkit.agents.ddpg.td3.LearnerTerms`' own, shared with
 the Python loop's learner.
 """
 
@@ -31,14 +31,14 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from rlkit.agents.exploration import graph_noisy_action
+from rlkit.agents.ddpg.acting import graph_noisy_action
 from rlkit.core.schedules import graph_blocks_due, graph_linear
 from rlkit.envs.tf.base import split_seed
 from rlkit.run.compiled_program import CompiledProgram
 
 
 class DDPGProgram(CompiledProgram):
-    """The compiled loop of a :class:`~rlkit.agents.ddpg.DDPG` agent (see
+    """The compiled loop of a :class:`~rlkit.agents.ddpg.agent.DDPG` agent (see
     :class:`~rlkit.run.compiled_program.CompiledProgram` for the arguments)."""
 
     metric_names = ("critic_loss", "actor_loss", "q")

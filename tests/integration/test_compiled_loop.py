@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from rlkit.agents.ddpg_config import DDPGConfig
+from rlkit.agents.ddpg.config import DDPGConfig
 from rlkit.agents.dqn_config import DQNConfig
 from rlkit.cli.main import main
 from rlkit.replay.in_graph import GraphReplay

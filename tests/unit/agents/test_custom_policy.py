@@ -235,7 +235,7 @@ def test_the_docs_example_runs(tmp_path, monkeypatch):
 
 
 def test_a_bandits_preset_keeps_the_baseline_one_gives_a_network_for():
-    from rlkit.agents.reinforce_config import ReinforceConfig, resolve_preset
+    from rlkit.agents.reinforce.config import ReinforceConfig, resolve_preset
 
     bandit = gym.spaces.Box(1.0, 1.0, (1,), np.float32)
     assert resolve_preset(ReinforceConfig(), bandit).baseline is False

@@ -9,7 +9,7 @@ import tensorflow as tf
 
 import rlkit
 from rlkit.agents import DDPG
-from rlkit.agents.ddpg import bootstrap_target, squared_error
+from rlkit.agents.ddpg.agent import bootstrap_target, squared_error
 from rlkit.cli.main import main
 from rlkit.core.errors import UsageError
 from rlkit.learn.noise import GaussianNoise, OrnsteinUhlenbeckNoise
@@ -281,7 +281,7 @@ def test_td3_smoothing_noise_is_clipped_and_scaled_to_the_bounds():
 
 
 def test_td3_is_ddpgs_learner_with_three_numbers():
-    from rlkit.agents.learner_terms import LearnerTerms
+    from rlkit.agents.ddpg.td3 import LearnerTerms
 
     assert make_agent().learner.terms == LearnerTerms(critics=1, policy_delay=1, target_noise=0.0)
     td3 = make_agent(td3=True, policy_delay=3, target_noise=0.1, target_noise_clip=0.3)

@@ -1,7 +1,7 @@
-"""DDPG's exploring action in the compiled loop (:func:`rlkit.agents.exploration.
-graph_noisy_action`) against the Python loop's (:meth:`rlkit.agents.exploration.NoisyActing.act`
+"""DDPG's exploring action in the compiled loop (:func:`rlkit.agents.ddpg.acting.
+graph_noisy_action`) against the Python loop's (:meth:`rlkit.agents.ddpg.acting.NoisyActing.act`
 with :class:`~rlkit.learn.noise.GaussianNoise`), fed the same actor output, step and random
-numbers (the graph's uniforms and normals, :func:`~rlkit.agents.exploration.
+numbers (the graph's uniforms and normals, :func:`~rlkit.agents.ddpg.acting.
 graph_exploration_draws` of a seed, handed to the Python rule in place of its generators):
 the same actions to float32's rounding, ``atol = 1e-6 * half_range`` (the graph computes
 in float32 throughout; numpy rounds the scaled noise once and draws the warm-up in float64),
@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from rlkit.agents.exploration import NoisyActing, graph_exploration_draws, graph_noisy_action
+from rlkit.agents.ddpg.acting import NoisyActing, graph_exploration_draws, graph_noisy_action
 from rlkit.core.spaces import observation_format
 from rlkit.learn.noise import GaussianNoise
 from rlkit.networks.actor_critic import ActionBounds

@@ -12,7 +12,7 @@ import tensorflow as tf
 
 import rlkit
 from rlkit.agents import Reinforce
-from rlkit.agents.reinforce_config import ReinforceConfig, resolve_preset
+from rlkit.agents.reinforce.config import ReinforceConfig, resolve_preset
 from rlkit.cli.main import main
 from rlkit.core.errors import UsageError
 from rlkit.envs.bandit import DEFAULT_ARM_MEANS, ENV_ID, MultiArmedBandit, register_envs
@@ -241,7 +241,7 @@ def test_config_rejects_bad_values():
 
 def test_config_module_does_not_import_tensorflow():
     code = (
-        "import sys, rlkit.agents.reinforce_config, rlkit.learn.returns; "
+        "import sys, rlkit.agents.reinforce.config, rlkit.learn.returns; "
         "sys.exit('tensorflow' in sys.modules)"
     )
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0

@@ -1,13 +1,13 @@
 """TD3's target-policy smoothing and policy delay in the compiled loop against the Python
 loop's, on the same inputs:
 
-- the smoothing noise: :meth:`~rlkit.agents.learner_terms.LearnerTerms.graph_smoothing_noise`
-  against :meth:`~rlkit.agents.learner_terms.LearnerTerms.smoothing_noise` fed the graph's
+- the smoothing noise: :meth:`~rlkit.agents.ddpg.td3.LearnerTerms.graph_smoothing_noise`
+  against :meth:`~rlkit.agents.ddpg.td3.LearnerTerms.smoothing_noise` fed the graph's
   normals in place of its generator's: equal to float32's rounding (``atol = 1e-6 *
   half_range``: the graph scales in float32, numpy in float64 then rounds), zeros without
   smoothing; eagerly and compiled with XLA;
 - the policy delay: both loops' update code run on the same blocks (the Python learner's
-  :meth:`~rlkit.agents.ddpg_learner.DDPGLearner.learn` and its update block, and the compiled
+  :meth:`~rlkit.agents.ddpg.learner.DDPGLearner.learn` and its update block, and the compiled
   program's :meth:`~rlkit.run.compiled_ddpg.DDPGProgram.learn` and ``after_chunk``, on
   stand-ins for the networks and the replay: the cadence, no learning) take an actor step
   after exactly the same critic updates, every ``policy_delay``-th over the run, and count
@@ -21,8 +21,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from rlkit.agents.ddpg_learner import DDPGLearner
-from rlkit.agents.learner_terms import LearnerTerms
+from rlkit.agents.ddpg.learner import DDPGLearner
+from rlkit.agents.ddpg.td3 import LearnerTerms
 from rlkit.agents.off_policy import OffPolicyAgent
 from rlkit.run.compiled_ddpg import DDPGProgram
 

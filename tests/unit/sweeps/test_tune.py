@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from rlkit.agents.ddpg_config import DDPGConfig
+from rlkit.agents.ddpg.config import DDPGConfig
 from rlkit.agents.dqn_config import DQNConfig
 from rlkit.cli.main import main
 from rlkit.core.errors import UsageError
@@ -78,7 +78,7 @@ def test_the_space_replaces_drops_and_checks_keys():
 
 
 def test_every_default_space_is_valid_for_its_agent():
-    from rlkit.agents.reinforce_config import ReinforceConfig
+    from rlkit.agents.reinforce.config import ReinforceConfig
 
     for agent, config in [("dqn", DQNConfig), ("ddpg", DDPGConfig), ("reinforce", ReinforceConfig)]:
         assert resolve_space(agent, config, {}, {}) == default_space(agent)

@@ -23,7 +23,7 @@ from rlkit.agents.parts import Acting
 from rlkit.core.spaces import ObservationFormat
 
 if TYPE_CHECKING:
-    from rlkit.agents.reinforce_learner import PolicySnapshot
+    from rlkit.agents.reinforce.learner import PolicySnapshot
 
 
 def softmax(logits: np.ndarray) -> np.ndarray:

@@ -1,6 +1,6 @@
-"""DDPG and TD3: an acting rule (:class:`~rlkit.agents.exploration.NoisyActing`: the
+"""DDPG and TD3: an acting rule (:class:`~rlkit.agents.ddpg.acting.NoisyActing`: the
 actor's action plus exploration noise) and a learner
-(:class:`~rlkit.agents.ddpg_learner.DDPGLearner`: actor, critics, EMA target networks, the
+(:class:`~rlkit.agents.ddpg.learner.DDPGLearner`: actor, critics, EMA target networks, the
 compiled update) joined by the agent with its replay memory
 (:class:`~rlkit.agents.off_policy.OffPolicyAgent`).
 
@@ -15,14 +15,14 @@ through its own :class:`~rlkit.learn.gradients.UpdatePipeline`.
 ``td3=True``: twin critics and the smaller of the two target values, target policy
 smoothing (clipped Gaussian noise on ``mu'(s2)``) and actor + target updates every
 ``policy_delay`` critic updates (Fujimoto et al. 2018). These are the learner's
-:class:`~rlkit.agents.learner_terms.LearnerTerms` (DDPG: one critic, no smoothing, delay 1),
+:class:`~rlkit.agents.ddpg.td3.LearnerTerms` (DDPG: one critic, no smoothing, delay 1),
 not branches of their own.
 
 Speed: updates run in blocks of ``gradient_steps`` in one compiled ``tf.function``
 (optionally XLA); acting uses a numpy copy of the actor refreshed after each block.
 
 ``Dict`` and ``Tuple`` observations take an actor and a critic of one's own
-(:mod:`rlkit.agents.ddpg_networks`); the replay is then a
+(:mod:`rlkit.agents.ddpg.networks`); the replay is then a
 :class:`~rlkit.replay.structured.StructuredReplay`, one array per part.
 """
 
@@ -33,10 +33,10 @@ import warnings
 import numpy as np
 import tensorflow as tf
 
-from rlkit.agents import ddpg_config
-from rlkit.agents.ddpg_config import DDPGConfig
-from rlkit.agents.ddpg_learner import DDPGLearner
-from rlkit.agents.exploration import NoisyActing
+from rlkit.agents.ddpg import config as ddpg_config
+from rlkit.agents.ddpg.acting import NoisyActing
+from rlkit.agents.ddpg.config import DDPGConfig
+from rlkit.agents.ddpg.learner import DDPGLearner
 from rlkit.agents.off_policy import OffPolicyAgent
 from rlkit.agents.parts import Parts
 from rlkit.core import seeding
@@ -64,9 +64,9 @@ class DDPG(OffPolicyAgent):
         seed: seeds weight initialisation, replay sampling, random actions and noise.
 
     Attributes:
-        learner: the :class:`~rlkit.agents.ddpg_learner.DDPGLearner` (networks, targets,
+        learner: the :class:`~rlkit.agents.ddpg.learner.DDPGLearner` (networks, targets,
             update); ``actor``, ``critics``, ``ema``, the pipelines and ``terms`` are its.
-        acting: the :class:`~rlkit.agents.exploration.NoisyActing` rule (``noise`` is its).
+        acting: the :class:`~rlkit.agents.ddpg.acting.NoisyActing` rule (``noise`` is its).
         bounds: the flattened action's :class:`~rlkit.networks.actor_critic.ActionBounds`.
         replay: the :class:`~rlkit.replay.memory.ReplayMemory`; actions stored as float32
             ``[act_dim]`` in the environment's units.

@@ -27,7 +27,7 @@ import tensorflow as tf
 from gymnasium import spaces
 
 from rlkit.agents.parts import Learner
-from rlkit.agents.reinforce_config import ReinforceConfig
+from rlkit.agents.reinforce.config import ReinforceConfig
 from rlkit.core import seeding
 from rlkit.core.spaces import ObservationFormat
 from rlkit.core.structure import assemble, take_rows

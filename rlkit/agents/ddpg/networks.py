@@ -50,7 +50,7 @@ def networks(
     """The actor and ``critics`` critics (TD3's two), rlkit's or the user's; for a ``Dict``
     or ``Tuple`` observation only the user's (UsageError else).
 
-    ``config``: a :class:`~rlkit.agents.ddpg_config.DDPGConfig`; ``spaces``: the
+    ``config``: a :class:`~rlkit.agents.ddpg.config.DDPGConfig`; ``spaces``: the
     (observation, action) spaces; ``given``: ``{"actor": ..., "critic": ...}``, the networks
     given to the agent as Python objects (None where not).
     """

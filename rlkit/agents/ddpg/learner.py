@@ -15,7 +15,7 @@ gets back. Actor: the gradient of ``-mean Q(s, mu(s))`` w.r.t. the actor's varia
 only. Each goes through its own :class:`~rlkit.learn.gradients.UpdatePipeline` (own
 optimizer and gradient transforms).
 
-TD3 is this learner with other :class:`~rlkit.agents.learner_terms.LearnerTerms`: twin critics
+TD3 is this learner with other :class:`~rlkit.agents.ddpg.td3.LearnerTerms`: twin critics
 (the smaller target value), target policy smoothing (clipped Gaussian noise on ``mu'(s2)``,
 drawn in numpy from the agent's ``"explore"`` generator) and actor + target updates every
 ``policy_delay`` critic updates (DDPG: one critic, no smoothing, delay 1).
@@ -29,8 +29,8 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from rlkit.agents import ddpg_networks
-from rlkit.agents.learner_terms import LearnerTerms
+from rlkit.agents.ddpg import networks as ddpg_networks
+from rlkit.agents.ddpg.td3 import LearnerTerms
 from rlkit.agents.parts import Learner
 from rlkit.core.schedules import dqn3_linear
 from rlkit.core.spaces import ObservationFormat
@@ -53,7 +53,7 @@ class DDPGLearner(Learner):
     """The actor, the critic(s), their EMA targets and the compiled update.
 
     Args:
-        config: a :class:`~rlkit.agents.ddpg_config.DDPGConfig`.
+        config: a :class:`~rlkit.agents.ddpg.config.DDPGConfig`.
         obs_format: how observations reach the networks.
         spaces: the (observation, action) spaces (the user's network builders take them).
         bounds: the flattened action's box.

@@ -1,8 +1,8 @@
 """REINFORCE: the Monte-Carlo policy gradient, an acting rule and a learner joined by the agent.
 
-- :class:`~rlkit.agents.sampling.Sampling` acts: it samples from the policy it follows
+- :class:`~rlkit.agents.reinforce.acting.Sampling` acts: it samples from the policy it follows
   (Gumbel-max for Discrete actions, a Gaussian for Box ones) or acts greedily.
-- :class:`~rlkit.agents.reinforce_learner.ReinforceLearner` learns: the policy and the
+- :class:`~rlkit.agents.reinforce.learner.ReinforceLearner` learns: the policy and the
   value baseline, their pipelines, the compiled update of the pseudo-loss
   ``-sum_t log pi(a_t|s_t) * G_t``, the numpy snapshot acting reads.
 - :class:`Reinforce` joins them with its episode memory and its config.
@@ -34,11 +34,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from gymnasium import spaces
 
-from rlkit.agents import reinforce_config
 from rlkit.agents.base import Agent
-from rlkit.agents.reinforce_config import ReinforceConfig, resolve_preset
-from rlkit.agents.reinforce_learner import ReinforceLearner
-from rlkit.agents.sampling import Sampling
+from rlkit.agents.reinforce import config as reinforce_config
+from rlkit.agents.reinforce.acting import Sampling
+from rlkit.agents.reinforce.config import ReinforceConfig, resolve_preset
+from rlkit.agents.reinforce.learner import ReinforceLearner
 from rlkit.core import seeding
 from rlkit.core.spaces import observation_format
 from rlkit.learn.losses import (  # noqa: F401 (the loss terms, importable here as before)

@@ -3,7 +3,7 @@ smaller target value), target policy smoothing, and actor (and target) updates d
 every ``policy_delay`` critic updates. DDPG is the same learner with one critic, no
 smoothing and a delay of 1: there is no TD3 branch, only these numbers.
 
-Both loops read them here: the Python loop's learner (:mod:`rlkit.agents.ddpg_learner`) and
+Both loops read them here: the Python loop's learner (:mod:`rlkit.agents.ddpg.learner`) and
 the compiled loop's (:mod:`rlkit.run.compiled_ddpg`) place the actor steps by
 :meth:`LearnerTerms.actor_due` and count them by :meth:`LearnerTerms.actor_updates`; the
 smoothing noise has a twin in the graph, :meth:`LearnerTerms.graph_smoothing_noise`, equal to
@@ -37,7 +37,7 @@ class LearnerTerms:
 
     @classmethod
     def from_config(cls, config: Any) -> LearnerTerms:
-        """TD3's terms from a :class:`~rlkit.agents.ddpg_config.DDPGConfig` with ``td3``,
+        """TD3's terms from a :class:`~rlkit.agents.ddpg.config.DDPGConfig` with ``td3``,
         else DDPG's."""
         if not config.td3:
             return cls()

@@ -26,7 +26,7 @@ from rlkit.config.schedule_fractions import learning_rate_phrase
 from rlkit.learn.optimizers import OPTIMIZERS
 
 NOISES = ("gaussian", "ou")
-#: settings only TD3 reads (rlkit.agents.learner_terms.LearnerTerms)
+#: settings only TD3 reads (rlkit.agents.ddpg.td3.LearnerTerms)
 TD3_KEYS = ("policy_delay", "target_noise", "target_noise_clip")
 HIDDEN_INITS = ("glorot", "torch")
 
