@@ -51,6 +51,8 @@ class Agent:
         self.observation_space = observation_space
         self.action_space = action_space
         self.config = configs.make_config(self.config_class, overrides, base=config)
+        # networks that cannot fit here: one line, not TensorFlow's ResourceExhaustedError
+        configs.check_network_memory(self.config, observation_space, action_space, self.name)
         self.seed = int(seed)
         self.num_steps = 0  # environment steps observed
 

@@ -86,7 +86,7 @@ def plan(
     agent's default.
     """
     from rlkit.config import presets
-    from rlkit.config.options import make_config, parse_overrides
+    from rlkit.config.options import check_network_memory, make_config, parse_overrides
     from rlkit.config.run import load_config_file, resolve_run_config
     from rlkit.config.schedule_fractions import (
         check_fraction_base,
@@ -159,7 +159,8 @@ def plan(
     unused = getattr(agent_config, "unused_settings", lambda: None)()
     if unused:  # a new run that sets what its agent never reads
         raise UsageError(unused)
-    check_env(settings, spec)  # last: the only check that makes something
+    check_env(settings, spec)  # last: the only checks that make something
+    check_network_memory(agent_config, *_spaces(settings.env, settings.env_kwargs), spec.name)
     return RunPlan(settings, agent_config, picked, picked is not None and not chosen)
 
 

@@ -327,3 +327,69 @@ def test_3_a_bounded_q_network_is_one_warning_and_a_plain_one_none(nets):
     with warnings.catch_warnings():
         warnings.simplefilter("error", RlkitWarning)
         rlkit.agents.DQN.from_env(env, q_network=f"{nets}:plain", jit_compile=False)
+
+
+# -- 6: networks too large for this machine: bounded before TensorFlow loads ----------------------
+def test_6_num_atoms_beyond_memory_is_one_line_before_tensorflow(tmp_path):
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from rlkit.cli.main import main\n"
+        "status = main(['train', 'c51', '--set', 'num_atoms=1000000000', '--out', "
+        f"{str(tmp_path / 'r')!r}])\n"
+        "assert 'tensorflow' not in sys.modules, 'TensorFlow was imported'\n"
+        "sys.exit(status)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          cwd=REPO, timeout=120)  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("rlkit: error: num_atoms=1,000,000,000 makes "
+                                                   "c51's networks need ~"), lines  # fmt: skip
+    assert "of memory available here: lower num_atoms" in lines[0]
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize(
+    ("agent", "key", "value", "named"),
+    [
+        ("c51", "num_atoms", 100_000_000, "num_atoms=100,000,000"),
+        ("dqn", "hidden_sizes", "100000,100000", "hidden_sizes=100000,100000"),
+        ("iqn", "num_tau_samples", 10_000_000, "num_tau_samples=10,000,000"),
+    ],
+)
+def test_6_the_bound_names_the_key_and_the_memory(monkeypatch, agent, key, value, named):
+    from rlkit.config import options as memory
+    from rlkit.run import experiment
+
+    monkeypatch.setattr(memory, "available_memory", lambda: 64 * 10**9)
+    with pytest.raises(UsageError) as exc:
+        experiment.plan(agent, "CartPole-v1", overrides=[f"{key}={value}"])
+    line = one_line(exc)
+    assert line.startswith(f"{named} makes {agent}'s networks need ~") and "64 GB" in line, line
+
+
+def test_6_every_agent_default_and_preset_fits_in_a_small_machine(monkeypatch):
+    from rlkit.agents.registry import AGENTS
+    from rlkit.config import options as memory
+    from rlkit.config import presets
+    from rlkit.run import experiment
+
+    monkeypatch.setattr(memory, "available_memory", lambda: 2 * 10**9)
+    for name in AGENTS:
+        experiment.plan(name)
+    for preset in presets.presets():
+        if preset.env and not preset.env.startswith(("ALE/", "MinAtar/", "BipedalWalker")):
+            experiment.plan(preset.agent, preset.env, preset=preset.name)
+
+
+def test_6_an_agent_made_from_python_is_bounded_too(monkeypatch):
+    import rlkit
+    from rlkit.config import options as memory
+
+    monkeypatch.setattr(memory, "available_memory", lambda: 8 * 10**9)
+    with pytest.raises(UsageError) as exc:
+        rlkit.agents.C51.from_env("CartPole-v1", num_atoms=100_000_000)
+    assert "num_atoms=100,000,000" in one_line(exc) and "8.0 GB" in one_line(exc)
