@@ -71,8 +71,8 @@ def test_whole_number_keys_take_digits_as_steps_does(capsys, tmp_path, text):
 def test_an_agent_name_in_capitals_gets_a_suggestion(capsys):
     status, err = cli(capsys, "train", "DQN")
     assert status == 2 and one_line(err) == (
-        "rlkit: error: unknown agent 'DQN'; did you mean 'dqn'? choose one of dqn, ddpg, c51, "
-        "qrdqn, rainbow, iqn, mdqn, reinforce, td3"
+        "rlkit: error: unknown agent 'DQN'; did you mean 'dqn'? choose one of dqn, ddpg, sac, "
+        "c51, qrdqn, rainbow, iqn, mdqn, reinforce, td3"
     )
 
 
