@@ -56,6 +56,10 @@ EXTRAS = {
 
 def extra_for(env_id: str) -> str | None:
     """The rlkit extra that installs ``env_id``'s environment family, if any."""
+    from rlkit.envs.mujoco_envs import is_mujoco_id
+
+    if is_mujoco_id(env_id):
+        return "mujoco"
     return next((extra for prefix, extra in EXTRAS.items() if env_id.startswith(prefix)), None)
 
 
@@ -71,10 +75,12 @@ def make_env(env_id: str, training: bool = True, **kwargs):
 
     ``ALE/...`` ids get DQN3.0's Atari pipeline (:mod:`rlkit.envs.atari`); with ``training``
     False (evaluation) a lost life does not end the episode. ``MinAtar/...`` ids are
-    registered on first use. An env whose state a pickle would lose (ALE, Box2D) is
-    wrapped in :class:`~rlkit.envs.resumable.ResumableEnv`: checkpoints keep it exactly,
-    and each Box2D episode starts on a new world, so no evaluation depends on what the
-    env played before.
+    registered on first use. gymnasium's MuJoCo ids are checked and made as
+    :mod:`rlkit.envs.mujoco_envs` says (MuJoCo is imported only for them). An env whose
+    state a pickle would lose (ALE, Box2D, MuJoCo) is wrapped in
+    :class:`~rlkit.envs.resumable.ResumableEnv`: checkpoints keep it exactly, and each
+    Box2D episode starts on a new world, so no evaluation depends on what the env played
+    before.
     """
     from rlkit.envs.resumable import resumable
 
@@ -147,12 +153,17 @@ def _make(env_id: str, training: bool, **kwargs):
             f"did you mean {' or '.join(close)}?" if close else "see gymnasium's registry for ids"
         )
         raise UsageError(f"unknown environment {env_id!r}; {hint}")
+    from rlkit.envs import mujoco_envs
+
+    mujoco = mujoco_envs.is_mujoco_id(env_id)  # (read from the registry: MuJoCo not imported)
+    if mujoco:
+        mujoco_envs.prepare(env_id, kwargs, headless=not has_display())
     try:
         if family == "MinAtar":  # MinAtar's colours, scaled up, for videos
             from rlkit.envs.minatar_frames import make_minatar
 
             return make_minatar(env_id, **kwargs)
-        return gym.make(env_id, **kwargs)
+        env = gym.make(env_id, **kwargs)
     except gym.error.DependencyNotInstalled as exc:
         raise _needs_extra(env_id, str(exc)) from None
     except ImportError as exc:  # a registered entry point whose module does not import
@@ -167,6 +178,11 @@ def _make(env_id: str, training: bool, **kwargs):
         raise UsageError(
             f"environment {env_id!r} refuses its env_kwargs {sorted(kwargs)}: {detail}"
         ) from None
+    if mujoco:  # frames drawn in a child process (TensorFlow and Mesa's GL cannot share one)
+        from rlkit.envs.mujoco_render import offscreen
+
+        env = offscreen(env, env_id, kwargs)
+    return env
 
 
 def _one_line(exc: BaseException) -> str:

@@ -10,6 +10,11 @@ constructor's arguments: unpickled, they are environments that were never reset.
   (sticky actions draw from it), is cloned when the checkpoint pickles the environment
   and restored into the fresh emulator when it is unpickled; the wrappers above it
   (no-op starts, max-pooling, frame stack, lives) pickle as they are;
+- a MuJoCo environment (gymnasium's ``MujocoEnv``): its whole ``MjData`` is pickled with
+  the checkpoint and copied into the fresh environment's when it is unpickled
+  (:mod:`rlkit.envs.mujoco_envs`): the integration state alone would not do, since Ant's
+  and Humanoid's rewards read body positions computed in the step before; the TimeLimit
+  counter above it pickles as it is;
 - anything else pickled through ``EzPickle`` (Box2D's LunarLander and BipedalWalker):
   the episode in progress is replayed on unpickling, from the base environment's random
   generator as it was before the episode's reset, with the episode's reset arguments
@@ -34,7 +39,9 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.utils import EzPickle
 
-PICKLE, ALE, REPLAY = "pickle", "ale", "replay"
+from rlkit.envs.mujoco_envs import is_mujoco_env, physics_state, restore_physics
+
+PICKLE, ALE, MUJOCO, REPLAY = "pickle", "ale", "mujoco", "replay"
 
 
 def _is_ale(env: gym.Env) -> bool:
@@ -54,9 +61,12 @@ def layers(env: gym.Env) -> list[gym.Env]:
 
 
 def how_state_is_kept(env: gym.Env) -> str:
-    """``"ale"``, ``"replay"`` (an ``EzPickle`` environment) or ``"pickle"`` (the rest)."""
+    """``"ale"``, ``"mujoco"``, ``"replay"`` (another ``EzPickle`` environment) or
+    ``"pickle"`` (the rest)."""
     if _is_ale(env):
         return ALE
+    if is_mujoco_env(env):
+        return MUJOCO
     if any(isinstance(layer, EzPickle) for layer in layers(env)):
         return REPLAY
     return PICKLE
@@ -114,6 +124,8 @@ class ResumableEnv(gym.Wrapper):
         state = {"env": self.env, "kept_by": self.kept_by, "rng": _rng_state(self.env)}
         if self.kept_by == ALE:
             state["ale"] = self.env.unwrapped.ale.cloneState(include_rng=True)
+        elif self.kept_by == MUJOCO:
+            state["mujoco"] = physics_state(self.env)
         elif self.kept_by == REPLAY:
             state["reset_args"], state["actions"] = self._reset_args, list(self._actions)
         return state
@@ -124,6 +136,8 @@ class ResumableEnv(gym.Wrapper):
         self._reset_args, self._actions, self._used = None, [], False
         if self.kept_by == ALE:
             self.env.unwrapped.ale.restoreState(state["ale"])
+        elif self.kept_by == MUJOCO:
+            restore_physics(self.env, state["mujoco"])
         elif self.kept_by == REPLAY and state["reset_args"] is not None:
             self._replay(state["reset_args"], state["actions"])
         _set_rng_state(self.env, state["rng"])

@@ -3,7 +3,9 @@ middle of an episode and resumed writes the metrics.csv of the uninterrupted run
 
 Classic control pickles whole; MinAtar too; Box2D's worlds cannot be pickled, so the
 episode in progress is replayed from its seeded reset; an ALE emulator's state (random
-generator included) is cloned and restored (rlkit.envs.resumable)."""
+generator included) is cloned and restored; a MuJoCo env's whole MjData travels (Ant's and
+Humanoid's rewards read derived data: body positions from the step before)
+(rlkit.envs.resumable)."""
 
 from __future__ import annotations
 
@@ -39,6 +41,23 @@ FAMILIES = {
     "minatar": ["dqn", "--env", "MinAtar/Breakout-v0", "--set", "learning_starts=100",
                 "--set", "buffer_size=1000"],
 }  # fmt: skip
+#: MuJoCo (the mujoco extra): each env with one of its continuous agents, on its preset
+#: made small (the presets' 400x300 networks, 1M buffers and an update per step would only
+#: slow the test) and 100-step episodes (1,000 would make the evaluations most of the time;
+#: step 250 is then mid-episode, the TimeLimit counter at 50)
+SMALL = ["--set", "actor_hidden_sizes=16", "--set", "critic_hidden_sizes=16",
+         "--set", "learning_starts=100", "--set", "batch_size=32", "--set", "buffer_size=1000",
+         "--set", "train_freq=50", "--set", "gradient_steps=50", "--set", "jit_compile=false",
+         "--env-kwargs", "max_episode_steps=100"]  # fmt: skip
+MUJOCO = {
+    "mujoco-halfcheetah": ["td3", "--env", "HalfCheetah-v5", *SMALL],
+    "mujoco-hopper": ["sac", "--env", "Hopper-v5", *SMALL],
+    "mujoco-walker2d": ["ddpg", "--env", "Walker2d-v5", *SMALL],
+    "mujoco-ant": ["td3", "--env", "Ant-v5", *SMALL],
+    "mujoco-humanoid": ["sac", "--env", "Humanoid-v5", *SMALL],
+}  # fmt: skip
+FAMILIES.update(MUJOCO)
+MUJOCO_IDS = ["HalfCheetah-v5", "Hopper-v5", "Walker2d-v5", "Ant-v5", "Humanoid-v5"]
 
 
 def train(tmp_path, name: str, argv: list[str]):
@@ -52,10 +71,12 @@ def train(tmp_path, name: str, argv: list[str]):
 @pytest.mark.parametrize(
     "family",
     [
-        pytest.param(f, marks=pytest.mark.atari) if f in ("ale", "minatar") else f
+        pytest.param(f, marks=pytest.mark.atari) if f in ("ale", "minatar")
+        else pytest.param(f, marks=pytest.mark.mujoco) if f in MUJOCO
+        else f
         for f in sorted(FAMILIES)
     ],
-)
+)  # fmt: skip
 def test_a_run_stopped_mid_episode_resumes_to_the_uninterrupted_metrics(tmp_path, family):
     argv = [*FAMILIES[family], "--eval-every", "250", "--checkpoint-every", "250"]
     whole = train(tmp_path, "whole", [*argv, "--steps", "500"])
@@ -68,8 +89,9 @@ def test_a_run_stopped_mid_episode_resumes_to_the_uninterrupted_metrics(tmp_path
 
 @pytest.mark.parametrize(
     "env_id",
-    ["LunarLander-v3", "BipedalWalker-v3", pytest.param("ALE/Pong-v5", marks=pytest.mark.atari)],
-)
+    ["LunarLander-v3", "BipedalWalker-v3", pytest.param("ALE/Pong-v5", marks=pytest.mark.atari),
+     *(pytest.param(env_id, marks=pytest.mark.mujoco) for env_id in MUJOCO_IDS)],
+)  # fmt: skip
 def test_a_pickled_training_env_goes_on_as_the_original(env_id):
     env = make_env(env_id)
     assert isinstance(env, ResumableEnv)
