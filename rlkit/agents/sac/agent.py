@@ -18,7 +18,9 @@ from rlkit.agents.sac.acting import SACActing
 from rlkit.agents.sac.config import SACConfig
 from rlkit.agents.sac.discrete import CategoricalActing, DiscreteSACLearner
 from rlkit.agents.sac.learner import SACLearner
+from rlkit.core.errors import UsageError
 from rlkit.networks.actor_critic import ActionBounds
+from rlkit.networks.custom import GIVEN_IN_PYTHON
 
 __all__ = ["SAC"]
 
@@ -51,6 +53,27 @@ class SAC(OffPolicyAgent):
     accepts_images = True  # (Discrete actions only: check_spaces)
     check_spaces = staticmethod(sac_config.check_spaces)
 
+    def __init__(
+        self, observation_space, action_space, config=None, seed: int = 0, actor=None,
+        critic=None, **overrides,
+    ) -> None:  # fmt: skip
+        """``actor`` / ``critic``: networks of your own for Box actions, as DDPG takes them
+        (a Keras model, a builder ``(observation_space, action_space) -> keras.Model``, or an
+        importable builder's name, kept in the config): the policy maps ``[B, obs]`` to
+        ``[B, 2 A]`` (the mean and raw log std of ``u``), each critic ``[observation,
+        action]`` to ``[B]`` or ``[B, 1]``; the target critics are EMA shadows of theirs."""
+        self._networks = {"actor": actor, "critic": critic}
+        for key, given in self._networks.items():
+            if given is not None:
+                overrides[key] = given if isinstance(given, str) else GIVEN_IN_PYTHON
+        super().__init__(observation_space, action_space, config, seed, **overrides)
+
+    def python_networks(self) -> dict:
+        if self.discrete:
+            return {}
+        models = {"actor": self.learner.actor.model, "critic": self.learner.critics[0].model}
+        return {k: m for k, m in models.items() if getattr(self.config, k) == GIVEN_IN_PYTHON}
+
     @property
     def discrete(self) -> bool:
         """Discrete SAC (a Discrete action space)."""
@@ -59,6 +82,11 @@ class SAC(OffPolicyAgent):
     def build(self, seed: int) -> Parts:
         """The learner and the acting rule, both drawing from the ``"explore"`` generator."""
         if self.discrete:
+            if self.config.actor or self.config.critic:
+                raise UsageError(
+                    "discrete SAC's networks are rlkit's (an MLP, or the Nature CNN / MinAtar "
+                    "torso for images): leave actor and critic out for Discrete actions"
+                )
             n = int(self.action_space.n)
             return Parts(
                 DiscreteSACLearner(self.config, self.obs_format, n, seed),
@@ -67,7 +95,9 @@ class SAC(OffPolicyAgent):
             )
         self.action_shape = tuple(self.action_space.shape)
         self.bounds = ActionBounds(self.action_space.low, self.action_space.high)
-        learner = SACLearner(self.config, self.obs_format, self.bounds, seed, self.rng)
+        spaces = (self.observation_space, self.action_space)
+        learner = SACLearner(self.config, self.obs_format, self.bounds, seed, self.rng, spaces,
+                             self._networks)  # fmt: skip
         acting = SACActing(self.obs_format, self.bounds, self.action_shape,
                            self.action_space.dtype, self.config, self.rng)  # fmt: skip
         return Parts(learner, acting, ((self.bounds.dim,), np.float32))

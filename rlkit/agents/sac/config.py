@@ -182,6 +182,19 @@ class SACConfig:
     )
     jit_compile: bool = option(True, "compile the fused update block with XLA")
 
+    actor: str = option(
+        "",
+        "your own policy network: an importable builder 'package.module:function' taking "
+        "(observation_space, action_space) and returning a keras.Model [B, obs] -> [B, 2 A], "
+        "the mean and the raw log std of u side by side (empty: rlkit's MLP; Box actions only)",
+    )
+    critic: str = option(
+        "",
+        "your own critic: an importable builder returning a keras.Model of two inputs "
+        "[observation, action in the action's units] -> [B] or [B, 1] (two are built: twin "
+        "critics; empty: rlkit's MLP; Box actions only)",
+    )
+
     def cross_check(self) -> str | None:
         if self.use_sde:
             return ("use_sde: gSDE exploration is not built in rlkit's SAC; leave it out (SAC "

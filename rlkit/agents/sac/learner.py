@@ -31,7 +31,7 @@ import numpy as np
 import tensorflow as tf
 
 from rlkit.agents.parts import Learner
-from rlkit.agents.sac.networks import GaussianActor, twin_critics
+from rlkit.agents.sac import networks as sac_networks
 from rlkit.core.schedules import dqn3_linear
 from rlkit.core.spaces import ObservationFormat
 from rlkit.learn.compiled import CompiledFunction, block_range, pack, unpack
@@ -58,10 +58,13 @@ class SACLearner(Learner):
         bounds: the flattened action's box.
         seed: seeds the networks' weights.
         rng: the update's standard normal draws come from it (the agent's ``"explore"``).
+        spaces, given: the (observation, action) spaces and ``{"actor": ..., "critic": ...}``,
+            networks given as Python objects (:func:`rlkit.agents.sac.networks.networks`).
 
     Attributes:
-        actor: the :class:`~rlkit.agents.sac.networks.GaussianActor`.
-        critics: two :class:`~rlkit.networks.actor_critic.Critic`.
+        actor: the :class:`~rlkit.agents.sac.networks.GaussianActor` (or the user's
+            :class:`~rlkit.networks.custom.KerasActor`).
+        critics: two :class:`~rlkit.networks.actor_critic.Critic` (or the user's).
         log_alpha: the temperature's log (a variable; fixed when ``ent_coef`` is a number).
         target_entropy: ``H``, -|A| by default.
         actor_pipeline, critic_pipeline, alpha_pipeline: their update pipelines (Adam).
@@ -75,13 +78,14 @@ class SACLearner(Learner):
         bounds: ActionBounds,
         seed: int,
         rng: np.random.Generator,
+        spaces: tuple[Any, Any] = (None, None),
+        given: dict[str, Any] | None = None,
     ) -> None:
         cfg = self.config = config
         self.obs_format, self.bounds, self.rng = obs_format, bounds, rng
         dim = bounds.dim
-        self.actor = GaussianActor(obs_format.size, dim, cfg.actor_hidden_sizes, seed, cfg.init)
-        self.critics = twin_critics(obs_format.size, bounds, cfg.critic_hidden_sizes, seed,
-                                    cfg.init)  # fmt: skip
+        self.actor, self.critics = sac_networks.networks(cfg, obs_format, spaces, bounds,
+                                                         given or {}, seed)  # fmt: skip
         self.learn_alpha, alpha = cfg.temperature()
         self.log_alpha = keras.Variable(
             np.float32(np.log(alpha)), dtype="float32", trainable=self.learn_alpha, name="log_alpha"

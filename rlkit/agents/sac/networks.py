@@ -12,13 +12,17 @@ mirrors in numpy (:meth:`GaussianActor.numpy_snapshot`).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import keras
 import numpy as np
 
+from rlkit.core import seeding
 from rlkit.core.seeding import network_seed
+from rlkit.core.spaces import ObservationFormat
 from rlkit.networks.actor_critic import ActionBounds, Critic
 from rlkit.networks.builders import NumpyMLP, apply_layers, dense, layer_weights, mlp_layers
+from rlkit.networks.custom import KerasActor, KerasCritic, make_actor, make_critics, network_source
 
 
 class GaussianActor:
@@ -76,3 +80,30 @@ def twin_critics(
         Critic(obs_dim, bounds, hidden_sizes, seed, f"critic{k}", k, init=init, output_scale=0.0)
         for k in range(count)
     ]
+
+
+def networks(
+    config: Any,
+    obs_format: ObservationFormat,
+    spaces: tuple[Any, Any],
+    bounds: ActionBounds,
+    given: dict[str, Any],
+    seed: int,
+) -> tuple[GaussianActor | KerasActor, list[Critic | KerasCritic]]:
+    """The policy network and the twin critics, rlkit's or the user's (``config.actor`` /
+    ``config.critic``: a builder's name, or :data:`~rlkit.networks.custom.GIVEN_IN_PYTHON`
+    with the object in ``given``). A user's policy maps ``[B, obs]`` to ``[B, 2 A]`` (mean,
+    raw log std); a user's critic ``[observation, action] -> [B]`` or ``[B, 1]``, the action
+    in the bounds' units (as DDPG's)."""
+    cfg, dim = config, bounds.dim
+    actor: GaussianActor | KerasActor
+    if cfg.actor:
+        source = network_source("actor", cfg.actor, given.get("actor"))
+        actor = make_actor(source, spaces, obs_format, 2 * dim, network_seed(seed, "actor"))
+    else:
+        actor = GaussianActor(obs_format.size, dim, cfg.actor_hidden_sizes, seed, cfg.init)
+    if cfg.critic:
+        source = network_source("critic", cfg.critic, given.get("critic"))
+        seeds = [seeding.network_seed(seed, "critic", k) for k in range(2)]
+        return actor, [*make_critics(source, spaces, obs_format, dim, seeds)]
+    return actor, [*twin_critics(obs_format.size, bounds, cfg.critic_hidden_sizes, seed, cfg.init)]

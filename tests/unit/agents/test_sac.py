@@ -260,3 +260,50 @@ def test_save_and_load_keep_the_policy_and_alpha(tmp_path):
     obs = np.random.default_rng(0).normal(size=(5, 3)).astype(np.float32)
     np.testing.assert_array_equal(back.act(obs, explore=False), agent.act(obs, explore=False))
     assert back.alpha == agent.alpha
+
+
+def build_actor(observation_space, action_space):
+    """A policy of one's own: [B, 3] -> [B, 2] (mean, raw log std)."""
+    inputs = keras.Input((3,))
+    hidden = keras.layers.Dense(16, activation="tanh")(inputs)
+    return keras.Model(inputs, keras.layers.Dense(2)(hidden))
+
+
+def build_critic(observation_space, action_space):
+    """A critic of one's own: [observation, action] -> [B, 1]."""
+    obs, action = keras.Input((3,)), keras.Input((1,))
+    hidden = keras.layers.Dense(16, activation="relu")(keras.layers.Concatenate()([obs, action]))
+    return keras.Model([obs, action], keras.layers.Dense(1)(hidden))
+
+
+@pytest.mark.slow
+def test_networks_of_ones_own_train_save_and_load(tmp_path):
+    env = gym.make("Pendulum-v1")
+    small = {"learning_starts": 10, "batch_size": 8, "jit_compile": False}
+    agent = rlkit.agents.SAC.from_env(env, seed=0, actor=build_actor, critic=build_critic,
+                                      **small)  # fmt: skip
+    assert agent.learner.actor.model.layers[-1].units == 2
+    before = [v.numpy().copy() for v in agent.critic_target_variables(1)]
+    rlkit.train(agent, env, steps=30)
+    assert agent.num_updates > 0
+    moved = [v.numpy() for v in agent.critic_target_variables(1)]
+    assert any(not np.array_equal(a, b) for a, b in zip(before, moved, strict=True))
+    agent.save(tmp_path / "own")
+    obs = np.random.default_rng(0).normal(size=(4, 3)).astype(np.float32)
+    back = rlkit.load(tmp_path / "own", actor=build_actor, critic=build_critic)
+    np.testing.assert_array_equal(back.act(obs, explore=False), agent.act(obs, explore=False))
+
+
+def test_a_policy_of_the_wrong_width_is_refused_in_one_line():
+    def narrow(observation_space, action_space):
+        inputs = keras.Input((3,))
+        return keras.Model(inputs, keras.layers.Dense(1)(inputs))
+
+    with pytest.raises(UsageError, match=r"actor") as error:
+        rlkit.agents.SAC.from_env(gym.make("Pendulum-v1"), actor=narrow)
+    assert "\n" not in str(error.value)
+
+
+def test_discrete_sac_refuses_networks_of_ones_own():
+    with pytest.raises(UsageError, match="discrete SAC's networks are rlkit's"):
+        rlkit.agents.SAC.from_env(gym.make("CartPole-v1"), actor=build_actor)
