@@ -85,8 +85,7 @@ def check_version(env_id: str) -> None:
     newest = current_id(env_id)
     if version <= 3:
         raise UsageError(
-            f"{env_id} needs mujoco-py, which gymnasium 1.x no longer supports; "
-            f"use {newest} (rlkit's MuJoCo presets are for it)"
+            f"{env_id} needs mujoco-py, which gymnasium 1.x no longer supports; use {newest}"
         )
     # gymnasium's "out of date" warning, once per make: one notice of rlkit's instead
     warnings.filterwarnings("ignore", message=rf".*The environment {spec.name}-v4 is out of date")
@@ -94,7 +93,7 @@ def check_version(env_id: str) -> None:
         _noticed.add(env_id)
         warnings.warn(
             f"{env_id} is gymnasium's previous MuJoCo version (CleanRL's and rl-zoo's tables "
-            f"ran on it); rlkit's MuJoCo presets and tests are for {newest}",
+            f"ran on it); rlkit's MuJoCo presets and tests use v5 ({newest})",
             RlkitWarning,
             stacklevel=4,
         )

@@ -65,7 +65,7 @@ def test_the_v5_envs_are_made_quietly_and_kept_by_their_physics(env_id, capfd, t
 )
 def test_a_mujoco_py_id_is_refused_naming_the_v5_one(old):
     new = old.split("-")[0] + "-v5"
-    with pytest.raises(UsageError, match=rf"^{old} needs mujoco-py.*; use {new} "):
+    with pytest.raises(UsageError, match=rf"^{old} needs mujoco-py.*; use {new}$"):
         make_env(old)
 
 
