@@ -1,0 +1,89 @@
+"""The on-policy rollout store (rlkit/replay/rollout.py): its order, its cut episodes and its
+checkpoint mid-rollout."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rlkit.replay.rollout import Rollout
+
+
+def obs(stream: int, k: int) -> np.ndarray:
+    """An observation naming its stream and step: ``[stream, k]``."""
+    return np.array([stream, k], np.float32)
+
+
+def two_streams(n_steps: int = 3) -> Rollout:
+    rollout = Rollout(n_steps, (2,), np.float32)
+    rollout.start_batch(np.stack([obs(0, 0), obs(1, 0)]), [0, 1])
+    return rollout
+
+
+def step(rollout: Rollout, k: int, terminated=(False, False), truncated=(False, False)):
+    rollout.append_batch(np.array([k, 10 + k]), np.array([k, -k], np.float32),
+                         np.stack([obs(0, k + 1), obs(1, k + 1)]), np.array(terminated),
+                         np.array(truncated))  # fmt: skip
+
+
+def test_steps_are_kept_t_by_n_in_order_with_their_next_observations():
+    rollout = two_streams()
+    step(rollout, 0)
+    step(rollout, 1, truncated=(True, False))  # stream 0's episode ends by truncation
+    rollout.start(0, obs(0, 50))  # its reset
+    assert not rollout.full and len(rollout) == 4
+    step(rollout, 2, terminated=(False, True))
+    assert rollout.full and len(rollout) == 6
+    batch = rollout.batch()
+    assert batch.obs.shape == (3, 2, 2)
+    np.testing.assert_array_equal(batch.obs[:, 0], [obs(0, 0), obs(0, 1), obs(0, 50)])
+    np.testing.assert_array_equal(batch.obs[:, 1], [obs(1, 0), obs(1, 1), obs(1, 2)])
+    # the truncated step keeps its final observation, not the reset that followed
+    np.testing.assert_array_equal(batch.next_obs[1, 0], obs(0, 2))
+    np.testing.assert_array_equal(batch.next_obs[2], [obs(0, 3), obs(1, 3)])  # the last row
+    np.testing.assert_array_equal(batch.actions, [[0, 10], [1, 11], [2, 12]])
+    np.testing.assert_array_equal(batch.rewards, [[0, 0], [1, -1], [2, -2]])
+    np.testing.assert_array_equal(batch.truncated, [[0, 0], [1, 0], [0, 0]])
+    np.testing.assert_array_equal(batch.terminated, [[0, 0], [0, 0], [0, 1]])
+    assert rollout.in_progress(0) and not rollout.in_progress(1)
+    with pytest.raises(ValueError, match="already has its 3 steps"):
+        step(rollout, 3)
+
+
+def test_clear_keeps_each_streams_episode_going():
+    rollout = two_streams(n_steps=1)
+    step(rollout, 0)
+    rollout.clear()
+    assert len(rollout) == 0 and rollout.in_progress(0) and rollout.in_progress(1)
+    step(rollout, 1)
+    np.testing.assert_array_equal(rollout.batch().obs[0], [obs(0, 1), obs(1, 1)])
+
+
+def test_an_episode_cut_before_it_ended_is_marked_truncated():
+    rollout = Rollout(4, (2,), np.float32)
+    rollout.start(0, obs(0, 0))
+    rollout.append(0, 1, 1.0, obs(0, 1), False, False)
+    rollout.continue_or_start(0, obs(0, 1))  # the same observation: the episode goes on
+    rollout.append(0, 1, 1.0, obs(0, 2), False, False)
+    assert not rollout.truncated[:, 0].any()
+    rollout.continue_or_start(0, obs(0, 77))  # another one: the episode was cut
+    assert rollout.truncated[:, 0].tolist() == [False, True, False, False]
+    np.testing.assert_array_equal(rollout.next_obs[1, 0], obs(0, 2))
+
+
+def test_a_checkpoint_mid_rollout_goes_on_exactly():
+    rollout = two_streams(n_steps=3)
+    step(rollout, 0)
+    step(rollout, 1, terminated=(True, False))
+    saved = {k: v.copy() for k, v in rollout.state_dict().items()}
+    restored = Rollout(3, (2,), np.float32)
+    restored.load_state_dict(saved)
+    for store in (rollout, store2 := restored):
+        store.start(0, obs(0, 40))
+        step(store, 2)
+    assert store2.full
+    for a, b in zip(rollout.batch(), restored.batch(), strict=True):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(rollout.current, restored.current)
+    with pytest.raises(ValueError, match="shape"):
+        Rollout(5, (2,), np.float32).load_state_dict(saved)
