@@ -9,6 +9,15 @@ class UsageError(ValueError):
     """
 
 
+class EnvironmentFailed(UsageError):
+    """The environment failed a run: it raised in ``reset()`` or ``step()``, or gave an
+    observation that does not fit its observation space, or a reward or observation that
+    is not finite (NaN, inf). The message is one line naming the environment, the call
+    and what went wrong; the original exception, if any, is its ``__cause__``. The CLI
+    exits with status 2: the fault is in the user's environment (their input), not in
+    rlkit."""
+
+
 class RlkitWarning(UserWarning):
     """Something a user should know that does not stop the work (the CLI prints it as one
     ``rlkit: ...`` line), e.g. an environment that resumes at an episode boundary."""

@@ -96,18 +96,24 @@ def episode_returns(
         raise ValueError(f"episodes must be > 0, got {episodes}")
     if is_vector_env(env):
         return _vector_episode_returns(agent, env, episodes, seed, should_stop)
+    from rlkit.run.streams import call_env, check_observation
+
     returns = []
-    obs, _ = env.reset(seed=seed)
+    obs, _ = call_env(env, "reset", seed=seed)
+    check_observation(env, obs, "reset()")
     for _ in range(episodes):
         total, done = 0.0, False
         while not done:
             if should_stop is not None and should_stop():
                 raise EvaluationStopped
-            obs, reward, terminated, truncated, _ = env.step(agent.act(obs, explore=False))
+            step = call_env(env, "step", agent.act(obs, explore=False))
+            obs, reward, terminated, truncated, _ = step
+            check_observation(env, obs, "step()")
             total += float(reward)
             done = terminated or truncated
         returns.append(total)
-        obs, _ = env.reset()
+        obs, _ = call_env(env, "reset")
+        check_observation(env, obs, "reset()")
     return returns
 
 

@@ -114,7 +114,9 @@ def start(
     settings, spec, config = run_plan.settings, run_plan.spec, run_plan.agent_config
     compiled, note = choose_loop(settings.env, spec.name, config, loop)
     env = make_envs(settings, spec)
-    if settings.num_envs > 1 and config.buffer_size < settings.num_envs:
+    # (an on-policy rollout, PPO's, has no buffer_size: it holds n_steps of each env)
+    capacity = getattr(config, "buffer_size", settings.num_envs)
+    if settings.num_envs > 1 and capacity < settings.num_envs:
         raise UsageError(
             f"buffer_size ({config.buffer_size}) must hold one step of all "
             f"{settings.num_envs} environments"
@@ -215,6 +217,7 @@ def drive(
     """
     import contextlib
 
+    from rlkit.core.errors import EnvironmentFailed
     from rlkit.run.checkpoint import CheckpointWriteError
     from rlkit.run.hooks.base import CallbackHook
     from rlkit.run.life import TrainingDiverged
@@ -248,8 +251,23 @@ def drive(
         return RunResult(run_dir, DIVERGED, trainer.history, message)
     except CheckpointWriteError as exc:
         return RunResult(run_dir, FAILED, trainer.history, f"training stopped: {exc}")
+    except EnvironmentFailed as exc:  # the user's environment: one line, what is left named
+        trainer.close()
+        raise EnvironmentFailed(f"{exc}; {_left_behind(folder)}") from exc.__cause__
     finally:
         trainer.close()  # (and lets go of the run folder)
+
+
+def _left_behind(folder: RunFolder | None) -> str:
+    """What a run its environment failed leaves: nothing (the folder goes) before its first
+    checkpoint; after it, the folder, to resume once the environment is fixed."""
+    if folder is None:
+        return "nothing was written"
+    if folder.has_checkpoints():
+        return (f"its checkpoints are kept in {folder.path}: fix the environment and rlkit "
+                f"resume {folder.path}, or delete the folder")  # fmt: skip
+    folder.remove()
+    return f"the run folder {folder.path} was removed (it had no checkpoint yet)"
 
 
 def finish(trainer, settings: RunConfig) -> RunResult:

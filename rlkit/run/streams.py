@@ -18,7 +18,7 @@ import gymnasium as gym
 import numpy as np
 
 from rlkit.core import structure
-from rlkit.core.errors import UsageError
+from rlkit.core.errors import EnvironmentFailed, UsageError
 
 
 @dataclass
@@ -53,12 +53,22 @@ class Streams:
         self.count = env.num_envs if self.vector else 1
         if self.vector:
             require_same_step_autoreset(env)
+        self.name = env_name(env)
+        space = env.observation_space
+        #: a Box observation's shape, compared at each step (other spaces: the full check)
+        self.box_shape = tuple(space.shape) if type(space) is gym.spaces.Box else None
 
     def reset(self, seed: int):
         """Seed the action space, reset every stream; the first observation(s)."""
         self.env.action_space.seed(seed)
-        obs, _ = self.env.reset(seed=seed)
+        obs, _ = call_env(self.env, "reset", seed=seed)
+        check_observation(self.env, obs, "reset()")
         return obs
+
+    def _fits(self, obs: Any, call: str) -> None:
+        """:func:`check_observation`, for a Box space one shape comparison (no copy)."""
+        if self.box_shape is None or getattr(obs, "shape", None) != self.box_shape:
+            check_observation(self.env, obs, call)
 
     def rows(self, obs, streams: list[int]):
         """The observations of ``streams`` out of what the agent acts on."""
@@ -78,15 +88,18 @@ class Streams:
         return self._vector_step(actions) if self.vector else self._one_step(actions)
 
     def _one_step(self, action) -> Step:
-        next_obs, reward, terminated, truncated, info = self.env.step(action)
+        next_obs, reward, terminated, truncated, info = call_env(self.env, "step", action)
+        self._fits(next_obs, "step()")
         if not (terminated or truncated):
             return Step(reward, next_obs, terminated, truncated, obs=next_obs)
-        first, _ = self.env.reset()
+        first, _ = call_env(self.env, "reset")
+        self._fits(first, "reset()")
         return Step(reward, next_obs, terminated, truncated, obs=first, ended=[0],
                     first_obs=first, infos={0: info})  # fmt: skip
 
     def _vector_step(self, actions) -> Step:
-        next_obs, rewards, terminated, truncated, infos = self.env.step(actions)
+        next_obs, rewards, terminated, truncated, infos = call_env(self.env, "step", actions)
+        self._fits(next_obs, "step()")
         ended = [int(i) for i in np.flatnonzero(np.logical_or(terminated, truncated))]
         if not ended:
             return Step(rewards, next_obs, terminated, truncated, obs=next_obs)
@@ -127,3 +140,71 @@ def _sub_env_info(infos: dict[str, Any], i: int) -> dict[str, Any]:
     as an array, with a ``_key`` mask of the sub-environments that set it)."""
     return {k: v[i] for k, v in infos.items()
             if not k.startswith("_") and infos.get(f"_{k}", np.zeros(i + 1, bool))[i]}  # fmt: skip
+
+
+def env_name(env: Any) -> str:
+    """An environment's id (a vector env's: its sub-environments'), or its class's name."""
+    spec = getattr(env, "spec", None)
+    if spec is None and isinstance(env, gym.vector.VectorEnv):
+        spec = getattr(getattr(env, "envs", [None])[0], "spec", None)
+    return spec.id if spec is not None else type(getattr(env, "unwrapped", env)).__name__
+
+
+def call_env(env: Any, call: str, *args: Any, **kwargs: Any) -> Any:
+    """``env.reset(...)`` or ``env.step(...)``; whatever the environment raises becomes
+    :class:`EnvironmentFailed` in one line naming the environment, the call and the error
+    (the error is its ``__cause__``, with the environment's own traceback). rlkit's own
+    refusals (UsageError) and Ctrl-C pass as they are."""
+    try:
+        return getattr(env, call)(*args, **kwargs)
+    except UsageError:
+        raise
+    except Exception as exc:  # the user's environment: anything it raises
+        text = str(exc).strip()
+        detail = f": {text.splitlines()[0]}" if text else ""
+        raise EnvironmentFailed(
+            f"environment {env_name(env)!r} raised in {call}(): {type(exc).__name__}{detail}"
+        ) from exc
+
+
+def check_observation(env: Any, obs: Any, call: str) -> None:
+    """:class:`EnvironmentFailed` when ``obs`` is not of the shape (or the structure) of the
+    environment's observation space: a ``Box(2,)`` environment that returns 5 numbers is
+    named here, not in a reshape deep in acting. (A shape comparison: no copy.)"""
+    problem = observation_misfit(obs, env.observation_space)
+    if problem is not None:
+        raise EnvironmentFailed(
+            f"environment {env_name(env)!r} returned from {call} {problem}; its observations "
+            "must fit its observation_space"
+        )
+
+
+#: spaces whose every observation has the space's own shape
+FIXED_SHAPES = (
+    gym.spaces.Box,
+    gym.spaces.Discrete,
+    gym.spaces.MultiBinary,
+    gym.spaces.MultiDiscrete,
+)
+
+
+def observation_misfit(obs: Any, space: Any) -> str | None:
+    """What is wrong with ``obs`` for ``space`` (None: it fits, or rlkit cannot tell)."""
+    if isinstance(space, gym.spaces.Dict):
+        if not isinstance(obs, dict) or set(obs) != set(space.spaces):
+            got = sorted(obs) if isinstance(obs, dict) else type(obs).__name__
+            return f"an observation with keys {got} where its space has {sorted(space.spaces)}"
+        return next((m for k in space.spaces
+                     if (m := observation_misfit(obs[k], space[k])) is not None), None)  # fmt: skip
+    if isinstance(space, gym.spaces.Tuple):
+        if not isinstance(obs, tuple | list) or len(obs) != len(space.spaces):
+            return f"an observation that is not a tuple of {len(space.spaces)} parts"
+        return next((m for o, s in zip(obs, space.spaces, strict=True)
+                     if (m := observation_misfit(o, s)) is not None), None)  # fmt: skip
+    expected = getattr(space, "shape", None)
+    if expected is None or not isinstance(space, FIXED_SHAPES):
+        return None
+    shape = np.shape(obs)
+    if shape != tuple(expected):
+        return f"an observation of shape {shape} where its observation space is {tuple(expected)}"
+    return None

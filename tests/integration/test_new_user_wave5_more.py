@@ -393,3 +393,134 @@ def test_6_an_agent_made_from_python_is_bounded_too(monkeypatch):
     with pytest.raises(UsageError) as exc:
         rlkit.agents.C51.from_env("CartPole-v1", num_atoms=100_000_000)
     assert "num_atoms=100,000,000" in one_line(exc) and "8.0 GB" in one_line(exc)
+
+
+# -- 1 and 2: a user's environment that raises, misfits or gives NaN -------------------------------
+BAD_ENV = """
+import gymnasium as gym
+import numpy as np
+
+
+class Bad(gym.Env):
+    '''A corridor of ``length`` steps that goes wrong (``mode``) from step ``fail_at`` on.'''
+
+    observation_space = gym.spaces.Box(0.0, 1.0, (2,), np.float32)
+    action_space = gym.spaces.Discrete(2)
+
+    def __init__(self, mode="step", fail_at=3, length=5):
+        self.mode, self.fail_at, self.length = mode, fail_at, length
+        self.t, self.resets = 0, 0
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.t, self.resets = 0, self.resets + 1
+        if self.mode == "reset" and self.resets > 1:
+            raise RuntimeError("the door is stuck")
+        if self.mode == "reset_size":
+            return np.zeros(3, np.float32), {}
+        return np.array([0.0, 1.0], np.float32), {}
+
+    def step(self, action):
+        self.t += 1
+        obs, reward = np.array([0.5, 1.0], np.float32), 1.0
+        if self.t >= self.fail_at:
+            if self.mode == "step":
+                raise RuntimeError("the sensor fell off")
+            if self.mode == "size":
+                obs = np.zeros(5, np.float32)
+            if self.mode == "nan_reward":
+                reward = float("nan")
+            if self.mode == "nan_obs":
+                obs = np.array([np.nan, 1.0], np.float32)
+            if self.mode == "zero_length":
+                obs = np.array([self.t / 0, 1.0], np.float32)
+        return obs, reward, self.t >= self.length, False, {}
+
+
+gym.register("wave5bad/Bad-v0", entry_point=Bad)
+"""
+BAD = "wave5bad:wave5bad/Bad-v0"
+SMALL = ["--set", "hidden_sizes=8", "--set", "learning_starts=50", "--set", "jit_compile=false",
+         "--eval-every", "0", "--eval-episodes", "2", "--quiet"]  # fmt: skip
+
+
+@pytest.fixture
+def bad_env(tmp_path, monkeypatch):
+    import sys
+
+    import gymnasium as gym
+
+    (tmp_path / "wave5bad.py").write_text(BAD_ENV)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield tmp_path
+    gym.registry.pop("wave5bad/Bad-v0", None)
+    sys.modules.pop("wave5bad", None)
+
+
+def _train_bad(capsys, out: Path, mode: str, *more: str) -> tuple[int, str, str]:
+    return cli(capsys, "train", "dqn", "--env", BAD, "--env-kwargs", f'mode="{mode}"',
+               "--steps", "300", "--out", out, *SMALL, *more)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("mode", "message"),
+    [
+        ("step", "environment 'wave5bad/Bad-v0' raised in step(): RuntimeError: the sensor fell "
+                 "off"),
+        ("reset", "environment 'wave5bad/Bad-v0' raised in reset(): RuntimeError: the door is "
+                  "stuck"),
+        ("size", "environment 'wave5bad/Bad-v0' returned from step() an observation of shape (5,) "
+                 "where its observation space is (2,)"),
+        ("reset_size", "returned from reset() an observation of shape (3,) where its observation "
+                       "space is (2,)"),
+        ("zero_length", "raised in step(): ZeroDivisionError: division by zero"),
+    ],
+)  # fmt: skip
+def test_1_an_environment_that_fails_is_one_line_exit_2_and_no_run_folder(capsys, bad_env, mode,
+                                                                          message):  # fmt: skip
+    out = bad_env / "runs"
+    status, _, err = _train_bad(capsys, out, mode)
+    assert status == 2, err
+    assert "Traceback" not in err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("rlkit: error: environment 'wave5bad/Bad-v0' ") and message in last, last
+    assert "was removed (it had no checkpoint yet)" in last
+    assert not out.exists() or not any(out.iterdir())
+
+
+def test_1_a_vector_env_that_fails_names_it_too(capsys, bad_env):
+    out = bad_env / "runs"
+    status, _, err = _train_bad(capsys, out, "step", "--num-envs", "2")
+    assert status == 2, err
+    assert "environment 'wave5bad/Bad-v0' raised in step(): RuntimeError" in err
+    assert not out.exists() or not any(out.iterdir())
+
+
+def test_1_a_failure_after_a_checkpoint_keeps_it_and_names_the_folder(capsys, bad_env):
+    out = bad_env / "runs"
+    status, _, err = _train_bad(capsys, out, "step", "--env-kwargs", "fail_at=150", "--env-kwargs",
+                                "length=1000", "--checkpoint-every", "100")  # fmt: skip
+    assert status == 2, err
+    (run,) = out.iterdir()
+    last = err.strip().splitlines()[-1]
+    assert f"its checkpoints are kept in {run}: fix the environment and rlkit resume {run}" in last
+    assert (run / "checkpoints").is_dir()
+
+
+def test_1_from_python_the_error_is_one_line_with_the_environments_own_cause(bad_env):
+    import gymnasium as gym
+    import wave5bad  # noqa: F401  (registers the env)
+
+    import rlkit
+    from rlkit.core.errors import EnvironmentFailed
+
+    env = gym.make("wave5bad/Bad-v0", mode="step")
+    agent = rlkit.agents.DQN.from_env(env, hidden_sizes=(8,), learning_starts=10,
+                                      jit_compile=False)  # fmt: skip
+    with pytest.raises(EnvironmentFailed) as exc:
+        rlkit.train(agent, env, steps=50)
+    assert "raised in step(): RuntimeError: the sensor fell off" in one_line(exc)
+    assert isinstance(exc.value.__cause__, RuntimeError)
+    with pytest.raises(EnvironmentFailed) as exc:
+        rlkit.evaluate(agent, gym.make("wave5bad/Bad-v0", mode="size"), episodes=1)
+    assert "an observation of shape (5,)" in one_line(exc)
