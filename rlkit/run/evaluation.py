@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -101,7 +102,7 @@ def episode_returns(
     returns = []
     obs, _ = call_env(env, "reset", seed=seed)
     check_observation(env, obs, "reset()")
-    for _ in range(episodes):
+    for episode in range(episodes):
         total, done = 0.0, False
         while not done:
             if should_stop is not None and should_stop():
@@ -111,10 +112,25 @@ def episode_returns(
             check_observation(env, obs, "step()")
             total += float(reward)
             done = terminated or truncated
+        _check_return(env, total, episode)
         returns.append(total)
         obs, _ = call_env(env, "reset")
         check_observation(env, obs, "reset()")
     return returns
+
+
+def _check_return(env: Any, total: float, episode: int) -> None:
+    """:class:`~rlkit.core.errors.EnvironmentFailed` when an evaluation episode's return is
+    not finite: the environment gave a NaN or infinite reward (one check per episode)."""
+    if not math.isfinite(total):
+        from rlkit.core.errors import EnvironmentFailed
+        from rlkit.run.streams import env_name
+
+        raise EnvironmentFailed(
+            f"environment {env_name(env)!r} gave a non-finite reward in evaluation episode "
+            f"{episode + 1} (its return is {total}): rlkit learns from finite rewards; fix "
+            "the environment (or wrap it to replace the value)"
+        )
 
 
 def is_vector_env(env: Any) -> bool:

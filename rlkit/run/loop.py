@@ -36,7 +36,7 @@ from rlkit.run.hooks.metrics import MetricsHook
 from rlkit.run.life import Restored, Run, TrainingDiverged
 from rlkit.run.metrics import MetricsLogger
 from rlkit.run.state import LoopState, TrainHistory
-from rlkit.run.streams import Streams
+from rlkit.run.streams import CHECK_EVERY, Streams
 
 __all__ = ["LoopState", "TrainHistory", "Trainer", "TrainingDiverged", "train"]
 
@@ -209,7 +209,11 @@ class Trainer:
         for i, reward in enumerate(self.streams.rewards(step)):
             state.episode_return[i] += reward
             state.episode_length[i] += 1
+        if len(self.streams.pending_rewards) >= CHECK_EVERY:
+            self.streams.check_finite(self.step)
         for i in step.ended:
+            if not math.isfinite(state.episode_return[i]):  # a NaN reward since the check
+                self.streams.check_finite(self.step)
             self._record_episode(state.episode_return[i], state.episode_length[i], info)
             self._record_game(step.infos[i])
             state.episode_return[i], state.episode_length[i] = 0.0, 0
@@ -218,6 +222,9 @@ class Trainer:
 
     def _record_update(self, metrics, info: dict[str, Any]) -> None:
         if metrics is not None:
+            if not all(math.isfinite(v) for v in metrics.values()):
+                # a NaN the environment gave is named as the environment's, not a divergence
+                self.streams.check_finite(self.step)
             record_update(self, metrics, info)
 
     def _record_episode(self, ret: float, length: int, info: dict[str, Any]) -> None:

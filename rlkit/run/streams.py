@@ -20,6 +20,12 @@ import numpy as np
 from rlkit.core import structure
 from rlkit.core.errors import EnvironmentFailed, UsageError
 
+#: steps of stored rewards and observations checked for NaN and inf at once (numpy, no
+#: TensorFlow call: what the environment gave, before a loss could turn it into a
+#: "diverged" that blames the learning rate); also checked before a non-finite loss or
+#: episode return is reported
+CHECK_EVERY = 256
+
 
 @dataclass
 class Step:
@@ -57,12 +63,18 @@ class Streams:
         space = env.observation_space
         #: a Box observation's shape, compared at each step (other spaces: the full check)
         self.box_shape = tuple(space.shape) if type(space) is gym.spaces.Box else None
+        #: the rewards and next observations of the steps since the last finite check, and
+        #: the first observations of the episodes begun since (after which of those steps)
+        self.pending_rewards: list[Any] = []
+        self.pending_obs: list[Any] = []
+        self.pending_first: list[tuple[int, Any]] = []
 
     def reset(self, seed: int):
         """Seed the action space, reset every stream; the first observation(s)."""
         self.env.action_space.seed(seed)
         obs, _ = call_env(self.env, "reset", seed=seed)
         check_observation(self.env, obs, "reset()")
+        check_finite_observations(self.name, [obs], "reset()", lambda k: None)
         return obs
 
     def _fits(self, obs: Any, call: str) -> None:
@@ -90,16 +102,57 @@ class Streams:
     def _one_step(self, action) -> Step:
         next_obs, reward, terminated, truncated, info = call_env(self.env, "step", action)
         self._fits(next_obs, "step()")
+        self.pending_rewards.append(reward)
+        self.pending_obs.append(next_obs)
         if not (terminated or truncated):
             return Step(reward, next_obs, terminated, truncated, obs=next_obs)
         first, _ = call_env(self.env, "reset")
         self._fits(first, "reset()")
+        self.pending_first.append((len(self.pending_obs) - 1, first))
         return Step(reward, next_obs, terminated, truncated, obs=first, ended=[0],
                     first_obs=first, infos={0: info})  # fmt: skip
+
+    def check_finite(self, step: int) -> None:
+        """:class:`EnvironmentFailed` when a reward or an observation of the steps since the
+        last check is NaN or infinite, naming the first and its step (``step``: the loop's
+        step count now, after the last of them); then forgets them. One numpy pass over the
+        block (:data:`CHECK_EVERY` steps), no TensorFlow call."""
+        rewards, observations, firsts = self.pending_rewards, self.pending_obs, self.pending_first
+        if not rewards:
+            return
+        self.pending_rewards, self.pending_obs, self.pending_first = [], [], []
+        n = len(rewards)
+
+        def step_of(k: int) -> int:
+            return step - (n - 1 - k) * self.count
+
+        try:
+            values = np.asarray(rewards, dtype=np.float64).reshape(n, -1)
+        except (TypeError, ValueError):  # something that is no number
+            bad = next(k for k, r in enumerate(rewards) if not _is_number(r))
+            raise EnvironmentFailed(
+                f"environment {self.name!r} gave a reward of {rewards[bad]!r} at step "
+                f"{step_of(bad)}, not a number: its step() must return a float reward"
+            ) from None
+        finite = np.isfinite(values)
+        if not finite.all():
+            k, i = (int(x) for x in np.argwhere(~finite)[0])
+            where = f" (sub-environment {i})" if self.vector else ""
+            raise EnvironmentFailed(
+                f"environment {self.name!r} gave a reward of {values[k, i]} at step "
+                f"{step_of(k)}{where} from step(): rlkit learns from finite rewards; fix the "
+                "environment (or wrap it to replace the value)"
+            )
+        check_finite_observations(self.name, observations, "step()", step_of)
+        after = [k for k, _ in firsts]
+        check_finite_observations(self.name, [obs for _, obs in firsts], "reset()",
+                                  lambda j: step_of(after[j]))  # fmt: skip
 
     def _vector_step(self, actions) -> Step:
         next_obs, rewards, terminated, truncated, infos = call_env(self.env, "step", actions)
         self._fits(next_obs, "step()")
+        self.pending_rewards.append(rewards)
+        self.pending_obs.append(next_obs)
         ended = [int(i) for i in np.flatnonzero(np.logical_or(terminated, truncated))]
         if not ended:
             return Step(rewards, next_obs, terminated, truncated, obs=next_obs)
@@ -208,3 +261,73 @@ def observation_misfit(obs: Any, space: Any) -> str | None:
     if shape != tuple(expected):
         return f"an observation of shape {shape} where its observation space is {tuple(expected)}"
     return None
+
+
+def check_finite_observations(name: str, observations: list[Any], call: str, step_of) -> None:
+    """:class:`EnvironmentFailed` naming the first observation (``step_of(k)``: its step,
+    None: a reset's) with a NaN or an infinity among its float numbers."""
+    for k, obs in _first_nonfinite(observations):
+        step = step_of(k)
+        when = "" if step is None else f" at step {step}"
+        if step is not None and call == "reset()":
+            when = f" after step {step}"
+        raise EnvironmentFailed(
+            f"environment {name!r} returned from {call}{when} an observation holding {obs}: "
+            "rlkit learns from finite observations; fix the environment (or wrap it to "
+            "replace the values)"
+        )
+
+
+def _first_nonfinite(observations: list[Any]):
+    """``(index, the bad value)`` of the first observation with a non-finite float, if any
+    (a batch of plain arrays in one numpy pass; a structure's float parts one by one)."""
+    if not observations:
+        return
+    first = observations[0]
+    if isinstance(first, np.ndarray) and first.dtype.kind != "f":
+        return  # integers and booleans are always finite
+    try:
+        stacked = np.asarray(observations)
+    except ValueError:  # (ragged: a structure)
+        stacked = None
+    if stacked is not None and stacked.dtype.kind == "f":
+        finite = np.isfinite(stacked.reshape(len(observations), -1))
+        if finite.all():
+            return
+        k = int(np.argmax(~finite.all(axis=1)))
+        yield k, _bad_value(stacked[k])
+        return
+    if stacked is not None and stacked.dtype.kind != "O":
+        return
+    for k, obs in enumerate(observations):
+        for leaf in _leaves(obs):
+            array = np.asarray(leaf)
+            if array.dtype.kind == "f" and not np.isfinite(array).all():
+                yield k, _bad_value(array)
+                return
+
+
+def _leaves(obs: Any):
+    if isinstance(obs, dict):
+        for value in obs.values():
+            yield from _leaves(value)
+    elif isinstance(obs, tuple | list):
+        for value in obs:
+            yield from _leaves(value)
+    else:
+        yield obs
+
+
+def _bad_value(array: Any) -> str:
+    """``"nan"`` or ``"inf"``: the first non-finite number of ``array``."""
+    flat = np.asarray(array, dtype=np.float64).ravel()
+    return str(flat[~np.isfinite(flat)][0])
+
+
+def _is_number(value: Any) -> bool:
+    """Does ``value`` read as a number (or an array of them)?"""
+    try:
+        np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        return False
+    return True

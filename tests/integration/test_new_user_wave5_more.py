@@ -524,3 +524,63 @@ def test_1_from_python_the_error_is_one_line_with_the_environments_own_cause(bad
     with pytest.raises(EnvironmentFailed) as exc:
         rlkit.evaluate(agent, gym.make("wave5bad/Bad-v0", mode="size"), episodes=1)
     assert "an observation of shape (5,)" in one_line(exc)
+    with pytest.raises(EnvironmentFailed) as exc:
+        rlkit.evaluate(agent, gym.make("wave5bad/Bad-v0", mode="nan_reward"), episodes=1)
+    assert "non-finite reward in evaluation episode 1" in one_line(exc)
+
+
+@pytest.mark.parametrize(
+    ("mode", "message"),
+    [
+        ("nan_reward", "environment 'wave5bad/Bad-v0' gave a reward of nan at step 3 from step()"),
+        ("nan_obs", "environment 'wave5bad/Bad-v0' returned from step() at step 3 an observation "
+                    "holding nan"),
+    ],
+)  # fmt: skip
+def test_2_nan_from_the_environment_is_named_as_the_environments_not_a_learning_rate(
+    capsys, bad_env, mode, message
+):
+    out = bad_env / "runs"
+    status, _, err = _train_bad(capsys, out, mode)
+    assert status == 2, err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith(f"rlkit: error: {message}"), last
+    assert "learning_rate" not in err
+
+
+def test_2_the_check_names_the_step_and_the_sub_environment_and_forgets_what_it_checked():
+    import numpy as np
+
+    from rlkit.core.errors import EnvironmentFailed
+    from rlkit.envs.make import make_vector_env
+    from rlkit.run.streams import Streams
+
+    streams = Streams(make_vector_env("CartPole-v1", 3))
+    streams.reset(0)
+    for _ in range(10):
+        streams.step(np.zeros(3, np.int64))
+    streams.check_finite(30)
+    assert streams.pending_rewards == [] and streams.pending_obs == []
+    for _ in range(5):
+        streams.step(np.zeros(3, np.int64))
+    streams.pending_rewards[2] = np.array([1.0, 1.0, np.inf])
+    with pytest.raises(EnvironmentFailed) as exc:
+        streams.check_finite(45)  # the 5 steps since: 33, 36, 39, 42, 45
+    assert "gave a reward of inf at step 39 (sub-environment 2)" in one_line(exc)
+
+
+def test_2_the_loop_checks_per_block_and_episode_not_per_step(monkeypatch):
+    import gymnasium as gym
+
+    import rlkit
+    from rlkit.run.streams import Streams
+
+    calls = []
+    real = Streams.check_finite
+    monkeypatch.setattr(Streams, "check_finite", lambda self, step: calls.append(step) or
+                        real(self, step))  # fmt: skip
+    env = gym.make("CartPole-v1")
+    agent = rlkit.agents.DQN.from_env(env, hidden_sizes=(8,), learning_starts=10_000,
+                                      jit_compile=False)  # fmt: skip
+    history = rlkit.train(agent, env, steps=600)
+    assert len(calls) <= len(history.episode_returns) + 600 // 256 < 600
