@@ -63,6 +63,9 @@ class Streams:
         space = env.observation_space
         #: a Box observation's shape, compared at each step (other spaces: the full check)
         self.box_shape = tuple(space.shape) if type(space) is gym.spaces.Box else None
+        #: whether observations may hold floats to check (a uint8 frame is never NaN: it is
+        #: not kept for the check)
+        self.float_obs = self.box_shape is None or np.dtype(space.dtype).kind == "f"
         #: the rewards and next observations of the steps since the last finite check, and
         #: the first observations of the episodes begun since (after which of those steps)
         self.pending_rewards: list[Any] = []
@@ -103,12 +106,13 @@ class Streams:
         next_obs, reward, terminated, truncated, info = call_env(self.env, "step", action)
         self._fits(next_obs, "step()")
         self.pending_rewards.append(reward)
-        self.pending_obs.append(next_obs)
+        self.pending_obs.append(next_obs if self.float_obs else None)
         if not (terminated or truncated):
             return Step(reward, next_obs, terminated, truncated, obs=next_obs)
         first, _ = call_env(self.env, "reset")
         self._fits(first, "reset()")
-        self.pending_first.append((len(self.pending_obs) - 1, first))
+        if self.float_obs:
+            self.pending_first.append((len(self.pending_obs) - 1, first))
         return Step(reward, next_obs, terminated, truncated, obs=first, ended=[0],
                     first_obs=first, infos={0: info})  # fmt: skip
 
@@ -143,6 +147,8 @@ class Streams:
                 f"{step_of(k)}{where} from step(): rlkit learns from finite rewards; fix the "
                 "environment (or wrap it to replace the value)"
             )
+        if not self.float_obs:
+            return
         check_finite_observations(self.name, observations, "step()", step_of)
         after = [k for k, _ in firsts]
         check_finite_observations(self.name, [obs for _, obs in firsts], "reset()",
@@ -152,7 +158,7 @@ class Streams:
         next_obs, rewards, terminated, truncated, infos = call_env(self.env, "step", actions)
         self._fits(next_obs, "step()")
         self.pending_rewards.append(rewards)
-        self.pending_obs.append(next_obs)
+        self.pending_obs.append(next_obs if self.float_obs else None)
         ended = [int(i) for i in np.flatnonzero(np.logical_or(terminated, truncated))]
         if not ended:
             return Step(rewards, next_obs, terminated, truncated, obs=next_obs)
