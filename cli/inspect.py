@@ -177,8 +177,12 @@ def evaluate(path, episodes, seed, best, env_id, video, render,
         returns = episode_returns(agent, env, episodes, seed=seed)
     import numpy as np
 
+    from rlkit.agents.registry import AGENTS
+
+    spec = AGENTS.get(agent.name)
+    name = spec.variant_of(agent.config) if spec is not None else agent.name  # td3: "td3"
     click.echo(
-        f"{agent.name} {env_id}: return {np.mean(returns):.1f} ± {np.std(returns):.1f} "
+        f"{name} {env_id}: return {np.mean(returns):.1f} ± {np.std(returns):.1f} "
         f"over {episodes_phrase(episodes, agent.evaluation_epsilon)}, {seed_note} "
         f"({_which_model(path, model_dir)}, {model_dir})"
     )
