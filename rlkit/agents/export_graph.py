@@ -18,7 +18,8 @@ Signatures (outputs are dicts of tensors):
 - DQN ``q_values`` ``[B, A]``; DDPG/TD3 ``value``: the (first) critic's ``Q(s, action)``
   ``[B]``; REINFORCE ``logits`` ``[B, A]`` (Discrete) or ``distribution`` (``mean`` and
   ``std`` ``[B, *shape]`` in action units, Box), and ``sample`` (the inputs plus a ``seed``
-  int64 scalar: the same seed and observations give the same actions);
+  int64 scalar: the same seed and observations give the same actions); PPO and SAC
+  ``action`` only;
 - ``metadata``: no inputs, ``json``: the export's metadata as one JSON string.
 """
 
@@ -302,6 +303,31 @@ def reinforce_module(agent, specs, encode, frozen: bool = False) -> PolicyModule
     return module
 
 
+def ppo_module(agent, specs, encode, frozen: bool = False) -> PolicyModule:
+    """PPO: ``action``, the greedy action: ``argmax`` of the logits (``start`` added), or
+    the Gaussian's mean (in the action's units) clipped to the bounds, as acting's greedy."""
+    models = {"policy": agent.learner.policy_network.model}
+    module = PolicyModule(models)
+    policy, space = network(models["policy"], frozen), agent.action_space
+    if isinstance(space, spaces.Discrete):
+        start = int(space.start)
+
+        def greedy(inputs):
+            out = policy(encode(inputs))
+            return {"action": tf.argmax(out, axis=-1, output_type=tf.int64) + start}
+
+        module.add("action", greedy, specs)
+        return module
+    low, high, _, _ = _action_box(space)
+
+    def action(inputs):
+        mean = tf.reshape(tf.cast(policy(encode(inputs)), tf.float32), [-1, low.shape[0]])
+        return {"action": _to_space(tf.clip_by_value(mean, low, high), space)}
+
+    module.add("action", action, specs)
+    return module
+
+
 #: the signatures each builder serves besides ``metadata`` (None: by the action space)
 SIGNATURES: dict[Any, tuple[str, ...] | None] = {
     dqn_module: ("action", "q_values"),
@@ -309,6 +335,7 @@ SIGNATURES: dict[Any, tuple[str, ...] | None] = {
     ddpg_module: ("action", "value"),
     sac_module: ("action",),
     reinforce_module: None,
+    ppo_module: ("action",),
 }
 
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from rlkit.agents import distributional_config, dqn_config, iqn_config, mdqn_config
 from rlkit.agents.ddpg import config as ddpg_config
+from rlkit.agents.ppo import config as ppo_config
 from rlkit.agents.reinforce import config as reinforce_config
 from rlkit.agents.sac import config as sac_config
 from rlkit.core.errors import UsageError
@@ -330,6 +331,36 @@ AGENTS: dict[str, AgentSpec] = {
             "entropy_coef": "choice(0,0.001,0.01)",
         },
         export_builder="rlkit.agents.export_graph:reinforce_module",
+    ),
+    "ppo": AgentSpec(
+        name="ppo",
+        summary="PPO: clipped surrogate, GAE, separate policy and value nets (Discrete or Box)",
+        agent_path="rlkit.agents.ppo.agent:PPO",
+        config_class=ppo_config.PPOConfig,
+        check_spaces=ppo_config.check_spaces,
+        default_env="CartPole-v1",
+        default_steps=100_000,
+        default_eval_every=10_000,
+        # rl-zoo's sample_ppo_params (rl_zoo3/hyperparams_opt.py, commit 0a9df50) in rlkit's
+        # names. Changes: gamma and gae_lambda, log-uniform in 1 - x there, are choices over
+        # the same spans; n_steps from 256 and batch_size up to 256 (powers of two, so that
+        # n_steps x num_envs is a multiple of batch_size); net_arch tiny/small/medium as the
+        # policy's and the value's sizes (tied); activation_fn not searched (tanh only)
+        search_space={
+            "gamma": "choice(0.97,0.98,0.99,0.995,0.999,0.9999)",
+            "gae_lambda": "choice(0.9,0.95,0.98,0.99,0.999)",
+            "learning_rate": "loguniform(1e-5,2e-3)",
+            "batch_size": "choice(32,64,128,256)",
+            "n_steps": "choice(256,512,1024,2048)",
+            "n_epochs": "choice(1,5,10,20)",
+            "ent_coef": "loguniform(1e-8,0.1)",
+            "clip_range": "choice(0.1,0.2,0.3,0.4)",
+            "max_grad_norm": "uniform(0.3,2)",
+            "hidden_sizes": "choice([64],[64,64],[256,256])",
+        },
+        ties={"value_hidden_sizes": "hidden_sizes"},
+        describe_schedules=ppo_config.describe_schedules,
+        export_builder="rlkit.agents.export_graph:ppo_module",
     ),
 }
 

@@ -159,6 +159,9 @@ def plan(
     unused = getattr(agent_config, "unused_settings", lambda: None)()
     if unused:  # a new run that sets what its agent never reads
         raise UsageError(unused)
+    fits = getattr(agent_config, "check_num_envs", None)  # (PPO: whole minibatches)
+    if fits is not None and (problem := fits(settings.num_envs)):
+        raise UsageError(problem)
     check_env(settings, spec)  # last: the only checks that make something
     check_network_memory(agent_config, *_spaces(settings.env, settings.env_kwargs), spec.name)
     return RunPlan(settings, agent_config, picked, picked is not None and not chosen)

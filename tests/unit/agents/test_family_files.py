@@ -33,6 +33,11 @@ FAMILIES = {
         "rlkit/agents/export_graph.py",  # its export builder (no compiled program)
         "rlkit/learn/returns.py",  # its formulas: returns-to-go
     },
+    "ppo": {
+        "rlkit/agents/registry.py",  # one entry
+        "rlkit/agents/export_graph.py",  # its export builder (no compiled program yet)
+        "rlkit/learn/advantages.py",  # its formulas: GAE, the clipped surrogate
+    },
 }
 #: families whose presets are their config's own (REINFORCE's ``preset = auto | bandit``),
 #: not a folder of rlkit/config/presets/

@@ -1,0 +1,160 @@
+"""PPO (Schulman et al. 2017): an acting rule and a learner joined by the agent, over a
+rollout store.
+
+- :class:`~rlkit.agents.ppo.acting.PPOActing` acts in numpy from the learner's snapshot.
+- :class:`~rlkit.agents.ppo.learner.PPOLearner` learns: the separate tanh policy and value
+  networks, one update pipeline, the compiled evaluation and update block.
+- :class:`PPO` joins them with its :class:`~rlkit.replay.rollout.Rollout` (``n_steps`` of
+  each stream, ``[T, N]``): when every stream has its ``n_steps``, one update runs, the
+  rollout is cleared and acting follows the new snapshot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+import tensorflow as tf
+from gymnasium import spaces
+
+from rlkit.agents.base import Agent
+from rlkit.agents.ppo import config as ppo_config
+from rlkit.agents.ppo.acting import PPOActing
+from rlkit.agents.ppo.config import PPOConfig
+from rlkit.agents.ppo.learner import PPOLearner
+from rlkit.core import seeding
+from rlkit.core.errors import UsageError
+from rlkit.core.spaces import observation_format
+from rlkit.replay.rollout import Rollout
+
+__all__ = ["PPO"]
+
+
+class PPO(Agent):
+    """PPO with the clipped surrogate and GAE, for Discrete or Box actions.
+
+    Args:
+        observation_space: ``Box`` (flattened) or ``Discrete`` (one-hot) observations.
+        action_space: ``Discrete(n)`` (softmax policy) or a float ``Box`` (diagonal
+            Gaussian, state-independent log std, actions clipped to the bounds only when sent).
+        config: a :class:`PPOConfig`; keyword arguments override its keys.
+        seed: seeds the weights, the action draws (``sample``) and the minibatches
+            (``replay``).
+
+    Attributes:
+        learner: the :class:`PPOLearner`.
+        acting: the :class:`PPOActing` rule.
+        rollout: the :class:`Rollout` (``N`` streams, fixed by the first ``observe_first``).
+    """
+
+    name = "ppo"
+    config_class = PPOConfig
+    vector_envs = True
+    check_spaces = staticmethod(ppo_config.check_spaces)
+
+    def __init__(self, observation_space, action_space, config=None, seed: int = 0,
+                 **overrides) -> None:  # fmt: skip
+        super().__init__(observation_space, action_space, config, seed, **overrides)
+        cfg = self.config
+        fmt = observation_format(observation_space, "ppo")
+        self.obs_format, self.encode = fmt, fmt.encode
+        self.discrete = isinstance(action_space, spaces.Discrete)
+        if self.discrete:
+            action_shape: tuple[int, ...] = ()
+            action_dtype: Any = np.int64
+        else:
+            action_shape, action_dtype = (int(np.prod(action_space.shape)),), np.float32
+        self.learner = PPOLearner(cfg, fmt.size, action_space, seed)
+        self.rollout = Rollout(cfg.n_steps, (fmt.size,), np.float32, action_shape, action_dtype)
+        self.rng = seeding.generator(seed, "sample")
+        self.minibatch_rng = seeding.generator(seed, "replay")  # (minibatch draws)
+        self.acting = PPOActing(action_space, fmt.encode, self.rng)
+        self.acting.follow(self.learner.policy())
+
+    # -- the parts' public faces -------------------------------------------------------------
+    @property
+    def policy(self):
+        """The policy network (:class:`~rlkit.agents.ppo.networks.TanhMLP`: ``.model``)."""
+        return self.learner.policy_network
+
+    @property
+    def value(self):
+        """The value network (:class:`~rlkit.agents.ppo.networks.TanhMLP`)."""
+        return self.learner.value_network
+
+    @property
+    def log_std(self) -> tf.Variable | None:
+        """The Gaussian's log std ``[A]`` (Box actions); None for Discrete."""
+        return self.learner.log_std
+
+    @property
+    def pipeline(self):
+        """The :class:`~rlkit.learn.gradients.UpdatePipeline` over both networks."""
+        return self.learner.pipeline
+
+    @property
+    def num_updates(self) -> int:
+        """Updates run so far (one per full rollout)."""
+        return self.learner.num_updates
+
+    # -- acting ------------------------------------------------------------------------------
+    def act(self, obs, explore: bool = True) -> int | np.ndarray:
+        """Sample ``a ~ pi(.|s)`` (``explore=True``) or act greedily (``argmax`` of the
+        logits, or the Gaussian's mean clipped to the bounds): one observation (one action)
+        or a batch ``[N, ...]`` (``N`` actions)."""
+        try:
+            return self.acting.act(obs, explore, self.num_steps)
+        except (ValueError, IndexError, KeyError, TypeError) as exc:
+            raise self.unfit_observation(obs, exc) from None
+
+    # -- learning ----------------------------------------------------------------------------
+    def experience_memory(self) -> Rollout:  # type: ignore[override]
+        return self.rollout
+
+    def observe_first(self, obs, streams: Iterable[int] | None = None) -> None:
+        """Episodes begin at ``obs`` (see :meth:`Agent.observe_first`); the first call fixes
+        the number of streams ``N``, checked against ``batch_size``."""
+        first = self.rollout.num_streams == 0
+        super().observe_first(obs, streams)
+        if first:
+            problem = self.config.check_num_envs(self.rollout.num_streams)
+            if problem:
+                raise UsageError(problem)
+
+    def stored_step(self, action, reward) -> tuple[Any, Any]:
+        return self.acting.stored_actions(action), reward
+
+    def stored_steps(self, actions, rewards) -> tuple[np.ndarray, np.ndarray]:
+        return self.acting.stored_actions(actions), np.asarray(rewards, np.float32)
+
+    def update(self) -> dict[str, float] | None:
+        """One PPO update when every stream has its ``n_steps`` steps (else None): its
+        metrics (:meth:`PPOLearner.learn`). The rollout is empty afterwards."""
+        if not self.rollout.full:
+            return None
+        metrics, _ = self.learner.learn(self.rollout.batch(), self.num_steps, self.minibatch_rng)
+        self.rollout.clear()
+        self.acting.follow(self.learner.policy())
+        return metrics
+
+    # -- persistence -------------------------------------------------------------------------
+    def checkpoint_variables(self) -> dict[str, list]:
+        return self.learner.variables()
+
+    def state(self) -> dict[str, dict[str, Any]]:
+        tree = super().state()
+        tree["counters"]["num_updates"] = self.num_updates
+        tree["rngs"].update(explore=self.rng, minibatch=self.minibatch_rng)
+        tree["memory"]["rollout"] = self.rollout
+        tree["optimizer"].update(self.learner.state()["optimizer"])
+        return tree
+
+    def load_scalars(self, counters: dict[str, int], extra: dict[str, Any]) -> None:
+        super().load_scalars(counters, extra)
+        self.learner.num_updates = int(counters["num_updates"])
+
+    def after_restore(self) -> None:
+        """Acting follows the weights now in the variables."""
+        self.learner.refresh()
+        self.acting.follow(self.learner.policy())

@@ -1,0 +1,275 @@
+"""PPO's learner: the policy (and its log std), the value network, one update pipeline over
+both, and the two compiled calls of an update.
+
+An update on a full rollout ``[T, N]`` (``M = T N`` steps):
+
+1. one compiled call (:meth:`PPOLearner.evaluate`): ``V(obs)``, ``V(next_obs)`` and
+   ``log pi(a|obs)`` of all ``M`` steps under the weights that collected them;
+2. GAE in numpy (:func:`rlkit.learn.advantages.gae`: truncations bootstrap from the final
+   observation's value);
+3. one compiled block of ``n_epochs x M / batch_size`` minibatch steps (the minibatches'
+   indices drawn in numpy from the ``replay`` generator, a fresh permutation per
+   epoch), each ``compute_gradients -> process (global-norm clip) -> apply_gradients``
+   (:class:`~rlkit.learn.gradients.UpdatePipeline`, one Adam over both networks as SB3's
+   and CleanRL's), with the ``target_kl`` early stop inside the block.
+
+The block returns the updated weights with its metrics, from which the numpy snapshot
+acting reads is rebuilt without further TensorFlow calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import tensorflow as tf
+from gymnasium import spaces
+
+from rlkit.agents.parts import Learner
+from rlkit.agents.ppo.config import PPOConfig
+from rlkit.agents.ppo.networks import NumpyTanhMLP, TanhMLP
+from rlkit.learn.advantages import (
+    approx_kl,
+    clipped,
+    clipped_surrogate,
+    gae,
+    normalize_advantages,
+    value_error,
+)
+from rlkit.learn.gradients import UpdatePipeline, transforms_from_config
+from rlkit.learn.losses import gaussian_entropy, gaussian_log_prob, softmax_entropy
+from rlkit.learn.optimizers import make_optimizer
+from rlkit.replay.rollout import RolloutBatch
+
+#: the block's metrics, in the order its sums come back
+METRICS = ("policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction", "loss")
+
+
+@dataclass(frozen=True)
+class PolicySnapshot:
+    """What acting reads, as of the last update.
+
+    Attributes:
+        forward: encoded observations ``[obs_dim]`` / ``[N, obs_dim]`` -> logits
+            ``[(N,) n]`` (Discrete) or the Gaussian's mean ``[(N,) act_dim]`` (Box, in the
+            action's own units).
+        std: the Gaussian's std ``[act_dim]``; None for Discrete.
+    """
+
+    forward: NumpyTanhMLP
+    std: np.ndarray | None
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        return self.forward(x)
+
+
+class PPOLearner(Learner):
+    """The networks and the compiled update (see the module's docstring).
+
+    Args:
+        config: the :class:`PPOConfig`.
+        obs_dim: the encoded observation's width.
+        action_space: ``Discrete(n)`` (softmax over ``n`` logits) or a ``Box`` (a diagonal
+            Gaussian over its flattened ``A`` dimensions, state-independent log std).
+        seed: seeds the weights.
+
+    Attributes:
+        policy_network, value_network: :class:`TanhMLP` ``[B, obs_dim] -> [B, n or A]`` and
+            ``[B, obs_dim] -> [B, 1]``.
+        log_std: ``[A]`` variable (Box); None for Discrete.
+        pipeline: the :class:`UpdatePipeline` over the policy's, the log std's and the value's
+            variables (in that order).
+    """
+
+    def __init__(self, config: PPOConfig, obs_dim: int, action_space, seed: int) -> None:
+        cfg = self.config = config
+        self.discrete = isinstance(action_space, spaces.Discrete)
+        out_dim = int(action_space.n) if self.discrete else int(np.prod(action_space.shape))
+        self.policy_network = TanhMLP(obs_dim, out_dim, cfg.hidden_sizes, 0.01, seed, "policy",
+                                      cfg.ortho_init)  # fmt: skip
+        self.value_network = TanhMLP(obs_dim, 1, cfg.value_hidden_sizes, 1.0, seed, "value",
+                                     cfg.ortho_init)  # fmt: skip
+        self.log_std = None
+        variables = list(self.policy_network.variables)
+        if not self.discrete:
+            self.log_std = tf.Variable(np.full(out_dim, cfg.log_std_init, np.float32),
+                                       name="policy_log_std")  # fmt: skip
+            variables.append(self.log_std)
+        variables += list(self.value_network.variables)
+        optimizer = make_optimizer("adam", cfg.learning_rate, cfg.adam_epsilon)
+        self.pipeline = UpdatePipeline(variables, optimizer,
+                                       transforms_from_config(cfg.max_grad_norm))  # fmt: skip
+        self.num_updates = 0
+        self.last_epochs = 0.0
+        obs_spec = tf.TensorSpec([None, obs_dim], tf.float32)
+        action_spec = (tf.TensorSpec([None], tf.int32) if self.discrete
+                       else tf.TensorSpec([None, out_dim], tf.float32))  # fmt: skip
+        flat = tf.TensorSpec([None], tf.float32)
+        self._evaluate = tf.function(
+            self._evaluate_graph, input_signature=[obs_spec, obs_spec, action_spec]
+        ).get_concrete_function()
+        self._train_function = tf.function(
+            self._train_graph,
+            input_signature=[obs_spec, action_spec, flat, flat, flat, flat,
+                             tf.TensorSpec([None, None], tf.int32),
+                             tf.TensorSpec([], tf.float32)],
+        )  # fmt: skip
+        self._train = self._train_function.get_concrete_function()
+        self.refresh()
+
+    # -- the snapshot acting reads -----------------------------------------------------------
+    def _snapshot_tensors(self) -> list:
+        tensors = list(self.policy_network.layer_weights())
+        if self.log_std is not None:
+            tensors.append(self.log_std)
+        return tensors
+
+    def refresh(self, arrays: Sequence[np.ndarray] | None = None) -> None:
+        """Rebuild :meth:`policy`'s snapshot from ``arrays`` (those of the update's return),
+        else from the variables (after a load)."""
+        if arrays is None:
+            arrays = [np.asarray(v.numpy()) for v in self._snapshot_tensors()]
+        n = len(self.policy_network.layer_weights())
+        std = None if self.log_std is None else np.exp(np.asarray(arrays[n], np.float64))
+        self._snapshot = PolicySnapshot(NumpyTanhMLP(arrays[:n]), std)
+
+    def policy(self) -> PolicySnapshot:
+        """The numpy snapshot of the policy as of the last update."""
+        return self._snapshot
+
+    # -- the graph's terms -------------------------------------------------------------------
+    def _log_prob_entropy(self, obs, actions) -> tuple[tf.Tensor, tf.Tensor]:
+        """``log pi(a|s)`` and the entropy of ``pi(.|s)``, both ``[B]``."""
+        out = self.policy_network.model(obs, training=True)
+        if self.discrete:
+            log_probs = tf.nn.log_softmax(out, axis=-1)
+            taken = tf.gather(log_probs, actions, axis=-1, batch_dims=1)
+            return taken, softmax_entropy(out)
+        assert self.log_std is not None  # (Box actions)
+        return (gaussian_log_prob(out, self.log_std, actions),
+                gaussian_entropy(self.log_std, tf.shape(out)[0]))  # fmt: skip
+
+    def _value(self, obs) -> tf.Tensor:
+        return self.value_network.model(obs, training=True)[:, 0]
+
+    def _evaluate_graph(self, obs, next_obs, actions):
+        """``V(obs)``, ``V(next_obs)`` and ``log pi(actions|obs)``, each ``[M]``."""
+        log_prob, _ = self._log_prob_entropy(obs, actions)
+        return self._value(obs), self._value(next_obs), log_prob
+
+    def _train_graph(self, obs, actions, old_log_probs, advantages, returns, old_values,
+                     order, clip_range):  # fmt: skip
+        """``K = order.shape[0]`` minibatch steps, step ``k`` on the rows ``order[k]``
+        (``[K, B]`` indices into the ``[M]`` rollout); stops before the first step whose
+        approximate KL exceeds ``1.5 target_kl`` (with ``target_kl`` on). Returns the
+        metrics' sums over the steps applied, their count, and the new snapshot weights."""
+        cfg = self.config
+        clip_vf = cfg.clip_range_vf if cfg.clip_range_vf > 0 else None
+        sums = tf.zeros([len(METRICS)])
+        count = tf.constant(0)
+        for k in tf.range(tf.shape(order)[0]):
+            idx = order[k]
+            obs_b, act_b = tf.gather(obs, idx), tf.gather(actions, idx)
+            old_lp, adv = tf.gather(old_log_probs, idx), tf.gather(advantages, idx)
+            ret, old_v = tf.gather(returns, idx), tf.gather(old_values, idx)
+            if cfg.normalize_advantage:
+                adv = normalize_advantages(adv)
+            with tf.GradientTape() as tape:
+                log_prob, entropy = self._log_prob_entropy(obs_b, act_b)
+                policy_loss = tf.reduce_mean(clipped_surrogate(log_prob, old_lp, adv, clip_range))
+                v_loss = tf.reduce_mean(value_error(self._value(obs_b), old_v, ret, clip_vf))
+                entropy_mean = tf.reduce_mean(entropy)
+                loss = policy_loss - cfg.ent_coef * entropy_mean + cfg.vf_coef * v_loss
+            log_ratio = log_prob - old_lp
+            kl = tf.reduce_mean(approx_kl(log_ratio))
+            if cfg.target_kl > 0 and kl > 1.5 * cfg.target_kl:
+                break
+            self.pipeline(tape, loss)
+            fraction = tf.reduce_mean(clipped(tf.exp(log_ratio), clip_range))
+            sums += tf.stack([policy_loss, v_loss, entropy_mean, kl, fraction, loss])
+            count += 1
+        weights = [tf.identity(w) for w in self._snapshot_tensors()]
+        return [sums, count, *weights]
+
+    # -- learning ----------------------------------------------------------------------------
+    def evaluate(self, batch: RolloutBatch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(values, next_values, log_probs)``, each ``[T, N]``, of a rollout: one call."""
+        steps, streams = batch.rewards.shape
+        flat = self._flat(batch)
+        values, next_values, log_probs = self._evaluate(flat[0], flat[2], flat[1])
+        return tuple(np.asarray(a).reshape(steps, streams) for a in (values, next_values,
+                                                                     log_probs))  # type: ignore[return-value]  # fmt: skip
+
+    def _flat(self, batch: RolloutBatch) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+        """The rollout's ``obs``, ``actions`` and ``next_obs`` with ``[T, N]`` made ``[M]``
+        (row ``t N + n``)."""
+        m = batch.rewards.size
+        obs = tf.constant(batch.obs.reshape(m, -1), tf.float32)
+        next_obs = tf.constant(batch.next_obs.reshape(m, -1), tf.float32)
+        if self.discrete:
+            actions = tf.constant(batch.actions.reshape(m), tf.int32)
+        else:
+            actions = tf.constant(batch.actions.reshape(m, -1), tf.float32)
+        return obs, actions, next_obs
+
+    def minibatch_order(self, rng: np.random.Generator, size: int) -> np.ndarray:
+        """``[n_epochs * size / batch_size, batch_size]`` int32 row indices: a fresh
+        permutation of the ``size`` rows per epoch, cut into minibatches."""
+        cfg = self.config
+        per_epoch = size // cfg.batch_size
+        rows = [rng.permutation(size)[: per_epoch * cfg.batch_size] for _ in range(cfg.n_epochs)]
+        return np.concatenate(rows).reshape(-1, cfg.batch_size).astype(np.int32)
+
+    def learn(self, batch: RolloutBatch, step: int = 0,  # type: ignore[override]
+              rng: np.random.Generator | None = None) -> tuple[dict[str, float], None]:  # fmt: skip
+        """One PPO update on a full rollout at environment step ``step`` (the schedules),
+        minibatches drawn from ``rng``. Returns its metrics (means over the minibatch steps
+        applied) and no TD errors; :meth:`policy` is the updated snapshot afterwards."""
+        cfg = self.config
+        values, next_values, log_probs = self.evaluate(batch)
+        advantages, returns = gae(batch.rewards, values, next_values, batch.terminated,
+                                  batch.truncated, cfg.gamma, cfg.gae_lambda)  # fmt: skip
+        rate, clip_range = cfg.learning_rate_at(step), cfg.clip_range_at(step)
+        self.pipeline.optimizer.learning_rate.assign(rate)
+        obs, actions, _ = self._flat(batch)
+        order = self.minibatch_order(rng if rng is not None else np.random.default_rng(0),
+                                     values.size)  # fmt: skip
+        sums, count, *weights = self._train(
+            obs, actions, tf.constant(log_probs.reshape(-1)),
+            tf.constant(advantages.reshape(-1)), tf.constant(returns.reshape(-1)),
+            tf.constant(values.reshape(-1)), tf.constant(order),
+            tf.constant(clip_range, tf.float32),
+        )  # fmt: skip
+        self.num_updates += 1
+        self.refresh([w.numpy() for w in weights])
+        applied = int(count)
+        means = np.asarray(sums) / max(applied, 1)
+        metrics = {name: float(v) for name, v in zip(METRICS, means, strict=True)}
+        per_epoch = len(order) // cfg.n_epochs
+        self.last_epochs = applied / per_epoch
+        residual = np.var(returns - values)
+        spread = np.var(returns)
+        metrics.update(
+            explained_variance=float(1.0 - residual / spread) if spread > 0 else 0.0,
+            epochs=self.last_epochs, learning_rate=rate, clip_range=clip_range,
+        )  # fmt: skip
+        return metrics, None
+
+    @property
+    def tracing_count(self) -> int:
+        """How many times the update block was traced (1 after any number of updates)."""
+        return self._train_function.experimental_get_tracing_count()
+
+    # -- persistence -------------------------------------------------------------------------
+    def variables(self) -> dict[str, list]:
+        """``{"policy": [policy variables, log_std], "value": [...]}``."""
+        policy = list(self.policy_network.variables)
+        if self.log_std is not None:
+            policy.append(self.log_std)
+        return {"policy": policy, "value": list(self.value_network.variables)}
+
+    def state(self) -> dict[str, dict[str, Any]]:
+        """The optimizer (one, over both networks)."""
+        return {"optimizer": {"adam": self.pipeline.optimizer}}
