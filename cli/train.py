@@ -231,6 +231,61 @@ def _say_stopping(signum: int) -> None:
     )
 
 
+def _say_stopping_compile(signum: int) -> None:
+    """Said at once on Ctrl-C / SIGTERM while the compiled loop compiles."""
+    click.echo(
+        "\nstopping: the loop finishes compiling first (seconds), then a checkpoint is saved "
+        "before the first step; Ctrl-C again to quit without one",
+        err=True,
+    )
+
+
+def _compile(trainer) -> float | None:
+    """Compile the compiled loop's program, Ctrl-C answered as in training: the first says at
+    once that the run stops and lets the compile end; the run then stops before its first
+    step with a checkpoint and a 'Continue with' line (:func:`experiment.drive` sees the
+    stop request). A second one quits at once (from the signal watcher's thread, since the
+    compile holds the main thread: the process exits 130): a run folder with no checkpoint
+    yet is removed, and one line says so. None when it quit from the main thread."""
+    import os
+    import threading
+
+    from rlkit.run.signals import stop_on_signals
+
+    quitting = threading.Lock()  # the watcher's thread or the main thread says it, once
+
+    def quit_now() -> None:
+        if quitting.acquire(blocking=False):
+            _quit_compiling(trainer, close=False)  # (the main thread holds the files)
+            os._exit(INTERRUPTED)
+
+    try:
+        with stop_on_signals(trainer, _say_stopping_compile, on_again=quit_now):
+            return trainer.compile()
+    except KeyboardInterrupt:
+        if not quitting.acquire(blocking=False):  # the watcher is quitting the process
+            threading.Event().wait()
+        _quit_compiling(trainer, close=True)
+        return None
+
+
+def _quit_compiling(trainer, close: bool) -> None:
+    """A second Ctrl-C while the loop compiled: remove a run folder that holds no
+    checkpoint yet (a resumed run's stays as it was) and say so in one line."""
+    import sys
+
+    folder = trainer.folder
+    if close:
+        trainer.close()
+    if folder.has_checkpoints():
+        left = f"its checkpoints are as they were: rlkit resume {folder.path}"
+    else:
+        folder.remove()
+        left = f"nothing to keep, the run folder {folder.path} was removed"
+    click.echo(f"\nstopped while the loop compiled, before its first step: {left}", err=True)
+    sys.stderr.flush()
+
+
 def _drive(trainer, run, quiet: bool) -> int:
     """Drive the run to its end with a progress bar; print how it ended; return the exit
     status (0 finished, 1 diverged, 130 interrupted)."""
@@ -238,7 +293,10 @@ def _drive(trainer, run, quiet: bool) -> int:
     from rlkit.run.progress import TrainingProgress
 
     if hasattr(trainer, "compile"):  # the compiled loop: its compile time, said apart
-        click.echo(f"compiled the loop in {trainer.compile():.1f} s", err=True)
+        seconds = _compile(trainer)
+        if seconds is None:
+            return INTERRUPTED
+        click.echo(f"compiled the loop in {seconds:.1f} s", err=True)
     progress = None
     if not quiet:
         label = f"{experiment.variant_name(run.agent, trainer.agent.config)} {run.env}"

@@ -10,7 +10,11 @@ from collections.abc import Callable
 
 
 @contextlib.contextmanager
-def stop_on_signals(trainer, on_stop: Callable[[int], None] | None = None):
+def stop_on_signals(
+    trainer,
+    on_stop: Callable[[int], None] | None = None,
+    on_again: Callable[[], None] | None = None,
+):
     """While inside, SIGINT and SIGTERM ask ``trainer`` (anything with
     ``request_stop()``: a :class:`~rlkit.run.loop.Trainer`) to stop cleanly (checkpoint, return).
 
@@ -18,7 +22,10 @@ def stop_on_signals(trainer, on_stop: Callable[[int], None] | None = None):
     Python runs signal handlers only between bytecodes, so while a long TensorFlow call
     (the first update block compiles for seconds) holds the main thread, the handler
     waits; the helper thread hears the signal at once through ``signal.set_wakeup_fd``.
-    A second Ctrl-C raises KeyboardInterrupt (when the main thread next runs Python).
+    A second Ctrl-C raises KeyboardInterrupt (when the main thread next runs Python: two
+    that arrive during one long call reach the handler as one). ``on_again()`` runs, from
+    the helper thread, as soon as a second Ctrl-C arrives: e.g. to quit at once while a
+    compile holds the main thread.
     """
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -39,7 +46,7 @@ def stop_on_signals(trainer, on_stop: Callable[[int], None] | None = None):
     old_wakeup = signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
 
     def watch() -> None:
-        told = False
+        told, interrupts = False, 0
         while True:
             try:
                 data = os.read(read_fd, 64)
@@ -53,6 +60,10 @@ def stop_on_signals(trainer, on_stop: Callable[[int], None] | None = None):
                 trainer.request_stop()
                 if on_stop is not None:
                     on_stop(signums[0])
+            interrupts += signums.count(signal.SIGINT)
+            if interrupts > 1 and on_again is not None:
+                on_again()
+                return
 
     watcher = threading.Thread(target=watch, name="rlkit-signal-watch", daemon=True)
     for s in watched:

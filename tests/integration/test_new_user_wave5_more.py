@@ -584,3 +584,65 @@ def test_2_the_loop_checks_per_block_and_episode_not_per_step(monkeypatch):
                                       jit_compile=False)  # fmt: skip
     history = rlkit.train(agent, env, steps=600)
     assert len(calls) <= len(history.episode_returns) + 600 // 256 < 600
+
+
+# -- 8: Ctrl-C while the compiled loop compiles ---------------------------------------------------
+def _interrupt_compile(out: Path, times: int) -> tuple[int, str, float]:
+    """``rlkit train dqn --env rlkit/CartPole-v1`` sent ``times`` SIGINTs while its loop
+    compiles (after the line printed just before the compile): (status, stderr, seconds
+    from the last signal to the exit)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rlkit.cli.main", "train", "dqn", "--env", "rlkit/CartPole-v1",
+         "--steps", "100000", "--eval-every", "0", "--quiet", "--out", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
+    )  # fmt: skip
+    seen = []
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        seen.append(line)
+        if line.startswith("replay:"):  # the compile starts now (it takes seconds)
+            break
+    time.sleep(0.5)
+    for _ in range(times):
+        proc.send_signal(signal.SIGINT)
+        time.sleep(0.3)
+    sent = time.time()
+    _, err = proc.communicate(timeout=300)
+    return proc.returncode, "".join(seen) + err, time.time() - sent
+
+
+@pytest.mark.slow
+def test_8_ctrl_c_while_compiling_checkpoints_step_0_and_resumes(tmp_path):
+    import subprocess
+    import sys
+
+    status, err, _ = _interrupt_compile(tmp_path / "runs", 1)
+    assert status == 130, err
+    assert "Traceback" not in err and "\ninterrupted" not in err
+    assert err.index("stopping: the loop finishes compiling first") < err.index("compiled the loop")
+    (run,) = (tmp_path / "runs").iterdir()
+    assert f"stopped at step 0; checkpoint saved. Continue with: rlkit resume {run}" in err
+    assert (run / "checkpoints" / "step-0000000000").is_dir()
+    done = subprocess.run(
+        [sys.executable, "-m", "rlkit.cli.main", "resume", str(run), "--steps", "300", "--quiet"],
+        capture_output=True, text=True, cwd=REPO, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "resuming dqn on rlkit/CartPole-v1 at step 0 of 300" in done.stderr
+
+
+@pytest.mark.slow
+def test_8_a_second_ctrl_c_while_compiling_quits_at_once_and_leaves_nothing(tmp_path):
+    status, err, seconds = _interrupt_compile(tmp_path / "runs", 2)
+    assert status == 130, err
+    assert "Traceback" not in err and "compiled the loop" not in err
+    last = err.strip().splitlines()[-1]
+    said = "stopped while the loop compiled, before its first step: nothing to keep, the run "
+    assert last.startswith(said + "folder ") and last.endswith(" was removed"), last
+    assert not any((tmp_path / "runs").iterdir())
+    assert seconds < 5  # (not after the compile)
