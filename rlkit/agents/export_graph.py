@@ -305,15 +305,17 @@ def reinforce_module(agent, specs, encode, frozen: bool = False) -> PolicyModule
 
 def ppo_module(agent, specs, encode, frozen: bool = False) -> PolicyModule:
     """PPO: ``action``, the greedy action: ``argmax`` of the logits (``start`` added), or
-    the Gaussian's mean (in the action's units) clipped to the bounds, as acting's greedy."""
+    the Gaussian's mean (in the action's units) clipped to the bounds, as acting's greedy;
+    with ``norm_obs`` the observations normalised first (the statistics in use, constants)."""
     models = {"policy": agent.learner.policy_network.model}
     module = PolicyModule(models)
-    policy, space = network(models["policy"], frozen), agent.action_space
+    policy, space, norm = network(models["policy"], frozen), agent.action_space, agent.obs_norm
+    x_of = encode if norm is None else (lambda inputs: norm.graph(encode(inputs)))
     if isinstance(space, spaces.Discrete):
         start = int(space.start)
 
         def greedy(inputs):
-            out = policy(encode(inputs))
+            out = policy(x_of(inputs))
             return {"action": tf.argmax(out, axis=-1, output_type=tf.int64) + start}
 
         module.add("action", greedy, specs)
@@ -321,7 +323,7 @@ def ppo_module(agent, specs, encode, frozen: bool = False) -> PolicyModule:
     low, high, _, _ = _action_box(space)
 
     def action(inputs):
-        mean = tf.reshape(tf.cast(policy(encode(inputs)), tf.float32), [-1, low.shape[0]])
+        mean = tf.reshape(tf.cast(policy(x_of(inputs)), tf.float32), [-1, low.shape[0]])
         return {"action": _to_space(tf.clip_by_value(mean, low, high), space)}
 
     module.add("action", action, specs)

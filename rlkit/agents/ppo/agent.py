@@ -23,6 +23,7 @@ from rlkit.agents.ppo import config as ppo_config
 from rlkit.agents.ppo.acting import PPOActing
 from rlkit.agents.ppo.config import PPOConfig
 from rlkit.agents.ppo.learner import PPOLearner
+from rlkit.agents.ppo.normalization import ObservationNormalizer, RewardScaler
 from rlkit.core import seeding
 from rlkit.core.errors import UsageError
 from rlkit.core.spaces import observation_format
@@ -69,7 +70,10 @@ class PPO(Agent):
         self.rollout = Rollout(cfg.n_steps, (fmt.size,), np.float32, action_shape, action_dtype)
         self.rng = seeding.generator(seed, "sample")
         self.minibatch_rng = seeding.generator(seed, "replay")  # (minibatch draws)
-        self.acting = PPOActing(action_space, fmt.encode, self.rng)
+        self.obs_norm = ObservationNormalizer(fmt.size, cfg.clip_obs) if cfg.norm_obs else None
+        self.reward_scaler = (RewardScaler(cfg.gamma, cfg.clip_reward) if cfg.norm_reward
+                              else None)  # fmt: skip
+        self.acting = PPOActing(action_space, self._acting_input, self.rng)
         self.acting.follow(self.learner.policy())
 
     # -- the parts' public faces -------------------------------------------------------------
@@ -108,6 +112,11 @@ class PPO(Agent):
         except (ValueError, IndexError, KeyError, TypeError) as exc:
             raise self.unfit_observation(obs, exc) from None
 
+    def _acting_input(self, obs) -> np.ndarray:
+        """Encoded observations as the policy takes them (normalised with ``norm_obs``)."""
+        x = np.asarray(self.encode(obs))  # (vector observations: one array)
+        return x if self.obs_norm is None else self.obs_norm(x)
+
     # -- learning ----------------------------------------------------------------------------
     def experience_memory(self) -> Rollout:  # type: ignore[override]
         return self.rollout
@@ -121,6 +130,24 @@ class PPO(Agent):
             problem = self.config.check_num_envs(self.rollout.num_streams)
             if problem:
                 raise UsageError(problem)
+        self._observe_rows(obs)
+
+    def observe_next(self, action, reward, next_obs, terminated, truncated) -> None:
+        """One step of each stream (:meth:`Agent.observe_next`); with ``norm_reward`` the
+        reward is stored scaled, with ``norm_obs`` the next observations feed the running
+        statistics."""
+        if self.reward_scaler is not None:
+            single = np.ndim(reward) == 0
+            ended = np.logical_or(terminated, truncated)
+            scaled = self.reward_scaler(np.atleast_1d(reward), np.atleast_1d(ended))
+            reward = scaled[0] if single else scaled
+        super().observe_next(action, reward, next_obs, terminated, truncated)
+        self._observe_rows(next_obs)
+
+    def _observe_rows(self, obs) -> None:
+        if self.obs_norm is not None:
+            rows = np.asarray(self.encode(obs))  # (vector observations: one array)
+            self.obs_norm.observe(rows.reshape(-1, self.obs_format.size))
 
     def stored_step(self, action, reward) -> tuple[Any, Any]:
         return self.acting.stored_actions(action), reward
@@ -133,20 +160,33 @@ class PPO(Agent):
         metrics (:meth:`PPOLearner.learn`). The rollout is empty afterwards."""
         if not self.rollout.full:
             return None
-        metrics, _ = self.learner.learn(self.rollout.batch(), self.num_steps, self.minibatch_rng)
+        batch = self.rollout.batch()
+        if self.obs_norm is not None:  # (the statistics acting used for this rollout)
+            batch = batch._replace(obs=self.obs_norm(batch.obs),
+                                   next_obs=self.obs_norm(batch.next_obs))  # fmt: skip
+        metrics, _ = self.learner.learn(batch, self.num_steps, self.minibatch_rng)
         self.rollout.clear()
+        if self.obs_norm is not None:
+            self.obs_norm.freeze()
         self.acting.follow(self.learner.policy())
         return metrics
 
     # -- persistence -------------------------------------------------------------------------
     def checkpoint_variables(self) -> dict[str, list]:
-        return self.learner.variables()
+        groups = self.learner.variables()
+        if self.obs_norm is not None:  # (the statistics in use: a saved model acts alike)
+            groups["obs_norm"] = self.obs_norm.variables()
+        return groups
 
     def state(self) -> dict[str, dict[str, Any]]:
         tree = super().state()
         tree["counters"]["num_updates"] = self.num_updates
         tree["rngs"].update(explore=self.rng, minibatch=self.minibatch_rng)
         tree["memory"]["rollout"] = self.rollout
+        if self.obs_norm is not None:
+            tree["memory"]["obs_rms"] = self.obs_norm
+        if self.reward_scaler is not None:
+            tree["memory"]["reward_scaler"] = self.reward_scaler
         tree["optimizer"].update(self.learner.state()["optimizer"])
         return tree
 
@@ -157,4 +197,6 @@ class PPO(Agent):
     def after_restore(self) -> None:
         """Acting follows the weights now in the variables."""
         self.learner.refresh()
+        if self.obs_norm is not None:
+            self.obs_norm.refresh()
         self.acting.follow(self.learner.policy())

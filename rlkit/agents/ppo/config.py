@@ -95,6 +95,17 @@ class PPOConfig:
         "zero biases); false: Keras' Glorot uniform",
     )
 
+    norm_obs: bool = option(
+        False,
+        "normalise observations by running mean and std, clipped to +-clip_obs (SB3's "
+        "VecNormalize; rl-zoo's normalize: true sets norm_obs and norm_reward)",
+    )
+    norm_reward: bool = option(
+        False, "divide rewards by the running std of the discounted return (VecNormalize's)"
+    )
+    clip_obs: float = option(10.0, "bound of the normalised observations", positive)
+    clip_reward: float = option(10.0, "bound of the scaled rewards", positive)
+
     def cross_check(self) -> str | None:
         if self.lr_end_fraction >= 0 and self.lr_anneal_steps <= 0 >= self.lr_anneal_fraction:
             return (

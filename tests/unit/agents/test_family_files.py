@@ -37,6 +37,7 @@ FAMILIES = {
         "rlkit/agents/registry.py",  # one entry
         "rlkit/agents/export_graph.py",  # its export builder (no compiled program yet)
         "rlkit/learn/advantages.py",  # its formulas: GAE, the clipped surrogate
+        "rlkit/learn/normalization.py",  # running statistics (norm_obs, norm_reward)
     },
 }
 #: families whose presets are their config's own (REINFORCE's ``preset = auto | bandit``),

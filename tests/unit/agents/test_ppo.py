@@ -196,12 +196,17 @@ def drive(agent, steps: int, seed: int) -> list[np.ndarray]:
     return taken
 
 
-def test_exact_resume_mid_rollout(tmp_path):
+NORMALIZED = {"norm_obs": True, "norm_reward": True}
+
+
+@pytest.mark.parametrize("settings", [{}, NORMALIZED], ids=["plain", "normalized"])
+def test_exact_resume_mid_rollout(tmp_path, settings):
     """A checkpoint's state taken half-way through a rollout, loaded into a fresh agent:
-    both then act and update alike (the rollout, the generators, the optimizer)."""
+    both then act and update alike (the rollout, the generators, the optimizer, and with
+    norm_obs and norm_reward their running statistics)."""
     from rlkit.run.checkpoint import flatten_state, unflatten_state
 
-    agent = tiny_agent()
+    agent = tiny_agent(**settings)
     agent.observe_first(np.zeros((N, 4), np.float32))
     drive(agent, T + T // 2, seed=1)  # one update, then half a rollout
     assert agent.num_updates == 1 and len(agent.rollout) == N * (T // 2)
@@ -217,6 +222,36 @@ def test_exact_resume_mid_rollout(tmp_path):
     for group, variables in agent.checkpoint_variables().items():
         for mine, theirs_v in zip(variables, resumed.checkpoint_variables()[group], strict=True):
             np.testing.assert_array_equal(mine.numpy(), theirs_v.numpy(), err_msg=group)
+
+
+def test_observations_are_normalised_with_the_statistics_frozen_at_the_last_update(tmp_path):
+    agent = tiny_agent(**NORMALIZED)
+    agent.observe_first(np.zeros((N, 4), np.float32))
+    drive(agent, T, seed=4)  # one rollout: the statistics in use move at its update
+    norm = agent.obs_norm
+    np.testing.assert_array_equal(norm.mean.numpy(), norm.running.mean)
+    drive(agent, 3, seed=5)  # the running ones move on; those in use wait for the next update
+    assert not np.array_equal(norm.mean.numpy(), norm.running.mean)
+    obs = np.random.default_rng(0).normal(3, 2, size=(5, 4)).astype(np.float32)
+    x = np.clip((obs - norm.mean.numpy()) / np.sqrt(norm.var.numpy() + 1e-8), -10, 10)
+    np.testing.assert_array_equal(agent.act(obs, explore=False),
+                                  np.argmax(agent.learner.policy().forward(x), -1))  # fmt: skip
+    assert np.abs(agent.rollout.rewards[:3]).max() > 0  # (rewards stored scaled)
+    agent.save(tmp_path / "model")  # a saved model acts with the statistics in use
+    loaded = rlkit.agents.PPO.load(tmp_path / "model")
+    np.testing.assert_array_equal(loaded.act(obs, explore=False), agent.act(obs, explore=False))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("env_id", ["CartPole-v1", "Pendulum-v1"])
+def test_the_export_acts_as_the_agent_with_normalised_observations(tmp_path, env_id):
+    agent = tiny_agent(env_id, **NORMALIZED)
+    dim = agent.obs_format.size
+    agent.observe_first(np.zeros((N, dim), np.float32))
+    rng = np.random.default_rng(0)
+    agent.obs_norm.observe(rng.normal(2, 3, size=(64, dim)))
+    agent.obs_norm.freeze()
+    agent.export(tmp_path / "export", env=env_id)  # checks its actions against the agent's
 
 
 @pytest.mark.slow
