@@ -266,3 +266,24 @@ def test_learns_cartpole_in_20k_steps():
     rlkit.train(agent, env, steps=20_000)
     mean, _ = evaluate(agent, "CartPole-v1", episodes=10, seed=100)
     assert mean >= 150, mean
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("settings", [[], ["--set", "norm_obs=true", "--set", "norm_reward=true"]],
+                         ids=["plain", "normalized"])  # fmt: skip
+def test_a_cli_run_stopped_mid_rollout_resumes_to_the_uninterrupted_metrics(tmp_path, settings):
+    """2 envs x 50 steps a rollout: the checkpoint at step 250 is 25 steps into the third."""
+    from rlkit.cli.main import main
+    from rlkit.run.folder import RunFolder
+
+    argv = ["ppo", "--env", "CartPole-v1", "--preset", "none", "--num-envs", "2", "--set",
+            "n_steps=50", "--set", "batch_size=20", "--set", "hidden_sizes=[16]", "--set",
+            "value_hidden_sizes=[16]", "--eval-every", "250", "--eval-episodes", "1",
+            "--checkpoint-every", "250", "--quiet", *settings]  # fmt: skip
+    runs = {}
+    for name, steps in (("whole", "500"), ("stopped", "250")):
+        assert main(["train", *argv, "--steps", steps, "--out", str(tmp_path / name)]) == 0
+        (runs[name],) = (RunFolder(p) for p in (tmp_path / name).iterdir())
+    assert main(["resume", str(runs["stopped"].path), "--steps", "500", "--quiet"]) == 0
+    whole, resumed = (runs[k].metrics_path.read_text() for k in ("whole", "stopped"))
+    assert resumed == whole
