@@ -95,6 +95,11 @@ class PPOConfig:
         "zero biases); false: Keras' Glorot uniform",
     )
 
+    bootstrap_truncated: bool = option(
+        True,
+        "a time-limit truncation bootstraps from V(final observation); false: it is treated "
+        "as a termination, as CleanRL's and PureJaxRL's PPO do (for comparison)",
+    )
     norm_obs: bool = option(
         False,
         "normalise observations by running mean and std, clipped to +-clip_obs (SB3's "

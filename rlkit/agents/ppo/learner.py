@@ -214,6 +214,19 @@ class PPOLearner(Learner):
             actions = tf.constant(batch.actions.reshape(m, -1), tf.float32)
         return obs, actions, next_obs
 
+    def advantages(self, batch: RolloutBatch) -> tuple[np.ndarray, ...]:
+        """``(values, log_probs, advantages, returns)`` of a rollout, each ``[T, N]``: one
+        :meth:`evaluate` call, then GAE (with ``bootstrap_truncated`` off a truncation is
+        treated as a termination)."""
+        cfg = self.config
+        values, next_values, log_probs = self.evaluate(batch)
+        terminated = batch.terminated
+        if not cfg.bootstrap_truncated:
+            terminated = terminated | batch.truncated
+        advantages, returns = gae(batch.rewards, values, next_values, terminated,
+                                  batch.truncated, cfg.gamma, cfg.gae_lambda)  # fmt: skip
+        return values, log_probs, advantages, returns
+
     def minibatch_order(self, rng: np.random.Generator, size: int) -> np.ndarray:
         """``[n_epochs * size / batch_size, batch_size]`` int32 row indices: a fresh
         permutation of the ``size`` rows per epoch, cut into minibatches."""
@@ -228,9 +241,7 @@ class PPOLearner(Learner):
         minibatches drawn from ``rng``. Returns its metrics (means over the minibatch steps
         applied) and no TD errors; :meth:`policy` is the updated snapshot afterwards."""
         cfg = self.config
-        values, next_values, log_probs = self.evaluate(batch)
-        advantages, returns = gae(batch.rewards, values, next_values, batch.terminated,
-                                  batch.truncated, cfg.gamma, cfg.gae_lambda)  # fmt: skip
+        values, log_probs, advantages, returns = self.advantages(batch)
         rate, clip_range = cfg.learning_rate_at(step), cfg.clip_range_at(step)
         self.pipeline.optimizer.learning_rate.assign(rate)
         obs, actions, _ = self._flat(batch)

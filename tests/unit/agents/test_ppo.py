@@ -112,6 +112,18 @@ def test_one_update_equals_sb3s_train_written_out(env_id):
     assert learner.tracing_count == 1
 
 
+def test_without_bootstrap_truncated_a_truncation_is_a_termination():
+    batch = random_rollout(tiny_agent())  # stream 1 truncated at t=5
+    (values, next_values, _), r = tiny_agent().learner.evaluate(batch), batch.rewards
+    right = tiny_agent().learner.advantages(batch)[2]
+    wrong = tiny_agent(bootstrap_truncated=False).learner.advantages(batch)[2]
+    boot = r[5, 1] + 0.99 * next_values[5, 1] - values[5, 1]
+    assert right[5, 1] == pytest.approx(boot, rel=1e-5)
+    assert wrong[5, 1] == pytest.approx(r[5, 1] - values[5, 1], rel=1e-5)
+    differs = right != wrong  # there and before it in stream 1 only
+    assert not differs[6:, 1].any() and not differs[:, 0].any()
+
+
 def test_target_kl_stops_the_epochs_before_the_minibatch_that_crosses_it():
     agent = tiny_agent(target_kl=1e-9, learning_rate=0.1)
     before = [v.numpy().copy() for v in agent.learner.variables()["policy"]]
