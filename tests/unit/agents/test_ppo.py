@@ -113,9 +113,10 @@ def test_one_update_equals_sb3s_train_written_out(env_id):
 
 
 def test_without_bootstrap_truncated_a_truncation_is_a_termination():
-    batch = random_rollout(tiny_agent())  # stream 1 truncated at t=5
-    (values, next_values, _), r = tiny_agent().learner.evaluate(batch), batch.rewards
-    right = tiny_agent().learner.advantages(batch)[2]
+    agent = tiny_agent()
+    batch = random_rollout(agent)  # stream 1 truncated at t=5
+    (values, next_values, _), r = agent.learner.evaluate(batch), batch.rewards
+    right = agent.learner.advantages(batch)[2]
     wrong = tiny_agent(bootstrap_truncated=False).learner.advantages(batch)[2]
     boot = r[5, 1] + 0.99 * next_values[5, 1] - values[5, 1]
     assert right[5, 1] == pytest.approx(boot, rel=1e-5)
