@@ -12,6 +12,7 @@ import numpy as np
 
 from rlkit.agents.keras_files import KERAS_SUFFIX, save_keras_model, saved_keras_models
 from rlkit.config import options as configs
+from rlkit.config.memory import check_network_memory
 from rlkit.core.errors import UsageError
 from rlkit.core.files import atomic_write_bytes
 from rlkit.core.spaces import space_from_dict, space_to_dict
@@ -52,7 +53,7 @@ class Agent:
         self.action_space = action_space
         self.config = configs.make_config(self.config_class, overrides, base=config)
         # networks that cannot fit here: one line, not TensorFlow's ResourceExhaustedError
-        configs.check_network_memory(self.config, observation_space, action_space, self.name)
+        check_network_memory(self.config, observation_space, action_space, self.name)
         self.seed = int(seed)
         self.num_steps = 0  # environment steps observed
 

@@ -86,7 +86,8 @@ def plan(
     agent's default.
     """
     from rlkit.config import presets
-    from rlkit.config.options import check_network_memory, make_config, parse_overrides
+    from rlkit.config.memory import check_network_memory
+    from rlkit.config.options import make_config, parse_overrides
     from rlkit.config.run import load_config_file, resolve_run_config
     from rlkit.config.schedule_fractions import (
         check_fraction_base,

@@ -361,7 +361,7 @@ def test_6_num_atoms_beyond_memory_is_one_line_before_tensorflow(tmp_path):
     ],
 )
 def test_6_the_bound_names_the_key_and_the_memory(monkeypatch, agent, key, value, named):
-    from rlkit.config import options as memory
+    from rlkit.config import memory
     from rlkit.run import experiment
 
     monkeypatch.setattr(memory, "available_memory", lambda: 64 * 10**9)
@@ -373,8 +373,7 @@ def test_6_the_bound_names_the_key_and_the_memory(monkeypatch, agent, key, value
 
 def test_6_every_agent_default_and_preset_fits_in_a_small_machine(monkeypatch):
     from rlkit.agents.registry import AGENTS
-    from rlkit.config import options as memory
-    from rlkit.config import presets
+    from rlkit.config import memory, presets
     from rlkit.run import experiment
 
     monkeypatch.setattr(memory, "available_memory", lambda: 2 * 10**9)
@@ -387,7 +386,7 @@ def test_6_every_agent_default_and_preset_fits_in_a_small_machine(monkeypatch):
 
 def test_6_an_agent_made_from_python_is_bounded_too(monkeypatch):
     import rlkit
-    from rlkit.config import options as memory
+    from rlkit.config import memory
 
     monkeypatch.setattr(memory, "available_memory", lambda: 8 * 10**9)
     with pytest.raises(UsageError) as exc:
