@@ -48,7 +48,7 @@ class Agent:
 
     def __init__(self, observation_space, action_space, config=None, seed: int = 0, **overrides):
         self.check_spaces(observation_space, action_space)
-        _check_arguments(self.config_class, seed, overrides)
+        configs.check_python_arguments(self.config_class, seed, overrides)
         self.observation_space = observation_space
         self.action_space = action_space
         self.config = configs.make_config(self.config_class, overrides, base=config)
@@ -389,19 +389,6 @@ def _agent_class(name: str) -> type[Agent]:
 def is_saved_agent(path: str | os.PathLike) -> bool:
     """Does ``path`` hold an agent written by :meth:`Agent.save`?"""
     return (Path(path) / AGENT_FILE).is_file()
-
-
-def _check_arguments(config_class: type, seed: Any, overrides: dict[str, Any]) -> None:
-    """Python arguments checked as the CLI checks its own: the seed's range, and a switch
-    (a bool key) given as a string, which would otherwise read ``"no"`` as true or false."""
-    import typing
-
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or not 0 <= seed < 2**32:
-        raise UsageError(f"seed must be a whole number in [0, 2**32), got {seed!r}")
-    types = typing.get_type_hints(config_class)
-    for key, value in overrides.items():
-        if types.get(key) is bool and isinstance(value, str):
-            raise UsageError(f"bad value {value!r} for {key}: expected true or false (a bool)")
 
 
 def load(path: str | os.PathLike, **networks) -> Any:

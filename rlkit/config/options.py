@@ -256,3 +256,16 @@ def to_dict(config: Any) -> dict[str, Any]:
     return {
         k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(config).items()
     }
+
+
+def check_python_arguments(config_class: type, seed: Any, overrides: dict[str, Any]) -> None:
+    """Python arguments checked as the CLI checks its own: the seed's range, and a switch
+    (a bool key) given as a string, which would otherwise read ``"no"`` as true or false."""
+    from numpy import integer as np_integer
+
+    if isinstance(seed, bool) or not isinstance(seed, int | np_integer) or not 0 <= seed < 2**32:
+        raise UsageError(f"seed must be a whole number in [0, 2**32), got {seed!r}")
+    types = typing.get_type_hints(config_class)
+    for key, value in overrides.items():
+        if types.get(key) is bool and isinstance(value, str):
+            raise UsageError(f"bad value {value!r} for {key}: expected true or false (a bool)")

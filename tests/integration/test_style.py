@@ -130,3 +130,12 @@ def test_every_package_of_rlkit_is_installed():
         for init in (ROOT / "rlkit").rglob("__init__.py")
     } | {"rlkit.cli"}
     assert found == listed
+
+
+def test_no_module_of_the_product_is_over_400_lines():
+    """Small modules with one job each (issue 51: none over 400 lines)."""
+    root = Path(__file__).resolve().parents[2]
+    long = [f"{p.relative_to(root)} ({n} lines)" for folder in ("rlkit", "cli")
+            for p in sorted((root / folder).rglob("*.py"))
+            if (n := len(p.read_text().splitlines())) > 400]  # fmt: skip
+    assert long == []
