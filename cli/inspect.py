@@ -208,7 +208,8 @@ def _evaluate_export(path: Path, env_id, episodes, seed, extra_env_kwargs, video
     returns, policy, env_id, episodes, seed_note = evaluate_export(path, env_id, episodes, seed,
                                                                    env_kwargs)  # fmt: skip
     click.echo(
-        f"{policy.name} {env_id}: return {np.mean(returns):.1f} ± {np.std(returns):.1f} "
+        f"{policy.metadata.get('variant', policy.name)} {env_id}: return "
+        f"{np.mean(returns):.1f} ± {np.std(returns):.1f} "
         f"over {episodes_phrase(episodes)}, {seed_note} ({policy.format} {path})"
     )
 
