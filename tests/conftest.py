@@ -1,4 +1,5 @@
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -36,3 +37,16 @@ def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector):
     ):
         return MisplacedTestFile.from_parent(parent, path=module_path)
     return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Deselect the tests marked ``long`` (the longest Ray end-to-end runs, whose features
+    other tests cover more cheaply) unless the run asks for them: a ``-m`` naming ``long``,
+    or a test named on the command line (``path::test``). The README's ``python -m pytest
+    -q`` (CI) then stays inside its time budget; ``python -m pytest -m long`` runs them."""
+    if re.search(r"\blong\b", config.option.markexpr or "") or any("::" in a for a in config.args):
+        return
+    long = [item for item in items if item.get_closest_marker("long") is not None]
+    if long:
+        config.hook.pytest_deselected(items=long)
+        items[:] = [item for item in items if item.get_closest_marker("long") is None]

@@ -166,6 +166,7 @@ def test_trial_writes_what_rlkit_train_writes_and_aggregates(capsys, tmp_path):
     assert cli(capsys, "plot", tmp_path / "s", "-o", tmp_path / "s.png")[0] == 0
 
 
+@pytest.mark.long
 @pytest.mark.ray
 @pytest.mark.slow
 @pytest.mark.skipif(not HAS_RAY, reason="needs the ray extra")
@@ -292,6 +293,7 @@ def test_an_address_where_something_else_listens_is_refused_within_seconds(capsy
     server.close()
 
 
+@pytest.mark.long
 @pytest.mark.ray
 @pytest.mark.slow
 @pytest.mark.skipif(not HAS_RAY, reason="needs the ray extra")

@@ -264,6 +264,7 @@ def test_an_interrupted_tune_exits_130_with_the_resume_command(capsys, monkeypat
     assert f"rlkit tune --resume {tmp_path / 't'}" in capsys.readouterr().err
 
 
+@pytest.mark.long
 @pytest.mark.ray
 @pytest.mark.slow
 def test_a_small_tune_end_to_end(tmp_path):
