@@ -15,13 +15,29 @@ medians and the speed ratio. Settings are rl-zoo's:
   ``ddpg-episode`` is the schedule of rl-zoo's ddpg.yml (train_freq [1, "episode"],
   gradient_steps -1: after each 200-step episode, 200 updates). rlkit runs the latter
   as train_freq 200, gradient_steps 200 and learning_starts 10,001 (rlkit starts
-  learning *at* that step, SB3 *after* it), so both run 50 blocks, 10,000 updates.
+  learning *at* that step, SB3 *after* it), so both run 50 blocks, 10,000 updates;
+- SAC, Pendulum-v1 (``sac``): rl-zoo's sac.yml entry, n_timesteps 20k, learning_rate 1e-3,
+  every other key SB3's SAC default (buffer 1M, batch 256, learning_starts 100, tau 0.005,
+  gamma 0.99, train_freq 1, gradient_steps 1, ent_coef auto, net_arch [256, 256]); rlkit
+  runs its preset ``sac/Pendulum-v1``, which is that entry key by key;
+- SAC, LunarLanderContinuous-v3 (``sac-lunar``): rl-zoo's entry (preset
+  ``sac/LunarLanderContinuous-v3``: lin_7.3e-4, tau 0.01, net_arch [400, 300],
+  learning_starts 10k, batch 256, buffer 1M) but 20k steps instead of 500k (10k uniform
+  random steps, then 10k updates): a speed check, not a learning one. The learning rate
+  falls linearly to 0, over the whole run in SB3 (the zoo's ``linear_schedule``), over the
+  steps after learning_starts in rlkit (its preset's reading of ``lin_``).
 
 Needs the bench extra: pip install -e ".[bench]" (stable-baselines3, torch 2.13.0).
 
     python -m benchmarks.compare_sb3 --algo dqn --reps 3 --torch-threads 1,2
     python -m benchmarks.compare_sb3 --algo ddpg --reps 1 --torch-threads 2
     python -m benchmarks.compare_sb3 --algo ddpg-episode --reps 1 --torch-threads 1,2
+    python -m benchmarks.compare_sb3 --algo sac --reps 1 --torch-threads 1,2
+    python -m benchmarks.compare_sb3 --algo sac-lunar --reps 1 --torch-threads 1
+
+Each run's line ends with the 1-minute load average at its end: on a machine shared with
+other jobs the figures are the machine's as much as the agents' (docs/sac.md: two torch
+threads on two busy cores ran SAC's update over 10x slower than one).
 """
 
 from __future__ import annotations
@@ -33,7 +49,11 @@ import os
 import statistics
 import time
 
-DQN_STEPS, DDPG_STEPS = 50_000, 20_000
+#: each algorithm's default step count (--steps overrides it)
+STEPS = {"dqn": 50_000, "ddpg": 20_000, "ddpg-episode": 20_000, "sac": 20_000,
+         "sac-lunar": 20_000}  # fmt: skip
+#: the SAC benchmarks' environments
+SAC_ENVS = {"sac": "Pendulum-v1", "sac-lunar": "LunarLanderContinuous-v3"}
 
 
 def _quiet_env() -> None:
@@ -63,6 +83,10 @@ def run_rlkit(algo: str, seed: int, steps: int) -> dict:
             hidden_sizes=(256, 256), loss="huber", reduction="mean", max_grad_norm=10.0,
             double_dqn=False, learning_rate_end=-1.0, init="torch",
         )  # fmt: skip
+    elif algo in SAC_ENVS:
+        env_id = SAC_ENVS[algo]
+        env = gym.make(env_id)
+        agent = rlkit.agents.SAC.from_env(env, seed=seed, **sac_preset(env_id, steps))
     else:
         env_id = "Pendulum-v1"
         env = gym.make(env_id)
@@ -74,6 +98,18 @@ def run_rlkit(algo: str, seed: int, steps: int) -> dict:
     mean, std = rlkit.evaluate(agent, gym.make(env_id), episodes=10, seed=seed + 10_000)
     return {"seconds": seconds, "sps": steps / seconds, "eval": mean, "eval_std": std,
             "rss_mb": _peak_rss_mb(), "threads": "tf default"}  # fmt: skip
+
+
+def sac_preset(env_id: str, steps: int) -> dict:
+    """rlkit's shipped SAC preset for ``env_id`` as keyword arguments, its ``lin_`` schedule
+    (``lr_anneal_fraction``, a share of the run the run's plan resolves) given as
+    ``lr_anneal_steps``: the ``steps`` after learning_starts."""
+    from rlkit.config import presets
+
+    settings = dict(presets.lookup("sac", env_id).agent_config)
+    if settings.pop("lr_anneal_fraction", 0) > 0:
+        settings["lr_anneal_steps"] = max(steps - settings.get("learning_starts", 100), 1)
+    return settings
 
 
 # rlkit's names for rl-zoo's DDPG settings (see docs/ddpg.md)
@@ -93,7 +129,7 @@ def run_sb3(algo: str, seed: int, steps: int, torch_threads: int) -> dict:
     import torch
 
     torch.set_num_threads(torch_threads)
-    from stable_baselines3 import DDPG, DQN
+    from stable_baselines3 import DDPG, DQN, SAC
     from stable_baselines3.common.evaluation import evaluate_policy
     from stable_baselines3.common.noise import NormalActionNoise
 
@@ -105,6 +141,22 @@ def run_sb3(algo: str, seed: int, steps: int, torch_threads: int) -> dict:
             train_freq=256, gradient_steps=128, exploration_fraction=0.16,
             exploration_final_eps=0.04, policy_kwargs=dict(net_arch=[256, 256]), seed=seed,
             device="cpu",
+        )  # fmt: skip
+    elif algo == "sac":
+        env_id = "Pendulum-v1"
+        # rl-zoo: learning_rate 1e-3, every other key SB3's default
+        model = SAC("MlpPolicy", gym.make(env_id), learning_rate=1e-3, seed=seed, device="cpu")
+    elif algo == "sac-lunar":
+        env_id = "LunarLanderContinuous-v3"
+
+        def lin(progress_remaining: float) -> float:  # rl-zoo's linear_schedule(7.3e-4)
+            return progress_remaining * 7.3e-4
+
+        model = SAC(
+            "MlpPolicy", gym.make(env_id), learning_rate=lin, batch_size=256,
+            buffer_size=1_000_000, ent_coef="auto", gamma=0.99, tau=0.01, train_freq=1,
+            gradient_steps=1, learning_starts=10_000,
+            policy_kwargs=dict(net_arch=[400, 300]), seed=seed, device="cpu",
         )  # fmt: skip
     else:
         env_id = "Pendulum-v1"
@@ -137,13 +189,13 @@ def in_subprocess(fn, *args) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--algo", choices=["dqn", "ddpg", "ddpg-episode", "all"], default="dqn")
+    parser.add_argument("--algo", choices=[*STEPS, "all"], default="dqn")
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--torch-threads", default="1,2", help="SB3 thread settings to run")
     parser.add_argument("--steps", type=int, help="override the step count (quick checks)")
     args = parser.parse_args()
     threads = [int(t) for t in args.torch_threads.split(",")]
-    algos = ["dqn", "ddpg", "ddpg-episode"] if args.algo == "all" else [args.algo]
+    algos = list(STEPS) if args.algo == "all" else [args.algo]
     import tensorflow as tf  # only to print its thread settings
 
     intra = tf.config.threading.get_intra_op_parallelism_threads()
@@ -152,7 +204,7 @@ def main() -> None:
           f"{os.cpu_count()} cores); SB3: torch threads {threads}")  # fmt: skip
     summary = {}
     for algo in algos:
-        steps = args.steps or (DQN_STEPS if algo == "dqn" else DDPG_STEPS)
+        steps = args.steps or STEPS[algo]
         rows: dict[str, list[dict]] = {"rlkit": []} | {f"sb3-torch{t}": [] for t in threads}
         for rep in range(args.reps):
             order = list(rows) if rep % 2 == 0 else list(reversed(rows))
@@ -161,11 +213,13 @@ def main() -> None:
                     result = in_subprocess(run_rlkit, algo, rep, steps)
                 else:
                     result = in_subprocess(run_sb3, algo, rep, steps, int(name[len("sb3-torch") :]))
+                result["load"] = os.getloadavg()[0]  # other jobs on the machine show here
                 rows[name].append(result)
                 print(f"{algo} rep {rep} {name:<12} {result['seconds']:8.1f} s "
                       f"{result['sps']:8.0f} steps/s  eval {result['eval']:8.1f} ± "
                       f"{result['eval_std']:.1f}  peak RSS {result['rss_mb']:.0f} MB "
-                      f"({result['threads']})", flush=True)  # fmt: skip
+                      f"({result['threads']}; load {result['load']:.2f} at its end)",
+                      flush=True)  # fmt: skip
         print(f"\n{algo}: medians over {args.reps} repetitions, {steps} steps")
         base = statistics.median(r["sps"] for r in rows["rlkit"])
         for name, results in rows.items():
