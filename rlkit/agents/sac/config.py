@@ -116,7 +116,12 @@ class SACConfig:
         "(rl-zoo's lin_ schedules; 0: lr_anneal_steps as given)",
         unit_interval,
     )
-    adam_epsilon: float = option(1e-8, "Adam's epsilon (PyTorch's and SB3's 1e-8)", positive)
+    adam_epsilon: float = option(
+        1e-8,
+        "Adam's epsilon (SB3's 1e-8; Keras adds it before the bias correction, PyTorch after: "
+        "31.6x PyTorch's at the first update, equal by ~5,000: docs/sac.md)",
+        positive,
+    )
     gamma: float = option(0.99, "discount factor", unit_interval)
     tau: float = option(
         0.005,
@@ -124,7 +129,10 @@ class SACConfig:
         _open_unit_interval,
     )
     target_update_interval: int = option(
-        1, "move the target critics every this many gradient updates (SB3's)", positive
+        1,
+        "move the target critics every this many gradient updates, counted over the run (SB3 "
+        "counts within each train() call, its #2158)",
+        positive,
     )
     ent_coef: str = option(
         "auto",
