@@ -22,14 +22,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import keras
 import numpy as np
 import tensorflow as tf
 
-from rlkit.agents.parts import Acting, Learner
+from rlkit.agents.parts import Acting
+from rlkit.agents.sac.soft import SoftLearner
 from rlkit.core.spaces import ObservationFormat
 from rlkit.learn.compiled import CompiledFunction, block_range, fresh_tensor, pack, unpack
-from rlkit.learn.gradients import UpdatePipeline
 from rlkit.learn.losses import squared_error
 from rlkit.learn.max_entropy import (
     categorical_log_prob_mean,
@@ -38,13 +37,11 @@ from rlkit.learn.max_entropy import (
     soft_bootstrap_target,
     temperature_loss,
 )
-from rlkit.learn.optimizers import make_optimizer
-from rlkit.learn.targets import EMAShadows
 from rlkit.networks.q_network import QNetwork
 from rlkit.replay.memory import Batch
 
 
-class DiscreteSACLearner(Learner):
+class DiscreteSACLearner(SoftLearner):
     """The categorical policy, twin critics with EMA targets, alpha and the compiled update.
 
     Args:
@@ -72,33 +69,12 @@ class DiscreteSACLearner(Learner):
 
         self.actor = network("actor", cfg.actor_hidden_sizes, 0)
         self.critics = [network(f"critic{k}", cfg.critic_hidden_sizes, 1 + k) for k in range(2)]
-        self.learn_alpha, alpha = cfg.temperature()
-        self.log_alpha = keras.Variable(
-            np.float32(np.log(alpha)), dtype="float32", trainable=self.learn_alpha, name="log_alpha"
-        )
         self.target_entropy = cfg.entropy_target(self.num_actions, discrete=True)
-
-        def adam():
-            return make_optimizer("adam", cfg.learning_rate, cfg.adam_epsilon)
-
-        self.actor_pipeline = UpdatePipeline(self.actor.variables, adam())
-        self.critic_pipeline = UpdatePipeline([v for c in self.critics for v in c.variables],
-                                              adam())  # fmt: skip
-        self.alpha_pipeline = UpdatePipeline([self.log_alpha], adam())
-        self._critic_sources = [[v.value for v in c.variables] for c in self.critics]
-        self.targets = EMAShadows([v for vs in self._critic_sources for v in vs], cfg.tau)
-        self.num_updates = 0
+        self.build_soft()
         self._one_array = (len(obs_format.shape) == 1
                            and np.dtype(obs_format.dtype) == np.float32)  # fmt: skip
         self._train_block = CompiledFunction(self._train_block_graph, cfg.jit_compile)
         self._mirror_weights: list | None = None
-
-    @property
-    def alpha(self) -> float:
-        return float(np.exp(self.log_alpha.numpy()))
-
-    def critic_target_variables(self, k: int = 0) -> list[tf.Variable]:
-        return self.targets.shadows(self._critic_sources[k])
 
     def target_q(self, obs: tf.Tensor, k: int) -> tf.Tensor:
         """``Q'_k(s, .)`` ``[B, |A|]``: critic ``k`` on its EMA shadow weights."""
@@ -110,29 +86,11 @@ class DiscreteSACLearner(Learner):
         log_probs = tf.nn.log_softmax(self.actor.model(obs, training=True), axis=-1)
         return tf.exp(log_probs), log_probs
 
-    def learning_rate_scale(self, step: int) -> float:
-        from rlkit.core.schedules import dqn3_linear
-
-        cfg = self.config
-        if cfg.lr_end_fraction < 0:
-            return 1.0
-        return dqn3_linear(step, 1.0, cfg.lr_end_fraction, cfg.lr_anneal_steps, cfg.learning_starts)
-
-    def diagnostics(self, step: int) -> dict[str, float]:
-        out = {"alpha": self.alpha}
-        if self.config.lr_end_fraction >= 0:
-            out["learning_rate_scale"] = self.learning_rate_scale(step)
-        return out
-
     # -- learning ------------------------------------------------------------------------------
     def learn(self, batch: Batch, step: int) -> tuple[dict[str, float], tf.Tensor]:
         """One block of ``K`` updates on ``batch`` (``[K, B]``): the block's mean losses,
         alpha, entropy and ``Q(s, a)``, and critic 0's TD errors ``[K, B]``."""
-        cfg = self.config
-        if cfg.lr_end_fraction >= 0:
-            rate = cfg.learning_rate * self.learning_rate_scale(step)
-            for pipeline in (self.actor_pipeline, self.critic_pipeline, self.alpha_pipeline):
-                pipeline.optimizer.learning_rate.assign(rate)
+        self.schedule_learning_rates(step)
         out = self._train_block(*self._block_tensors(batch), np.int64(self.num_updates))
         *metrics, td_errors, self._mirror_weights = out
         self.num_updates += int(np.shape(batch.rewards)[0])
@@ -190,17 +148,9 @@ class DiscreteSACLearner(Learner):
             q_min = tf.minimum(self.critics[0].model(obs), self.critics[1].model(obs))
             actor_loss = tf.reduce_mean(categorical_policy_loss(probs, log_probs, q_min, alpha))
         self.actor_pipeline.apply(self.actor_pipeline.gradients(actor_tape, actor_loss))
-        interval = self.config.target_update_interval
-        if interval == 1:
-            self.targets.update()
-        else:
-            tf.cond(index % interval == 0, self._update_targets_in_graph, lambda: tf.constant(0))
+        self.update_targets(index)
         entropy = -tf.reduce_mean(mean_log_prob)
         return critic_loss, actor_loss, alpha_loss, alpha, entropy, q, td_error
-
-    def _update_targets_in_graph(self) -> tf.Tensor:
-        self.targets.update()
-        return tf.constant(0)
 
     def critic_step(self, obs, actions, rewards, next_obs, pcont, weights, alpha):
         """One critic update; returns its loss, mean ``Q_0(s, a)`` and the TD errors."""
@@ -227,18 +177,6 @@ class DiscreteSACLearner(Learner):
             weights, self._mirror_weights = self._mirror_weights, None
             return self.actor.mirror([w.numpy() for w in weights])
         return self.actor.policy()
-
-    def variables(self) -> dict[str, list]:
-        groups: dict[str, list] = {"actor": self.actor.variables, "log_alpha": [self.log_alpha]}
-        for k, critic in enumerate(self.critics):
-            groups[f"critic{k}"] = critic.variables
-            groups[f"critic{k}_target"] = self.critic_target_variables(k)
-        return groups
-
-    def state(self) -> dict[str, dict[str, Any]]:
-        return {"optimizer": {"actor": self.actor_pipeline.optimizer,
-                              "critic": self.critic_pipeline.optimizer,
-                              "alpha": self.alpha_pipeline.optimizer}}  # fmt: skip
 
 
 def sample_categorical(logits: np.ndarray, uniform: np.ndarray) -> np.ndarray:

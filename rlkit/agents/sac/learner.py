@@ -26,16 +26,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import keras
 import numpy as np
 import tensorflow as tf
 
-from rlkit.agents.parts import Learner
 from rlkit.agents.sac import networks as sac_networks
-from rlkit.core.schedules import dqn3_linear
+from rlkit.agents.sac.soft import SoftLearner
 from rlkit.core.spaces import ObservationFormat
 from rlkit.learn.compiled import CompiledFunction, block_range, pack, unpack
-from rlkit.learn.gradients import UpdatePipeline
 from rlkit.learn.losses import squared_error
 from rlkit.learn.max_entropy import (
     bound_log_std,
@@ -43,13 +40,11 @@ from rlkit.learn.max_entropy import (
     squashed_sample,
     temperature_loss,
 )
-from rlkit.learn.optimizers import make_optimizer
-from rlkit.learn.targets import EMAShadows
 from rlkit.networks.actor_critic import ActionBounds
 from rlkit.replay.memory import Batch
 
 
-class SACLearner(Learner):
+class SACLearner(SoftLearner):
     """The policy, the twin critics, their EMA targets, alpha and the compiled update.
 
     Args:
@@ -86,22 +81,8 @@ class SACLearner(Learner):
         dim = bounds.dim
         self.actor, self.critics = sac_networks.networks(cfg, obs_format, spaces, bounds,
                                                          given or {}, seed)  # fmt: skip
-        self.learn_alpha, alpha = cfg.temperature()
-        self.log_alpha = keras.Variable(
-            np.float32(np.log(alpha)), dtype="float32", trainable=self.learn_alpha, name="log_alpha"
-        )
         self.target_entropy = cfg.entropy_target(dim)
-
-        def adam():
-            return make_optimizer("adam", cfg.learning_rate, cfg.adam_epsilon)
-
-        self.actor_pipeline = UpdatePipeline(self.actor.variables, adam())
-        self.critic_pipeline = UpdatePipeline([v for c in self.critics for v in c.variables],
-                                              adam())  # fmt: skip
-        self.alpha_pipeline = UpdatePipeline([self.log_alpha], adam())
-        self._critic_sources = [[v.value for v in c.variables] for c in self.critics]
-        self.targets = EMAShadows([v for vs in self._critic_sources for v in vs], cfg.tau)
-        self.num_updates = 0
+        self.build_soft()
         self._train_block = CompiledFunction(self._train_block_graph, cfg.jit_compile)
         self._actor_weights = None  # the actor's weights as the last block returned them
 
@@ -120,16 +101,6 @@ class SACLearner(Learner):
         squashed, log_prob = squashed_sample(*self.distribution(obs), noise)
         return self.bounds.from_unit(squashed), log_prob
 
-    @property
-    def alpha(self) -> float:
-        """The temperature now."""
-        return float(np.exp(self.log_alpha.numpy()))
-
-    # -- the critics' targets --------------------------------------------------------------------
-    def critic_target_variables(self, k: int = 0) -> list[tf.Variable]:
-        """The target of critic ``k``: EMA shadows of its variables, in the same order."""
-        return self.targets.shadows(self._critic_sources[k])
-
     def target_q(self, obs: tf.Tensor, actions: tf.Tensor, k: int) -> tf.Tensor:
         """``Q'_k(s, a)``: critic ``k`` run on its EMA shadow weights, ``[B]``."""
         q, _ = self.critics[k].model.stateless_call(
@@ -145,29 +116,11 @@ class SACLearner(Learner):
         return soft_bootstrap_target(rewards, pcont, next_q, next_log_prob, alpha)
 
     # -- learning ------------------------------------------------------------------------------
-    def learning_rate_scale(self, step: int) -> float:
-        """What the learning rates are multiplied by at ``step`` (1 when constant)."""
-        cfg = self.config
-        if cfg.lr_end_fraction < 0:
-            return 1.0
-        return dqn3_linear(step, 1.0, cfg.lr_end_fraction, cfg.lr_anneal_steps, cfg.learning_starts)
-
-    def diagnostics(self, step: int) -> dict[str, float]:
-        """alpha, and with a schedule the learning rates' scale at ``step``."""
-        out = {"alpha": self.alpha}
-        if self.config.lr_end_fraction >= 0:
-            out["learning_rate_scale"] = self.learning_rate_scale(step)
-        return out
-
     def learn(self, batch: Batch, step: int) -> tuple[dict[str, float], tf.Tensor]:
         """One block of ``K`` updates on ``batch`` (``[K, B]``); ``{"critic_loss",
         "actor_loss", "alpha_loss", "alpha", "entropy", "q"}`` averaged over the block
         (``entropy``: mean ``-log pi(a~|s)``), and critic 0's TD errors ``[K, B]``."""
-        cfg = self.config
-        if cfg.lr_end_fraction >= 0:
-            rate = cfg.learning_rate * self.learning_rate_scale(step)
-            for pipeline in (self.actor_pipeline, self.critic_pipeline, self.alpha_pipeline):
-                pipeline.optimizer.learning_rate.assign(rate)
+        self.schedule_learning_rates(step)
         shape = (*np.shape(batch.rewards), 2, self.bounds.dim)
         noise = self.rng.standard_normal(shape).astype(np.float32)
         out = self._train_block(self._block_tensors(batch), noise, np.int64(self.num_updates))
@@ -230,17 +183,9 @@ class SACLearner(Learner):
                               self.critics[1].model([obs, action_pi]))  # fmt: skip
             actor_loss = tf.reduce_mean(alpha * log_prob - q_pi)
         self.actor_pipeline.apply(self.actor_pipeline.gradients(actor_tape, actor_loss))
-        interval = self.config.target_update_interval
-        if interval == 1:
-            self.targets.update()
-        else:
-            tf.cond(index % interval == 0, self._update_targets_in_graph, lambda: tf.constant(0))
+        self.update_targets(index)
         entropy = -tf.reduce_mean(log_prob)
         return critic_loss, actor_loss, alpha_loss, alpha, entropy, q, td_error
-
-    def _update_targets_in_graph(self) -> tf.Tensor:
-        self.targets.update()
-        return tf.constant(0)
 
     def critic_step(self, obs, actions, rewards, next_obs, pcont, weights, next_noise, alpha):
         """One critic update; returns its loss, mean ``Q_0(s, a)`` and the TD errors ``y -
@@ -270,17 +215,3 @@ class SACLearner(Learner):
             return self.actor.numpy_snapshot()
         weights, self._actor_weights = self._actor_weights, None
         return self.actor.to_numpy([w.numpy() for w in weights])
-
-    # -- persistence ---------------------------------------------------------------------------
-    def variables(self) -> dict[str, list]:
-        groups: dict[str, list] = {"actor": self.actor.variables, "log_alpha": [self.log_alpha]}
-        for k, critic in enumerate(self.critics):
-            groups[f"critic{k}"] = critic.variables
-            groups[f"critic{k}_target"] = self.critic_target_variables(k)
-        return groups
-
-    def state(self) -> dict[str, dict[str, Any]]:
-        """The three optimizers."""
-        return {"optimizer": {"actor": self.actor_pipeline.optimizer,
-                              "critic": self.critic_pipeline.optimizer,
-                              "alpha": self.alpha_pipeline.optimizer}}  # fmt: skip
