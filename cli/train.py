@@ -147,8 +147,10 @@ def train(agent, env_id, env_kwargs, steps, overrides, config_file, num_envs, ep
     # what a fraction of the run came to (and, with an episode cap, what it is of)
     for line in plan.spec.describe_schedules(plan.agent_config, run.steps, run.episodes):
         click.echo(f"schedule: {line}{_outlasting(line, run.steps)}", err=True)
-    program = getattr(trainer, "program", None)  # the compiled loop keeps its own replay
-    replay = trainer.agent.replay_memory() if program is None else program.replay
+    program = getattr(
+        trainer, "program", None
+    )  # the compiled loop keeps its own replay (PPO: a rollout)
+    replay = trainer.agent.replay_memory() if program is None else getattr(program, "replay", None)
     if replay is not None:  # what it will take in memory, and in every checkpoint
         size = replay.nbytes
         size = f"{size / 1e9:.2f} GB" if size >= 1e9 else f"{size / 1e6:.1f} MB"

@@ -280,6 +280,7 @@ AGENTS: dict[str, AgentSpec] = {
         ties={"value_hidden_sizes": "hidden_sizes"},
         describe_schedules=ppo_config.describe_schedules,
         export_builder="rlkit.agents.export_graph:ppo_module",
+        compiled_program="rlkit.run.compiled_ppo:PPOProgram",
     ),
 }
 

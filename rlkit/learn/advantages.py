@@ -13,6 +13,7 @@
   protocol hands as the ended step's ``next_obs``), not from the reset observation that
   follows in the stream and not as a terminal; at a termination nothing is bootstrapped;
   the chain ``A_{t+1}`` is cut at every episode end. The value targets are ``A + V``.
+- :func:`graph_gae`: the same in TensorFlow, for the compiled loop (its twin).
 - In TensorFlow, per-example (never reduced over the batch, as :mod:`rlkit.learn.losses`):
   :func:`clipped_surrogate` (the policy loss ``-min(ratio A, clip(ratio, 1 +- eps) A)``),
   :func:`value_error` (squared error, optionally with SB3's value clipping),
@@ -80,6 +81,38 @@ def gae(
         running = delta + gamma * gae_lambda * np.where(done, 0.0, running)
         advantages[t] = running
     return advantages.astype(np.float32), (advantages + values).astype(np.float32)
+
+
+def graph_gae(
+    rewards: tf.Tensor,
+    values: tf.Tensor,
+    next_values: tf.Tensor,
+    terminated: tf.Tensor,
+    truncated: tf.Tensor,
+    gamma: float,
+    gae_lambda: float,
+) -> tuple[tf.Tensor, tf.Tensor]:
+    """The in-graph twin of :func:`gae` (the compiled loop's), same arguments as tensors
+    ``[T, N]`` of a static ``T``, same formulas in float64, the same ``(advantages,
+    returns)`` float32 ``[T, N]``; tied to :func:`gae` by
+    ``tests/unit/agents/test_ppo_twins.py``."""
+    rewards = tf.cast(rewards, tf.float64)
+    values = tf.cast(values, tf.float64)
+    next_values = tf.cast(next_values, tf.float64)
+    terminated = tf.cast(terminated, tf.bool)
+    truncated = tf.cast(truncated, tf.bool)
+    following = tf.concat([values[1:], next_values[-1:]], axis=0)  # V(obs_{t+1}); the last: V(next)
+    bootstrap = tf.where(truncated, next_values, following)
+    bootstrap = tf.where(terminated, tf.zeros_like(bootstrap), bootstrap)
+    delta = rewards + gamma * bootstrap - values
+    done = tf.logical_or(terminated, truncated)
+
+    def back(running, step):
+        delta_t, done_t = step
+        return delta_t + gamma * gae_lambda * tf.where(done_t, tf.zeros_like(running), running)
+
+    advantages = tf.scan(back, (delta, done), initializer=tf.zeros_like(values[0]), reverse=True)
+    return tf.cast(advantages, tf.float32), tf.cast(advantages + values, tf.float32)
 
 
 def clipped_surrogate(

@@ -62,6 +62,8 @@ def unsupported(env_id: str, agent: str, config: Any) -> str | None:
         "critic": "a critic of your own",
         "frame_stack": "frame stacks",
         "r_max_running": "a running r_max",
+        "norm_obs": "observation normalisation",
+        "norm_reward": "reward scaling",
     }
     if getattr(config, "noise", "gaussian") != "gaussian":
         return "the compiled loop explores with Gaussian noise only (noise)"

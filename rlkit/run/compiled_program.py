@@ -49,7 +49,8 @@ class ChunkOutput(NamedTuple):
     steps: vector steps run (fewer than asked when the episode cap was reached).
     done: bool ``[steps, N]``, where an episode ended at each vector step.
     returns, lengths: ``[steps, N]``, the ended episodes' return and length (read where done).
-    metric_sums: float ``[3]``, the sums of the updates' loss, mean Q(s, a) and mean |delta|.
+    metric_sums: float ``[len(metric_names)]``, the sums of the updates' metrics (the
+        off-policy programs': loss, mean Q(s, a) and mean |delta|).
     updates: updates run.
     """
 
@@ -83,17 +84,8 @@ class CompiledProgram:
         self.seed = tf.Variable(
             words.astype(np.int64) & 0x7FFFFFFF, dtype=tf.int32, trainable=False, name="seed"
         )
-        action_shape = () if env.discrete_actions is not None else (1,)
-        obs_shape = env.obs_shape or (env.obs_dim,)  # MinAtar's boards stay bool
-        self.replay = GraphReplay(
-            cfg.buffer_size, obs_shape, action_shape, env.obs_dtype,
-            n_step=getattr(cfg, "n_step", 1), streams=self.num_envs,
-        )  # fmt: skip
-        self.priorities = None
-        if getattr(cfg, "prioritized", False):
-            self.priorities = GraphPrioritized(
-                cfg.buffer_size, cfg.priority_exponent, cfg.priority_epsilon
-            )
+        self.priorities: GraphPrioritized | None = None
+        self.make_memory()
         state, _ = env.reset(split_seed(self.seed, 1)[0], self.num_envs)
         n = self.num_envs
 
@@ -136,9 +128,7 @@ class CompiledProgram:
         own = ("physics", "time", "num_steps", "episode_return", "episode_length", "episodes")
         named = {name: getattr(self, name) for name in own}
         named.update(self.own_variables())
-        named.update({f"replay/{k}": v for k, v in self.replay.variables().items()})
-        if self.priorities is not None:
-            named.update({f"replay/{k}": v for k, v in self.priorities.variables().items()})
+        named.update(self.memory_variables())
         return named
 
     def state_dict(self) -> dict[str, np.ndarray]:
@@ -155,9 +145,45 @@ class CompiledProgram:
                 raise ValueError(f"{name} has shape {value.shape}, not {tuple(variable.shape)}")
             variable.assign(value)
 
+    # -- the experience memory: replay here, an on-policy program's rollout in its own ----
+    def make_memory(self) -> None:
+        """Build the replay (:class:`~rlkit.replay.in_graph.GraphReplay`) and, with
+        ``prioritized``, its priorities."""
+        cfg, env = self.config, self.env
+        action_shape = () if env.discrete_actions is not None else (1,)
+        obs_shape = env.obs_shape or (env.obs_dim,)  # MinAtar's boards stay bool
+        self.replay = GraphReplay(
+            cfg.buffer_size, obs_shape, action_shape, env.obs_dtype,
+            n_step=getattr(cfg, "n_step", 1), streams=self.num_envs,
+        )  # fmt: skip
+        if getattr(cfg, "prioritized", False):
+            self.priorities = GraphPrioritized(
+                cfg.buffer_size, cfg.priority_exponent, cfg.priority_epsilon
+            )
+
+    def memory_variables(self) -> dict[str, tf.Variable]:
+        """The memory's variables by name (``replay/...``)."""
+        named = {f"replay/{k}": v for k, v in self.replay.variables().items()}
+        if self.priorities is not None:
+            named.update({f"replay/{k}": v for k, v in self.priorities.variables().items()})
+        return named
+
+    def store(self, obs, actions, out) -> None:
+        """Keep a vector step: ``obs`` and ``actions`` as :meth:`act` gave them, ``out`` the
+        environment's :class:`~rlkit.envs.tf.base.Transition`; the rewards clipped as the
+        Python loop clips them (``reward_clip``), the slots written given their priority."""
+        rewards = graph_clip_rewards(tf.cast(out.reward, tf.float32), self.config.reward_clip)
+        slots = self.replay.add(obs, actions, rewards, out.final_obs, out.terminated, out.truncated)
+        self.written(slots)
+
+    def env_actions(self, actions: tf.Tensor) -> tf.Tensor:
+        """The actions :meth:`act` chose as the environment takes them (these themselves;
+        PPO's Gaussian samples are clipped to the bounds here and stored unclipped)."""
+        return actions
+
     # -- what a subclass gives -------------------------------------------------------------
-    #: what the three metric sums of a chunk are, each divided by its updates
-    metric_names: tuple[str, str, str] = ("loss", "q", "abs_delta")
+    #: what the metric sums of a chunk are, each divided by its updates
+    metric_names: tuple[str, ...] = ("loss", "q", "abs_delta")
 
     def after_chunk(self, updates: int) -> None:
         """The learner's counters after a chunk that ran ``updates`` updates."""
@@ -188,7 +214,7 @@ class CompiledProgram:
 
     def learn(self, before: tf.Tensor, now: tf.Tensor, seed: tf.Tensor):
         """The updates due between step counts ``before`` and ``now``: ``(metric sums
-        float32 [3], updates int64)``."""
+        float32 [len(metric_names)], updates int64)``."""
         raise NotImplementedError
 
     # -- sampling, for the subclasses' updates -------------------------------------------
@@ -273,7 +299,8 @@ class CompiledProgram:
                 return_log.write(i, returns), length_log.write(i, lengths),
             )  # fmt: skip
 
-        start = (tf.constant(0), tf.zeros([3]), tf.constant(0, tf.int64), *logs)
+        start = (tf.constant(0), tf.zeros([len(self.metric_names)]), tf.constant(0, tf.int64),
+                 *logs)  # fmt: skip
         i, sums, updates, done_log, return_log, length_log = tf.while_loop(
             cond, body, start, maximum_iterations=self.chunk
         )
@@ -281,7 +308,7 @@ class CompiledProgram:
 
     def _vector_step(self):
         """One step of the ``N`` copies, its replay write and the updates due: ``(done [N],
-        returns [N], lengths [N], metric sums [3], updates)``."""
+        returns [N], lengths [N], metric sums [len(metric_names)], updates)``."""
         n, env = self.num_envs, self.env
         before = self.num_steps.read_value()
         key = tf.random.experimental.stateless_fold_in(self.seed, before // n)
@@ -289,10 +316,8 @@ class CompiledProgram:
         state = EnvState(self.physics.read_value(), self.time.read_value())
         obs = env.observe(state.physics)
         actions = self.act(obs, before, act_seed)
-        out = env.step(state, actions, env_seed)
-        rewards = graph_clip_rewards(tf.cast(out.reward, tf.float32), self.config.reward_clip)
-        slots = self.replay.add(obs, actions, rewards, out.final_obs, out.terminated, out.truncated)
-        self.written(slots)
+        out = env.step(state, self.env_actions(actions), env_seed)
+        self.store(obs, actions, out)
         now = before + n
         self.num_steps.assign(now)
         self.physics.assign(out.state.physics)

@@ -6,6 +6,11 @@ an exact sample from ``softmax(logits)``); Box actions from the diagonal Gaussia
 *unclipped* sample kept for the rollout (its log-probability is then exact) and clipped to
 the bounds only on its way to the environment. Greedy: ``argmax`` of the logits, or the
 mean (clipped). No TensorFlow call per step: the snapshot is refreshed after each update.
+
+The compiled loop's acting is :func:`graph_ppo_action` (and :func:`graph_clip_action` on
+the way to the environment), whose draws go through :func:`graph_discrete_sample` and
+:func:`graph_gaussian_sample`, the twins of :func:`discrete_sample` and
+:func:`gaussian_sample` here, tied by ``tests/unit/agents/test_ppo_twins.py``.
 """
 
 from __future__ import annotations
@@ -13,12 +18,55 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
+import tensorflow as tf
 from gymnasium import spaces
 
 from rlkit.agents.parts import Acting
 
 if TYPE_CHECKING:
     from rlkit.agents.ppo.learner import PolicySnapshot
+
+
+def discrete_sample(logits: np.ndarray, gumbel: np.ndarray) -> np.ndarray:
+    """``argmax(logits + gumbel)`` over the last axis (``[..., n] -> [...]``, int64): with
+    standard Gumbel noise an exact sample of ``softmax(logits)``; with zeros the greedy
+    action."""
+    return np.argmax(logits + gumbel, axis=-1)
+
+
+def gaussian_sample(mean: np.ndarray, std: np.ndarray, noise: np.ndarray) -> np.ndarray:
+    """``mean + std * noise`` (``[..., A]``; ``noise`` standard normal): the unclipped
+    sample the rollout keeps."""
+    return mean + std * noise
+
+
+def graph_discrete_sample(logits: tf.Tensor, gumbel: tf.Tensor) -> tf.Tensor:
+    """The twin of :func:`discrete_sample`: int32 ``[...]``."""
+    return tf.argmax(logits + gumbel, axis=-1, output_type=tf.int32)
+
+
+def graph_gaussian_sample(mean: tf.Tensor, std: tf.Tensor, noise: tf.Tensor) -> tf.Tensor:
+    """The twin of :func:`gaussian_sample` (float32)."""
+    return mean + std * noise
+
+
+def graph_ppo_action(out: tf.Tensor, seed: tf.Tensor, log_std: tf.Variable | None = None):
+    """Exploring actions of the compiled loop from the policy network's output ``out``
+    (logits ``[N, n]``, or the Gaussian's mean ``[N, A]`` with its ``log_std [A]``) and the
+    stateless ``seed`` (int32 ``[2]``): int32 ``[N]`` counted from 0, or the unclipped float32
+    sample ``[N, A]`` (clip it for the environment with :func:`graph_clip_action`)."""
+    if log_std is None:
+        tiny = float(np.finfo(np.float32).tiny)
+        uniform = tf.random.stateless_uniform(tf.shape(out), seed, minval=tiny, maxval=1.0)
+        return graph_discrete_sample(out, -tf.math.log(-tf.math.log(uniform)))
+    noise = tf.random.stateless_normal(tf.shape(out), seed)
+    return graph_gaussian_sample(out, tf.exp(log_std), noise)
+
+
+def graph_clip_action(raw: tf.Tensor, low: np.ndarray, high: np.ndarray) -> tf.Tensor:
+    """A Gaussian sample ``[N, A]`` clipped to the Box's flattened bounds, as
+    :meth:`PPOActing.act` sends it."""
+    return tf.clip_by_value(raw, low.astype(np.float32), high.astype(np.float32))
 
 
 class PPOActing(Acting):
@@ -53,13 +101,12 @@ class PPOActing(Acting):
         batch (``[N]`` / ``[N, *shape]``): sampled (``explore``) or greedy."""
         out = self.snapshot.forward(self.encode(obs))
         if self.discrete:
-            if explore:
-                out = out + self.rng.gumbel(size=out.shape)
-            action = np.argmax(out, axis=-1) + self.action_start
+            gumbel = self.rng.gumbel(size=out.shape) if explore else np.zeros(out.shape)
+            action = discrete_sample(out, gumbel) + self.action_start
             return int(action) if out.ndim == 1 else action
         std = self.snapshot.std
         assert std is not None  # (Box actions)
-        raw = out + std * self.rng.standard_normal(out.shape) if explore else out
+        raw = gaussian_sample(out, std, self.rng.standard_normal(out.shape)) if explore else out
         raw = raw.astype(np.float32)
         sent = np.clip(raw, self._low, self._high).astype(self.action_space.dtype)
         sent = sent.reshape(*out.shape[:-1], *self.action_space.shape)

@@ -194,9 +194,14 @@ class PPO(Agent):
         super().load_scalars(counters, extra)
         self.learner.num_updates = int(counters["num_updates"])
 
+    def refresh_policy(self) -> None:
+        """Acting follows the weights now in the variables (after the compiled loop's chunk
+        updated them)."""
+        self.learner.refresh()
+        self.acting.follow(self.learner.policy())
+
     def after_restore(self) -> None:
         """Acting follows the weights now in the variables."""
-        self.learner.refresh()
         if self.obs_norm is not None:
             self.obs_norm.refresh()
-        self.acting.follow(self.learner.policy())
+        self.refresh_policy()

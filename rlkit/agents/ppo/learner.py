@@ -164,12 +164,15 @@ class PPOLearner(Learner):
         """``K = order.shape[0]`` minibatch steps, step ``k`` on the rows ``order[k]``
         (``[K, B]`` indices into the ``[M]`` rollout); stops before the first step whose
         approximate KL exceeds ``1.5 target_kl`` (with ``target_kl`` on). Returns the
-        metrics' sums over the steps applied, their count, and the new snapshot weights."""
+        metrics' sums over the steps applied, their count, and the new snapshot weights.
+
+        Its control flow is ``tf.while_loop``/``tf.cond`` written out (no AutoGraph), so
+        that the compiled loop's program (traced without AutoGraph) runs the same graph."""
         cfg = self.config
         clip_vf = cfg.clip_range_vf if cfg.clip_range_vf > 0 else None
-        sums = tf.zeros([len(METRICS)])
-        count = tf.constant(0)
-        for k in tf.range(tf.shape(order)[0]):
+        steps = tf.shape(order)[0]
+
+        def body(k, sums, count, stopped):
             idx = order[k]
             obs_b, act_b = tf.gather(obs, idx), tf.gather(actions, idx)
             old_lp, adv = tf.gather(old_log_probs, idx), tf.gather(advantages, idx)
@@ -184,14 +187,55 @@ class PPOLearner(Learner):
                 loss = policy_loss - cfg.ent_coef * entropy_mean + cfg.vf_coef * v_loss
             log_ratio = log_prob - old_lp
             kl = tf.reduce_mean(approx_kl(log_ratio))
-            if cfg.target_kl > 0 and kl > 1.5 * cfg.target_kl:
-                break
-            self.pipeline(tape, loss)
             fraction = tf.reduce_mean(clipped(tf.exp(log_ratio), clip_range))
-            sums += tf.stack([policy_loss, v_loss, entropy_mean, kl, fraction, loss])
-            count += 1
+            row = tf.stack([policy_loss, v_loss, entropy_mean, kl, fraction, loss])
+            if cfg.target_kl <= 0:
+                self.pipeline(tape, loss)
+                return k + 1, sums + row, count + 1, stopped
+            grads = self.pipeline.gradients(tape, loss)
+            crossed = kl > 1.5 * cfg.target_kl
+
+            def apply():
+                self.pipeline.apply(grads)
+                return sums + row, count + 1
+
+            sums, count = tf.cond(crossed, lambda: (sums, count), apply)
+            return k + 1, sums, count, crossed
+
+        start = (tf.constant(0), tf.zeros([len(METRICS)]), tf.constant(0), tf.constant(False))
+        _, sums, count, _ = tf.while_loop(
+            lambda k, sums, count, stopped: tf.logical_and(k < steps, tf.logical_not(stopped)),
+            body, start,
+        )  # fmt: skip
         weights = [tf.identity(w) for w in self._snapshot_tensors()]
         return [sums, count, *weights]
+
+    def graph_schedules(self, step: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+        """``(learning rate, clip range)`` float32 at environment step ``step`` (int64): the
+        in-graph twins of :meth:`PPOConfig.learning_rate_at` and
+        :meth:`~PPOConfig.clip_range_at` (float64 inside, as Python's floats), tied by
+        ``tests/unit/agents/test_ppo_twins.py``."""
+        cfg = self.config
+        if cfg.lr_anneal_steps > 0:
+            annealed = tf.minimum(tf.cast(step, tf.float64) / cfg.lr_anneal_steps, 1.0)
+        else:
+            annealed = tf.constant(0.0, tf.float64)
+        rate = tf.constant(cfg.learning_rate, tf.float64)
+        if cfg.lr_end_fraction >= 0:
+            rate = cfg.learning_rate * (1.0 - annealed * (1.0 - cfg.lr_end_fraction))
+        clip = tf.constant(cfg.clip_range, tf.float64)
+        if cfg.clip_range_end_fraction >= 0:
+            clip = cfg.clip_range * (1.0 - annealed * (1.0 - cfg.clip_range_end_fraction))
+        return tf.cast(rate, tf.float32), tf.cast(clip, tf.float32)
+
+    def graph_minibatch_order(self, seed: tf.Tensor, size: int) -> tf.Tensor:
+        """The in-graph twin of :meth:`minibatch_order`: a permutation of the ``size`` rows
+        per epoch (the argsort of stateless uniforms from ``seed``, int32 ``[2]``), cut as
+        :func:`cut_minibatches` cuts them (:func:`graph_cut_minibatches`)."""
+        cfg = self.config
+        noise = tf.random.stateless_uniform([cfg.n_epochs, size], seed)
+        permutations = tf.argsort(noise, axis=1, stable=True, direction="ASCENDING")
+        return graph_cut_minibatches(permutations, cfg.batch_size)
 
     # -- learning ----------------------------------------------------------------------------
     def evaluate(self, batch: RolloutBatch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -231,9 +275,8 @@ class PPOLearner(Learner):
         """``[n_epochs * size / batch_size, batch_size]`` int32 row indices: a fresh
         permutation of the ``size`` rows per epoch, cut into minibatches."""
         cfg = self.config
-        per_epoch = size // cfg.batch_size
-        rows = [rng.permutation(size)[: per_epoch * cfg.batch_size] for _ in range(cfg.n_epochs)]
-        return np.concatenate(rows).reshape(-1, cfg.batch_size).astype(np.int32)
+        permutations = np.stack([rng.permutation(size) for _ in range(cfg.n_epochs)])
+        return cut_minibatches(permutations, cfg.batch_size)
 
     def learn(self, batch: RolloutBatch, step: int = 0,  # type: ignore[override]
               rng: np.random.Generator | None = None) -> tuple[dict[str, float], None]:  # fmt: skip
@@ -284,3 +327,21 @@ class PPOLearner(Learner):
     def state(self) -> dict[str, dict[str, Any]]:
         """The optimizer (one, over both networks)."""
         return {"optimizer": {"adam": self.pipeline.optimizer}}
+
+
+def cut_minibatches(permutations: np.ndarray, batch_size: int) -> np.ndarray:
+    """Epochs' permutations ``[E, M]`` of the rollout's rows cut into minibatches: int32
+    ``[E * (M // batch_size), batch_size]``, epoch by epoch, the ``M mod batch_size`` rows
+    left at each epoch's end unused."""
+    epochs, size = permutations.shape
+    per_epoch = size // batch_size
+    kept = np.asarray(permutations)[:, : per_epoch * batch_size]
+    return kept.reshape(-1, batch_size).astype(np.int32)
+
+
+def graph_cut_minibatches(permutations: tf.Tensor, batch_size: int) -> tf.Tensor:
+    """The in-graph twin of :func:`cut_minibatches` (``permutations`` int32 ``[E, M]`` of
+    a static shape)."""
+    size = int(permutations.shape[1])
+    per_epoch = size // batch_size
+    return tf.reshape(permutations[:, : per_epoch * batch_size], [-1, batch_size])

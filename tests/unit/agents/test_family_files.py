@@ -35,7 +35,8 @@ FAMILIES = {
     },
     "ppo": {
         "rlkit/agents/registry.py",  # one entry
-        "rlkit/agents/export_graph.py",  # its export builder (no compiled program yet)
+        "rlkit/agents/export_graph.py",  # its export builder
+        "rlkit/run/compiled_ppo.py",  # its compiled program
         "rlkit/learn/advantages.py",  # its formulas: GAE, the clipped surrogate
         "rlkit/learn/normalization.py",  # running statistics (norm_obs, norm_reward)
     },

@@ -1,0 +1,118 @@
+"""PPO's whole training loop as one XLA-compiled program, for rlkit's TensorFlow environments
+(``rlkit/CartPole-v1``, ``rlkit/Acrobot-v1``, ``rlkit/MountainCar-v0``, ``rlkit/Pendulum-v1``,
+``rlkit/MountainCarContinuous-v0``).
+
+:class:`PPOProgram` is the on-policy :class:`~rlkit.run.compiled_program.CompiledProgram`:
+its memory is a :class:`~rlkit.replay.graph_rollout.GraphRollout` of ``n_steps`` vector
+steps, and each vector step does what the Python loop does,
+
+- acting at step ``t``: a sample of the policy
+  (:func:`rlkit.agents.ppo.acting.graph_ppo_action`: Gumbel-max for Discrete actions; the
+  diagonal Gaussian for Box actions, stored unclipped and clipped on the way to the
+  environment);
+- the step written as the rollout's next row (its final observation where an episode ended);
+- when the rollout is full, one PPO update at the step count ``now``, all in the program:
+  the values and log-probabilities of the rollout (:meth:`PPOLearner._evaluate_graph`),
+  GAE with truncations bootstrapped from the final observation
+  (:func:`rlkit.learn.advantages.graph_gae`), the learning rate and clip range of the
+  schedule (:meth:`PPOLearner.graph_schedules`), a permutation per epoch
+  (:meth:`PPOLearner.graph_minibatch_order`) and the learner's own minibatch steps
+  (:meth:`PPOLearner._train_graph`, the ``target_kl`` stop included); then the rollout is
+  cleared.
+
+Each in-graph part is the Python loop's twin or the Python loop's own code, tied by
+``tests/unit/agents/test_ppo_twins.py``; the random numbers are the program's own
+(stateless, keyed by the run's seed and the vector step). The chunk's metrics are the
+updates' means (policy and value loss, entropy, approximate KL, clip fraction, loss),
+averaged over the chunk's updates. Observation normalisation and reward scaling are the
+Python loop's (the compiled loop refuses them: :mod:`rlkit.run.compiled_choice`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import tensorflow as tf
+
+from rlkit.agents.ppo.acting import graph_clip_action, graph_ppo_action
+from rlkit.agents.ppo.learner import METRICS
+from rlkit.learn.advantages import graph_gae
+from rlkit.replay.graph_rollout import GraphRollout
+from rlkit.run.compiled_program import CompiledProgram
+
+
+class PPOProgram(CompiledProgram):
+    """The compiled loop of a :class:`~rlkit.agents.ppo.agent.PPO` agent (see
+    :class:`~rlkit.run.compiled_program.CompiledProgram` for the arguments)."""
+
+    metric_names = METRICS
+
+    def make_memory(self) -> None:
+        """The rollout: ``n_steps`` vector steps of the ``N`` copies."""
+        learner = self.learner
+        action_shape = () if learner.discrete else (int(learner.log_std.shape[0]),)
+        obs_shape = self.env.obs_shape or (self.env.obs_dim,)
+        self.rollout = GraphRollout(self.config.n_steps, self.num_envs, obs_shape, action_shape)
+        if not learner.discrete:
+            space = self.agent.action_space
+            self._low = np.asarray(space.low, np.float64).reshape(-1)
+            self._high = np.asarray(space.high, np.float64).reshape(-1)
+
+    def memory_variables(self) -> dict[str, tf.Variable]:
+        return {f"rollout/{k}": v for k, v in self.rollout.variables().items()}
+
+    def act(self, obs, step, seed):
+        """Exploring actions: int32 ``[N]``, or the unclipped Gaussian sample ``[N, A]``."""
+        out = self.learner.policy_network.model(obs)
+        return graph_ppo_action(out, seed, self.learner.log_std)
+
+    def env_actions(self, actions):
+        """Box actions clipped to the bounds (the rollout keeps them unclipped)."""
+        if self.learner.discrete:
+            return actions
+        return graph_clip_action(actions, self._low, self._high)
+
+    def store(self, obs, actions, out) -> None:
+        """The vector step as the rollout's next row (rewards as the environment gave them)."""
+        self.rollout.add(obs, actions, tf.cast(out.reward, tf.float32), out.final_obs,
+                         out.terminated, out.truncated)  # fmt: skip
+
+    def after_chunk(self, updates: int) -> None:
+        self.learner.num_updates += updates
+
+    def learn(self, before, now, seed):
+        """One update when the rollout is full: ``(the update's metric means [6], 1)``, else
+        ``(zeros, 0)``."""
+        zeros = tf.zeros([len(METRICS)])
+        return tf.cond(
+            self.rollout.full,
+            lambda: (self._update(now, seed), tf.constant(1, tf.int64)),
+            lambda: (zeros, tf.constant(0, tf.int64)),
+        )
+
+    def _update(self, now, seed):
+        """PPO's update on the full rollout at step count ``now``: its metric means ``[6]``."""
+        cfg, learner, rollout = self.config, self.learner, self.rollout
+        batch = rollout.batch()
+        steps, streams = rollout.n_steps, rollout.num_streams
+        m = steps * streams
+        obs = tf.reshape(batch.obs, [m, -1])  # row t N + n, as the Python learner's _flat
+        next_obs = tf.reshape(batch.next_obs, [m, -1])
+        actions = tf.reshape(batch.actions, [m] if learner.discrete else [m, -1])
+        values, next_values, log_probs = learner._evaluate_graph(obs, next_obs, actions)
+        values = tf.reshape(values, [steps, streams])
+        terminated = batch.terminated
+        if not cfg.bootstrap_truncated:
+            terminated = tf.logical_or(terminated, batch.truncated)
+        advantages, returns = graph_gae(
+            batch.rewards, values, tf.reshape(next_values, [steps, streams]), terminated,
+            batch.truncated, cfg.gamma, cfg.gae_lambda,
+        )  # fmt: skip
+        rate, clip_range = learner.graph_schedules(now)
+        learner.pipeline.optimizer.learning_rate.assign(rate)
+        order = learner.graph_minibatch_order(seed, m)
+        sums, count, *_ = learner._train_graph(
+            obs, actions, log_probs, tf.reshape(advantages, [m]), tf.reshape(returns, [m]),
+            tf.reshape(values, [m]), order, clip_range,
+        )  # fmt: skip
+        rollout.clear()
+        return sums / tf.cast(tf.maximum(count, 1), tf.float32)

@@ -1,0 +1,241 @@
+"""PPO's two loops, one algorithm: each in-graph twin of the compiled loop
+(rlkit/run/compiled_ppo.py) fed the same inputs as its Python original, the program's whole
+update against the Python learner's on one rollout, and the compiled loop's run: it learns
+and resumes exactly (slow)."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import rlkit.agents
+from rlkit.agents.ppo.acting import (
+    PPOActing,
+    discrete_sample,
+    gaussian_sample,
+    graph_clip_action,
+    graph_discrete_sample,
+    graph_gaussian_sample,
+    graph_ppo_action,
+)
+from rlkit.agents.ppo.learner import cut_minibatches, graph_cut_minibatches
+from rlkit.learn.advantages import gae, graph_gae
+from rlkit.replay.graph_rollout import GraphRollout
+from rlkit.replay.rollout import Rollout
+
+T, N = 8, 2
+
+
+def tiny_agent(env_id: str = "CartPole-v1", **overrides):
+    settings = dict(hidden_sizes=(8,), value_hidden_sizes=(8,), n_steps=T, batch_size=4,
+                    n_epochs=2, learning_rate=1e-2, ent_coef=0.01, clip_range_vf=0.3)  # fmt: skip
+    return rlkit.agents.PPO.from_env(gym.make(env_id), seed=3, **{**settings, **overrides})
+
+
+def random_ends(rng, shape, p=0.15):
+    terminated = rng.random(shape) < p
+    truncated = (rng.random(shape) < p) & ~terminated
+    return terminated, truncated
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_graph_gae_is_gae_on_random_rollouts_with_ends_everywhere(seed):
+    rng = np.random.default_rng(seed)
+    shape = (9, 3)
+    rewards, values, next_values = (rng.normal(size=shape).astype(np.float32) for _ in range(3))
+    terminated, truncated = random_ends(rng, shape, 0.25)
+    terminated[-1, 0], truncated[-1, 1] = True, True  # the last step ending both ways
+    want = gae(rewards, values, next_values, terminated, truncated, 0.97, 0.9)
+    for run in (graph_gae, tf.function(graph_gae, jit_compile=True)):
+        got = run(rewards, values, next_values, terminated, truncated, 0.97, 0.9)
+        for w, g in zip(want, got, strict=True):
+            np.testing.assert_allclose(g.numpy(), w, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [{}, {"lr_end_fraction": 0.0, "lr_anneal_steps": 1000},
+     {"lr_end_fraction": 0.1, "lr_anneal_steps": 700, "clip_range_end_fraction": 0.5}],
+)  # fmt: skip
+def test_graph_schedules_are_the_configs_learning_rate_and_clip_range(settings):
+    agent = tiny_agent(**settings)
+    cfg = agent.config
+    for step in (0, 1, 350, 699, 700, 1000, 5000):
+        rate, clip = agent.learner.graph_schedules(tf.constant(step, tf.int64))
+        assert rate.numpy() == np.float32(cfg.learning_rate_at(step)), step
+        assert clip.numpy() == np.float32(cfg.clip_range_at(step)), step
+
+
+def test_graph_minibatches_cut_the_permutations_as_the_python_learner_does():
+    rng = np.random.default_rng(0)
+    permutations = np.stack([rng.permutation(22) for _ in range(3)]).astype(np.int32)
+    want = cut_minibatches(permutations, 4)
+    assert want.shape == (15, 4)
+    np.testing.assert_array_equal(graph_cut_minibatches(tf.constant(permutations), 4), want)
+    order = tiny_agent(n_epochs=3).learner.graph_minibatch_order(tf.constant([1, 2]), 22)
+    assert order.shape == (15, 4)  # each epoch a permutation, its last 2 rows left out
+    for epoch in np.split(order.numpy(), 3):
+        assert len(set(epoch.ravel())) == 20 and epoch.max() < 22
+
+
+def test_discrete_draws_of_both_loops_take_the_same_action_from_the_same_noise():
+    rng = np.random.default_rng(1)
+    logits = rng.normal(size=(64, 5)).astype(np.float32)
+    gumbel = rng.gumbel(size=(64, 5)).astype(np.float32)
+    np.testing.assert_array_equal(graph_discrete_sample(logits, gumbel),
+                                  discrete_sample(logits, gumbel))  # fmt: skip
+    # the program's own Gumbel noise: a sample of softmax(logits)
+    many = np.repeat(logits[:1], 20_000, axis=0)
+    actions = graph_ppo_action(tf.constant(many), tf.constant([3, 4])).numpy()
+    freq = np.bincount(actions, minlength=5) / len(actions)
+    probs = np.exp(logits[0]) / np.exp(logits[0]).sum()
+    np.testing.assert_allclose(freq, probs, atol=0.012)
+
+
+def test_gaussian_draws_of_both_loops_agree_and_are_clipped_only_for_the_environment():
+    agent = tiny_agent("Pendulum-v1")
+    rng = np.random.default_rng(2)
+    mean = rng.normal(size=(6, 1)).astype(np.float32) * 3
+    log_std = np.array([0.4], np.float32)
+    noise = rng.standard_normal((6, 1))
+    want = gaussian_sample(mean.astype(np.float64), np.exp(log_std.astype(np.float64)), noise)
+    got = graph_gaussian_sample(mean, tf.exp(log_std), noise.astype(np.float32))
+    np.testing.assert_allclose(got, want.astype(np.float32), rtol=1e-6, atol=1e-6)
+    acting: PPOActing = agent.acting
+    clipped = graph_clip_action(tf.constant(want, tf.float32), acting._low, acting._high)
+    np.testing.assert_array_equal(clipped, np.clip(want.astype(np.float32), -2.0, 2.0))
+    draws = graph_ppo_action(tf.zeros([20_000, 1]), tf.constant([5, 6]), tf.Variable(log_std))
+    assert abs(float(tf.math.reduce_std(draws)) - np.exp(0.4)) < 0.03
+
+
+def test_the_graph_rollout_hands_an_update_what_the_python_rollout_does():
+    rng = np.random.default_rng(3)
+    python, graph = Rollout(T, (4,), np.float32, (1,), np.float32), GraphRollout(T, N, (4,), (1,))
+    obs = rng.normal(size=(N, 4)).astype(np.float32)
+    python.start_batch(obs, range(N))
+    for t in range(T):
+        assert not python.full and not bool(graph.full)
+        actions = rng.normal(size=(N, 1)).astype(np.float32)
+        rewards = rng.normal(size=N).astype(np.float32)
+        terminated, truncated = random_ends(rng, N, 0.3)
+        final = rng.normal(size=(N, 4)).astype(np.float32)
+        python.append_batch(actions, rewards, final, terminated, truncated)
+        assert int(graph.add(obs, actions, rewards, final, terminated, truncated)) == t + 1
+        reset = rng.normal(size=(N, 4)).astype(np.float32)
+        obs = np.where((terminated | truncated)[:, None], reset, final)
+        python.continue_or_start_batch(obs)
+    assert python.full and bool(graph.full)
+    for name, want, got in zip(python.batch()._fields, python.batch(), graph.batch(),
+                               strict=True):  # fmt: skip
+        np.testing.assert_array_equal(np.asarray(got), want.astype(np.asarray(got).dtype),
+                                      err_msg=name)  # fmt: skip
+    graph.clear()
+    assert int(graph.filled) == 0
+
+
+def _program(agent):
+    from rlkit.envs.tf import make_tf_env
+    from rlkit.run.compiled_ppo import PPOProgram
+
+    env_id = "rlkit/CartPole-v1" if agent.discrete else "rlkit/Pendulum-v1"
+    return PPOProgram(agent, make_tf_env(env_id), N, seed=0, chunk=T)
+
+
+@pytest.mark.parametrize("env_id", ["CartPole-v1", "Pendulum-v1"])
+def test_the_programs_update_is_the_python_learners_on_the_same_rollout(env_id, monkeypatch):
+    """One rollout, the same minibatch order: the compiled program's update (values, GAE,
+    schedules, epochs of minibatch steps, in one tf.function) leaves the weights and
+    Adam's moments where the Python learner's ``learn`` does."""
+    from tests.unit.agents.test_ppo import random_rollout
+
+    settings = {"lr_end_fraction": 0.0, "lr_anneal_steps": 1000, "clip_range_end_fraction": 0.5,
+                "target_kl": 0.05}  # fmt: skip
+    python, compiled = tiny_agent(env_id, **settings), tiny_agent(env_id, **settings)
+    batch = random_rollout(python)
+    order = cut_minibatches(np.stack([np.random.default_rng(9).permutation(T * N)
+                                      for _ in range(2)]), 4)  # fmt: skip
+    monkeypatch.setattr(python.learner, "minibatch_order", lambda rng, size: order)
+    python.learner.learn(batch, step=300)
+
+    program = _program(compiled)
+    monkeypatch.setattr(compiled.learner, "graph_minibatch_order",
+                        lambda seed, size: tf.constant(order))  # fmt: skip
+    for name, value in zip(batch._fields, batch, strict=True):
+        variable = getattr(program.rollout, name)
+        variable.assign(np.asarray(value).reshape(variable.shape).astype(variable.dtype.name))
+    program.rollout.filled.assign(T)
+    means = tf.function(program._update)(tf.constant(300, tf.int64), tf.constant([0, 0]))
+    assert np.all(np.isfinite(means.numpy())) and int(program.rollout.filled) == 0
+    for group, variables in python.learner.variables().items():
+        for a, b in zip(variables, compiled.learner.variables()[group], strict=True):
+            np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-5, atol=1e-6, err_msg=group)
+    moments = (
+        python.learner.pipeline.optimizer.variables,
+        compiled.learner.pipeline.optimizer.variables,
+    )
+    for a, b in zip(*moments, strict=True):
+        np.testing.assert_allclose(np.asarray(b), np.asarray(a), rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "env_id, overrides",
+    [("rlkit/CartPole-v1", {}),
+     ("rlkit/Pendulum-v1", {"lr_end_fraction": 0.0, "lr_anneal_fraction": 1.0,
+                            "target_kl": 0.01})],
+)  # fmt: skip
+def test_the_compiled_loop_runs_ppo_and_resumes_exactly(tmp_path, env_id, overrides):
+    """PPO in the compiled loop: updates counted per rollout, and a run stopped at a checkpoint
+    mid-rollout and resumed ends where the uninterrupted one does, bit for bit."""
+    from rlkit.run import experiment
+    from rlkit.run.compiled_loop import CompiledTrainer
+
+    settings = {"hidden_sizes": [16], "value_hidden_sizes": [16], "n_steps": 24,
+                "batch_size": 16, "n_epochs": 2, **overrides}  # fmt: skip
+
+    def plan(checkpoint_every):
+        return experiment.plan("ppo", env_id, steps=480, seed=3, num_envs=2, eval_every=0,
+                               checkpoint_every=checkpoint_every, overrides=settings)  # fmt: skip
+
+    straight = experiment.start(plan(0), tmp_path / "a", tensorboard=False)
+    assert isinstance(straight, CompiledTrainer)
+    straight.run(480)
+    straight.close()
+    assert straight.agent.num_updates == 480 // (24 * 2)
+    stopped = experiment.start(plan(100), tmp_path / "b", tensorboard=False)
+    stopped.run(200)  # the checkpoint at 200: 4 steps into the fifth rollout
+    stopped.close()
+    resumed, _ = experiment.resume(stopped.run_dir)
+    resumed.run(480)
+    resumed.close()
+    for name, value in straight.program.state_dict().items():
+        np.testing.assert_array_equal(resumed.program.state_dict()[name], value, err_msg=name)
+    for group, variables in straight.agent.checkpoint_variables().items():
+        for a, b in zip(variables, resumed.agent.checkpoint_variables()[group], strict=True):
+            np.testing.assert_array_equal(np.asarray(a), np.asarray(b), err_msg=group)
+    straight_rows = (tmp_path / "a").glob("**/metrics.csv")
+    resumed_rows = stopped.run_dir.joinpath("metrics.csv")
+    assert next(straight_rows).read_text().splitlines()[1:] == \
+        resumed_rows.read_text().splitlines()[1:]  # fmt: skip
+
+
+@pytest.mark.slow
+def test_compiled_ppo_learns_cartpole():
+    """PureJaxRL's CartPole settings (4 copies x 128 steps, 4 epochs x 4 minibatches, LR
+    2.5e-4 annealed, entropy 0.01) in the compiled loop: the last episodes average >= 400
+    within 150,000 steps (PureJaxRL reaches ~500 at 500,000)."""
+    from rlkit.envs.tf import make_tf_env
+    from rlkit.run.compiled_ppo import PPOProgram
+
+    agent = rlkit.agents.PPO.from_env(
+        gym.make("CartPole-v1"), seed=0, n_steps=128, batch_size=128, n_epochs=4,
+        learning_rate=2.5e-4, lr_end_fraction=0.0, lr_anneal_steps=500_000, ent_coef=0.01,
+    )  # fmt: skip
+    program = PPOProgram(agent, make_tf_env("rlkit/CartPole-v1"), 4, seed=0, chunk=512)
+    returns: list[float] = []
+    for _ in range(150_000 // (512 * 4)):
+        out = program.run_chunk(512)
+        returns += list(out.returns[out.done])
+    assert np.mean(returns[-20:]) >= 400, np.mean(returns[-20:])
