@@ -46,13 +46,29 @@ def make_optimizer(name: str, learning_rate: float, adam_epsilon: float = 1e-7):
 
 def torch_centered_rmsprop(learning_rate: float, rho: float = 0.95, epsilon: float = 0.01):
     """PyTorch's centred RMSprop as a Keras optimizer (see :func:`make_optimizer`)."""
+    return torch_rmsprop(learning_rate, rho, epsilon, centered=True)
+
+
+def torch_rmsprop(learning_rate: float, rho: float = 0.99, epsilon: float = 1e-5,
+                  centered: bool = False):  # fmt: skip
+    """PyTorch's ``RMSprop(alpha=rho, eps=epsilon, centered=centered)`` (no momentum, no weight
+    decay) as a Keras optimizer. Per variable, with the gradient ``g`` and ``v``, ``m``
+    starting at 0:
+
+    ``v = rho v + (1 - rho) g^2``; centred also ``m = rho m + (1 - rho) g``, ``v' = v - m^2``;
+    ``w -= lr g / (sqrt(v or v') + epsilon)``: epsilon *outside* the root.
+
+    Keras' own ``RMSprop`` adds its epsilon *inside* the root, ``lr g / sqrt(v + epsilon)``:
+    no choice of Keras' epsilon matches PyTorch's for every ``v`` (SB3's A2C: alpha 0.99,
+    eps 1e-5: at ``v = 1e-8`` Keras' step is 28.8 times smaller than PyTorch's).
+    Defaults: SB3's A2C (``use_rms_prop=True, rms_prop_eps=1e-5``)."""
     import keras
     from keras import ops
 
-    class TorchCenteredRMSprop(keras.optimizers.Optimizer):
-        def __init__(self, learning_rate, rho, epsilon, name="torch_centered_rmsprop"):
+    class TorchRMSprop(keras.optimizers.Optimizer):
+        def __init__(self, learning_rate, rho, epsilon, centered, name):
             super().__init__(learning_rate=learning_rate, name=name)
-            self.rho, self.epsilon = rho, epsilon
+            self.rho, self.epsilon, self.centered = rho, epsilon, centered
 
         def build(self, variables):
             if self.built:
@@ -60,22 +76,29 @@ def torch_centered_rmsprop(learning_rate: float, rho: float = 0.95, epsilon: flo
             super().build(variables)
             self.square_avg = [self.add_variable_from_reference(v, "square_avg")
                                for v in variables]  # fmt: skip
-            self.grad_avg = [self.add_variable_from_reference(v, "grad_avg") for v in variables]
+            self.grad_avg = ([self.add_variable_from_reference(v, "grad_avg") for v in variables]
+                             if self.centered else [])  # fmt: skip
 
         def update_step(self, gradient, variable, learning_rate):
             lr = ops.cast(learning_rate, variable.dtype)
             gradient = ops.cast(gradient, variable.dtype)
             i = self._get_variable_index(variable)
-            square_avg, grad_avg = self.square_avg[i], self.grad_avg[i]
+            square_avg = self.square_avg[i]
             self.assign(square_avg, self.rho * square_avg + (1 - self.rho) * ops.square(gradient))
-            self.assign(grad_avg, self.rho * grad_avg + (1 - self.rho) * gradient)
-            variance = ops.maximum(square_avg - ops.square(grad_avg), 0.0)
+            if self.centered:
+                grad_avg = self.grad_avg[i]
+                self.assign(grad_avg, self.rho * grad_avg + (1 - self.rho) * gradient)
+                variance = ops.maximum(square_avg - ops.square(grad_avg), 0.0)
+            else:
+                variance = square_avg
             self.assign_sub(variable, lr * gradient / (ops.sqrt(variance) + self.epsilon))
 
         def get_config(self):
-            return {**super().get_config(), "rho": self.rho, "epsilon": self.epsilon}
+            return {**super().get_config(), "rho": self.rho, "epsilon": self.epsilon,
+                    "centered": self.centered}  # fmt: skip
 
-    return TorchCenteredRMSprop(learning_rate, rho, epsilon)
+    name = "torch_centered_rmsprop" if centered else "torch_rmsprop"
+    return TorchRMSprop(learning_rate, rho, epsilon, centered, name)
 
 
 def tf1_centered_rmsprop(learning_rate: float, rho: float = 0.95, epsilon: float = 1e-5):

@@ -5,7 +5,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rlkit.config.options import non_negative, option, positive, positive_sizes, unit_interval
+from rlkit.config.options import (
+    non_negative,
+    one_of,
+    option,
+    positive,
+    positive_sizes,
+    unit_interval,
+)
 from rlkit.config.schedule_fractions import learning_rate_phrase
 
 
@@ -50,9 +57,24 @@ class PPOConfig:
         _fraction_or_off,
     )
     adam_epsilon: float = option(1e-5, "Adam's epsilon (SB3's and CleanRL's PPO: 1e-5)", positive)
+    optimizer: str = option(
+        "adam",
+        "adam | rmsprop (PyTorch's RMSprop, epsilon outside the root: SB3's A2C's), one "
+        "optimizer over both networks",
+        one_of("adam", "rmsprop"),
+    )
+    rms_prop_alpha: float = option(0.99, "RMSprop's decay of the mean square (PyTorch's alpha)",
+                                   unit_interval)  # fmt: skip
+    rms_prop_eps: float = option(
+        1e-5, "RMSprop's epsilon, added outside the square root (PyTorch's, SB3's A2C's 1e-5)",
+        positive,
+    )  # fmt: skip
     n_steps: int = option(2048, "steps per environment in each rollout (SB3's n_steps)", positive)
     batch_size: int = option(
-        64, "minibatch size; n_steps x num_envs must be a multiple of it", positive
+        64,
+        "minibatch size; n_steps x num_envs must be a multiple of it; 0: the whole rollout "
+        "(one minibatch)",
+        non_negative,
     )
     n_epochs: int = option(10, "passes over the rollout per update", positive)
     gamma: float = option(0.99, "discount factor", unit_interval)
@@ -129,7 +151,7 @@ class PPOConfig:
         """What is wrong with a rollout of ``n_steps x num_envs`` steps cut into minibatches
         of ``batch_size`` (None: nothing)."""
         total = self.n_steps * num_envs
-        if total % self.batch_size:
+        if self.batch_size and total % self.batch_size:
             return (
                 f"n_steps x num_envs ({self.n_steps} x {num_envs} = {total}) is not a multiple "
                 f"of batch_size ({self.batch_size}): each epoch cuts the rollout into whole "

@@ -11,7 +11,12 @@ An update on a full rollout ``[T, N]`` (``M = T N`` steps):
    indices drawn in numpy from the ``replay`` generator, a fresh permutation per
    epoch), each ``compute_gradients -> process (global-norm clip) -> apply_gradients``
    (:class:`~rlkit.learn.gradients.UpdatePipeline`, one Adam over both networks as SB3's
-   and CleanRL's), with the ``target_kl`` early stop inside the block.
+   and CleanRL's, or PyTorch's RMSprop as SB3's A2C), with the ``target_kl`` early stop
+   inside the block.
+
+A2C (:class:`~rlkit.agents.ppo.a2c.A2C`) is this learner with one epoch of one minibatch
+holding the whole rollout (``batch_size`` 0): its only step has ratio 1, where the clipped
+surrogate's gradient is the policy gradient.
 
 The block returns the updated weights with its metrics, from which the numpy snapshot
 acting reads is rebuilt without further TensorFlow calls.
@@ -40,7 +45,7 @@ from rlkit.learn.advantages import (
 )
 from rlkit.learn.gradients import UpdatePipeline, transforms_from_config
 from rlkit.learn.losses import gaussian_entropy, gaussian_log_prob, softmax_entropy
-from rlkit.learn.optimizers import make_optimizer
+from rlkit.learn.optimizers import make_optimizer, torch_rmsprop
 from rlkit.replay.rollout import RolloutBatch
 
 #: the block's metrics, in the order its sums come back
@@ -98,7 +103,10 @@ class PPOLearner(Learner):
                                        name="policy_log_std")  # fmt: skip
             variables.append(self.log_std)
         variables += list(self.value_network.variables)
-        optimizer = make_optimizer("adam", cfg.learning_rate, cfg.adam_epsilon)
+        if cfg.optimizer == "rmsprop":
+            optimizer = torch_rmsprop(cfg.learning_rate, cfg.rms_prop_alpha, cfg.rms_prop_eps)
+        else:
+            optimizer = make_optimizer("adam", cfg.learning_rate, cfg.adam_epsilon)
         self.pipeline = UpdatePipeline(variables, optimizer,
                                        transforms_from_config(cfg.max_grad_norm))  # fmt: skip
         self.num_updates = 0
@@ -235,7 +243,7 @@ class PPOLearner(Learner):
         cfg = self.config
         noise = tf.random.stateless_uniform([cfg.n_epochs, size], seed)
         permutations = tf.argsort(noise, axis=1, stable=True, direction="ASCENDING")
-        return graph_cut_minibatches(permutations, cfg.batch_size)
+        return graph_cut_minibatches(permutations, cfg.batch_size or size)
 
     # -- learning ----------------------------------------------------------------------------
     def evaluate(self, batch: RolloutBatch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -273,10 +281,11 @@ class PPOLearner(Learner):
 
     def minibatch_order(self, rng: np.random.Generator, size: int) -> np.ndarray:
         """``[n_epochs * size / batch_size, batch_size]`` int32 row indices: a fresh
-        permutation of the ``size`` rows per epoch, cut into minibatches."""
+        permutation of the ``size`` rows per epoch, cut into minibatches (``batch_size`` 0:
+        one minibatch of all ``size`` rows per epoch, A2C's)."""
         cfg = self.config
         permutations = np.stack([rng.permutation(size) for _ in range(cfg.n_epochs)])
-        return cut_minibatches(permutations, cfg.batch_size)
+        return cut_minibatches(permutations, cfg.batch_size or size)
 
     def learn(self, batch: RolloutBatch, step: int = 0,  # type: ignore[override]
               rng: np.random.Generator | None = None) -> tuple[dict[str, float], None]:  # fmt: skip
@@ -325,8 +334,8 @@ class PPOLearner(Learner):
         return {"policy": policy, "value": list(self.value_network.variables)}
 
     def state(self) -> dict[str, dict[str, Any]]:
-        """The optimizer (one, over both networks)."""
-        return {"optimizer": {"adam": self.pipeline.optimizer}}
+        """The optimizer (one, over both networks), by the config's name for it."""
+        return {"optimizer": {self.config.optimizer: self.pipeline.optimizer}}
 
 
 def cut_minibatches(permutations: np.ndarray, batch_size: int) -> np.ndarray:
