@@ -282,6 +282,33 @@ AGENTS: dict[str, AgentSpec] = {
         export_builder="rlkit.agents.export_graph:ppo_module",
         compiled_program="rlkit.run.compiled_ppo:PPOProgram",
     ),
+    "a2c": AgentSpec(
+        name="a2c",
+        summary="A2C: synchronous advantage actor-critic, SB3's (PPO's learner, one step)",
+        agent_path="rlkit.agents.ppo.a2c:A2C",
+        config_class=ppo_config.A2CConfig,
+        check_spaces=ppo_config.check_a2c_spaces,
+        default_env="CartPole-v1",
+        default_steps=100_000,
+        default_eval_every=10_000,
+        # rl-zoo's sample_a2c_params (rl_zoo3/hyperparams_opt.py, commit 0a9df50) in rlkit's
+        # names, changed as PPO's are: gamma and gae_lambda as choices over the spans of the
+        # zoo's log-uniform 1 - x; net_arch small/medium as both networks' sizes (tied);
+        # activation_fn not searched (tanh only)
+        search_space={
+            "gamma": "choice(0.97,0.98,0.99,0.995,0.999,0.9999)",
+            "gae_lambda": "choice(0.9,0.95,0.98,0.99,0.999)",
+            "learning_rate": "loguniform(1e-5,2e-3)",
+            "n_steps": "choice(32,64,128,256,512,1024,2048)",
+            "ent_coef": "loguniform(1e-8,0.1)",
+            "max_grad_norm": "uniform(0.3,2)",
+            "hidden_sizes": "choice([64,64],[256,256])",
+        },
+        ties={"value_hidden_sizes": "hidden_sizes"},
+        describe_schedules=ppo_config.describe_schedules,
+        export_builder="rlkit.agents.export_graph:ppo_module",
+        compiled_program="rlkit.run.compiled_ppo:PPOProgram",
+    ),
 }
 
 

@@ -72,7 +72,7 @@ def test_an_agent_name_in_capitals_gets_a_suggestion(capsys):
     status, err = cli(capsys, "train", "DQN")
     assert status == 2 and one_line(err) == (
         "rlkit: error: unknown agent 'DQN'; did you mean 'dqn'? choose one of dqn, ddpg, sac, "
-        "c51, qrdqn, rainbow, iqn, mdqn, reinforce, ppo, td3"
+        "c51, qrdqn, rainbow, iqn, mdqn, reinforce, ppo, a2c, td3"
     )
 
 

@@ -12,7 +12,7 @@ rollout store.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import tensorflow as tf
@@ -50,15 +50,15 @@ class PPO(Agent):
     """
 
     name = "ppo"
-    config_class = PPOConfig
+    config_class: ClassVar[type] = PPOConfig  # (A2C's: A2CConfig)
     vector_envs = True
     check_spaces = staticmethod(ppo_config.check_spaces)
 
     def __init__(self, observation_space, action_space, config=None, seed: int = 0,
                  **overrides) -> None:  # fmt: skip
         super().__init__(observation_space, action_space, config, seed, **overrides)
-        cfg = self.config
-        fmt = observation_format(observation_space, "ppo")
+        cfg = self.learner_config()
+        fmt = observation_format(observation_space, self.name)
         self.obs_format, self.encode = fmt, fmt.encode
         self.discrete = isinstance(action_space, spaces.Discrete)
         if self.discrete:
@@ -75,6 +75,11 @@ class PPO(Agent):
                               else None)  # fmt: skip
         self.acting = PPOActing(action_space, self._acting_input, self.rng)
         self.acting.follow(self.learner.policy())
+
+    def learner_config(self) -> PPOConfig:
+        """The :class:`PPOConfig` the learner, the rollout and the normalisers are built with:
+        the agent's own (A2C's is its config's :meth:`~rlkit.agents.ppo.config.A2CConfig.ppo`)."""
+        return self.config
 
     # -- the parts' public faces -------------------------------------------------------------
     @property
@@ -127,7 +132,7 @@ class PPO(Agent):
         first = self.rollout.num_streams == 0
         super().observe_first(obs, streams)
         if first:
-            problem = self.config.check_num_envs(self.rollout.num_streams)
+            problem = self.learner.config.check_num_envs(self.rollout.num_streams)
             if problem:
                 raise UsageError(problem)
         self._observe_rows(obs)

@@ -3,7 +3,9 @@ validates these cheaply)."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
+from typing import Any
 
 from rlkit.config.options import (
     non_negative,
@@ -180,9 +182,87 @@ class PPOConfig:
         return self.clip_range * (1.0 - self.annealed(step) * (1.0 - end))
 
 
-def check_spaces(observation_space, action_space, env_id: str = "the environment") -> None:
-    """PPO takes Discrete actions (a softmax policy) or a float Box (a diagonal Gaussian),
-    with Box (vector) or Discrete observations."""
+def _ppo_option(key: str, default: Any = dataclasses.MISSING, help: str = "") -> Any:
+    """PPOConfig's field ``key`` for another config: its check, its help unless ``help`` is
+    given, its default unless ``default`` is."""
+    field = PPOConfig.__dataclass_fields__[key]
+    return option(field.default if default is dataclasses.MISSING else default,
+                  help or field.metadata["help"], field.metadata["check"])  # fmt: skip
+
+
+#: PPO's keys fixed by A2C (:meth:`A2CConfig.ppo`): one epoch over one minibatch holding the
+#: whole rollout, so the probability ratio is 1 and the clipped surrogate's gradient is the
+#: policy gradient; no value clipping, no KL stop, no clip-range schedule
+A2C_FIXED = {"n_epochs": 1, "batch_size": 0, "clip_range_vf": 0.0, "target_kl": 0.0,
+             "clip_range_end_fraction": -1.0}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class A2CConfig:
+    """A2C (Mnih et al. 2016, synchronous), SB3's ``A2C`` and its defaults.
+
+    PPO's learner runs it (:meth:`ppo`): one gradient step on the whole rollout of
+    ``n_steps x num_envs`` steps, where PPO's ratio ``exp(log pi - log pi_old)`` is 1 and the
+    clipped surrogate's gradient is ``A grad log pi``. Defaults are SB3's (``a2c/a2c.py``):
+    learning rate 7e-4, ``n_steps`` 5, gamma 0.99, ``gae_lambda`` 1 (the n-step return),
+    no entropy bonus, ``vf_coef`` 0.5, ``max_grad_norm`` 0.5, RMSprop (alpha 0.99, epsilon
+    1e-5 outside the root, as PyTorch's), advantages not normalised, separate 64x64 tanh
+    policy and value networks with orthogonal initialisation.
+    """
+
+    learning_rate: float = _ppo_option(
+        "learning_rate", 7e-4, "the optimizer's learning rate (one optimizer for both nets)"
+    )
+    lr_end_fraction: float = _ppo_option("lr_end_fraction")
+    lr_anneal_steps: int = _ppo_option(
+        "lr_anneal_steps", help="steps over which the learning rate falls"
+    )
+    lr_anneal_fraction: float = _ppo_option("lr_anneal_fraction")
+    n_steps: int = _ppo_option(
+        "n_steps", 5, "steps per environment in each rollout; one update on all of them"
+    )
+    gamma: float = _ppo_option("gamma")
+    gae_lambda: float = _ppo_option(
+        "gae_lambda", 1.0, "GAE's lambda (1: the n-step return's advantage, A2C's)"
+    )
+    ent_coef: float = _ppo_option("ent_coef")
+    vf_coef: float = _ppo_option("vf_coef")
+    max_grad_norm: float = _ppo_option("max_grad_norm")
+    optimizer: str = _ppo_option(
+        "optimizer", "rmsprop", "rmsprop (PyTorch's, SB3's use_rms_prop) | adam (use_rms_prop "
+        "false)"
+    )  # fmt: skip
+    rms_prop_alpha: float = _ppo_option("rms_prop_alpha")
+    rms_prop_eps: float = _ppo_option("rms_prop_eps")
+    adam_epsilon: float = _ppo_option(
+        "adam_epsilon", help="Adam's epsilon (with optimizer adam; SB3's policies: 1e-5)"
+    )
+    normalize_advantage: bool = _ppo_option(
+        "normalize_advantage", False, "normalise the rollout's advantages (SB3's A2C: false)"
+    )
+    hidden_sizes: tuple[int, ...] = _ppo_option("hidden_sizes")
+    value_hidden_sizes: tuple[int, ...] = _ppo_option("value_hidden_sizes")
+    log_std_init: float = _ppo_option("log_std_init")
+    ortho_init: bool = _ppo_option("ortho_init")
+    bootstrap_truncated: bool = _ppo_option("bootstrap_truncated")
+    norm_obs: bool = _ppo_option("norm_obs")
+    norm_reward: bool = _ppo_option("norm_reward")
+    clip_obs: float = _ppo_option("clip_obs")
+    clip_reward: float = _ppo_option("clip_reward")
+
+    def cross_check(self) -> str | None:
+        return self.ppo().cross_check()
+
+    def ppo(self) -> PPOConfig:
+        """The :class:`PPOConfig` PPO's learner runs A2C with: these keys and
+        :data:`A2C_FIXED`."""
+        return PPOConfig(**dataclasses.asdict(self), **A2C_FIXED)  # type: ignore[arg-type]
+
+
+def check_spaces(observation_space, action_space, env_id: str = "the environment",
+                 agent: str = "ppo") -> None:  # fmt: skip
+    """PPO (and A2C, ``agent``) take Discrete actions (a softmax policy) or a float Box (a
+    diagonal Gaussian), with Box (vector) or Discrete observations."""
     import numpy as np
     from gymnasium import spaces
 
@@ -191,18 +271,28 @@ def check_spaces(observation_space, action_space, env_id: str = "the environment
 
     if isinstance(action_space, spaces.Box):
         if not np.issubdtype(action_space.dtype, np.floating):
-            raise UsageError(f"ppo's Gaussian policy needs float Box actions, but {env_id} has "
-                             f"{action_space}")  # fmt: skip
+            raise UsageError(f"{agent}'s Gaussian policy needs float Box actions, but {env_id} "
+                             f"has {action_space}")  # fmt: skip
     elif not isinstance(action_space, spaces.Discrete):
         raise UsageError(
-            f"ppo takes Discrete or Box actions, but {env_id} has {action_space} "
+            f"{agent} takes Discrete or Box actions, but {env_id} has {action_space} "
             "(MultiDiscrete and others are not built); reinforce or dqn may take it"
         )
-    observation_format(observation_space, "ppo")
+    observation_format(observation_space, agent)
 
 
-def describe_schedules(config: PPOConfig, steps: int = 0, episodes: int = 0) -> list[str]:
-    """The learning rate's (and clip range's) schedule, as the run's first lines print it."""
+def check_a2c_spaces(observation_space, action_space, env_id: str = "the environment",
+                     agent: str = "a2c") -> None:  # fmt: skip
+    """A2C takes what PPO takes (:func:`check_spaces`), its messages naming a2c."""
+    check_spaces(observation_space, action_space, env_id, agent)
+
+
+def describe_schedules(config: PPOConfig | A2CConfig, steps: int = 0, episodes: int = 0
+                       ) -> list[str]:  # fmt: skip
+    """The learning rate's (and PPO's clip range's) schedule, as the run's first lines print
+    it."""
+    if isinstance(config, A2CConfig):
+        config = config.ppo()
     phrases = []
     if config.lr_anneal_steps > 0 and config.lr_end_fraction >= 0:
         phrases.append(learning_rate_phrase(f"x1 -> x{config.lr_end_fraction:g}", config,

@@ -33,8 +33,8 @@ FAMILIES = {
         "rlkit/agents/export_graph.py",  # its export builder (no compiled program)
         "rlkit/learn/returns.py",  # its formulas: returns-to-go
     },
-    "ppo": {
-        "rlkit/agents/registry.py",  # one entry
+    "ppo": {  # (and A2C, its variant module a2c.py with a registry entry of its own)
+        "rlkit/agents/registry.py",  # its entries: ppo and a2c
         "rlkit/agents/export_graph.py",  # its export builder
         "rlkit/run/compiled_ppo.py",  # its compiled program
         "rlkit/learn/advantages.py",  # its formulas: GAE, the clipped surrogate
@@ -91,14 +91,18 @@ def test_nothing_outside_the_documented_files_reaches_into_the_family(family):
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_the_registry_points_into_the_familys_files(family):
-    (spec,) = [s for s in AGENTS.values() if family_of(s.agent_path) == family]
-    assert spec.config_class.__module__ == f"rlkit.agents.{family}.config"
-    for path in filter(None, (spec.export_builder, spec.compiled_program)):  # ("": none)
-        module = path.partition(":")[0]
-        file = module.replace(".", "/") + ".py"
-        assert file in FAMILIES[family], f"{path} is outside the family's documented files"
-    folder = ROOT / "rlkit" / "config" / "presets" / spec.name
-    assert folder.is_dir() != (family in PRESETS_IN_CONFIG)
+    """Each registry entry of the family (PPO's folder holds two: ppo, and a2c as its variant
+    module a2c.py, an agent name of its own) points into the family's files."""
+    specs = [s for s in AGENTS.values() if family_of(s.agent_path) == family]
+    assert specs
+    for spec in specs:
+        assert spec.config_class.__module__ == f"rlkit.agents.{family}.config"
+        for path in filter(None, (spec.export_builder, spec.compiled_program)):  # ("": none)
+            module = path.partition(":")[0]
+            file = module.replace(".", "/") + ".py"
+            assert file in FAMILIES[family], f"{path} is outside the family's documented files"
+        folder = ROOT / "rlkit" / "config" / "presets" / spec.name
+        assert folder.is_dir() != (family in PRESETS_IN_CONFIG)
 
 
 def test_the_check_would_see_a_new_reach():
