@@ -46,10 +46,12 @@ Settings (``--settings``), each a fresh pair from the same weights, rollout and 
 - ``vclip``: CleanRL's default ``clip_vloss=True``; rlkit ``clip_range_vf=clip_coef``: CleanRL
   takes ``max(unclipped, clipped)``, rlkit (SB3's form) the clipped term only;
 - ``mse-eps-0``, ``vclip-eps-0``: the same with Adam's epsilon 1e-30 in both (0 in effect;
-  not 0, so that a zero gradient steps 0, not 0/0). Keras' Adam adds its epsilon to
-  ``sqrt(v_t)``, torch's to ``sqrt(v_t / (1 - beta2^t))``: Keras' 1e-5 is torch's
-  ``1e-5 / sqrt(1 - 0.999^t)``, 31.6x at the first minibatch step, 7.9x at the 16th; no
-  constant matches every step, so these settings take it out of both.
+  not 0, so that a zero gradient steps 0, not 0/0). They were how this lab found that
+  Keras' Adam, which rlkit's PPO used first, adds its epsilon to ``sqrt(v_t)`` where torch
+  adds it to ``sqrt(v_t / (1 - beta2^t))`` (Keras' 1e-5 is torch's ``1e-5 / sqrt(1 -
+  0.999^t)``, 31.6x at the first minibatch step, 7.9x at the 16th; as shipped then rlkit's
+  actor moved 0.61x CleanRL's on CartPole); rlkit's PPO now uses torch's placement
+  (``rlkit.learn.optimizers.torch_adam``) and ``mse`` agrees as ``mse-eps-0`` does.
 
 Printed per setting: per group of weights (actor, its log std, critic) the largest absolute
 difference after the update, that over the group's largest change in CleanRL, and the
@@ -554,8 +556,8 @@ def report(env_id: str, result: dict, hidden: list[int], envs: int, steps: int) 
                   f"diff {abs(mine - theirs):.1e}")  # fmt: skip
         g, keras_eps = out["first_median_grad"], spec["adam_eps"] / math.sqrt(1 - BETA2)
         print(f"    first step's median |gradient| after the clip: actor {g['actor']:.1e}, "
-              f"critic {g['critic']:.1e} (Adam's epsilon there: torch {spec['adam_eps']:g}, "
-              f"Keras' in torch's terms {keras_eps:.1e})")  # fmt: skip
+              f"critic {g['critic']:.1e} (Adam's epsilon there: {spec['adam_eps']:g} in both; "
+              f"Keras' own Adam's would be {keras_eps:.1e} in torch's terms)")  # fmt: skip
         if spec["clip_vloss"]:
             v = out["vclip"]
             print(f"    value clip: rows outside +-{args['clip_coef']:g} of V_old "

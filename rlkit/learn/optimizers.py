@@ -1,4 +1,5 @@
-"""Keras optimizers by name, including DQN3.0's centred RMSProp."""
+"""Keras optimizers by name, including DQN3.0's centred RMSProp, and PyTorch's RMSprop and
+Adam (epsilon where PyTorch adds it) for the agents that follow SB3 and CleanRL."""
 
 from __future__ import annotations
 
@@ -99,6 +100,57 @@ def torch_rmsprop(learning_rate: float, rho: float = 0.99, epsilon: float = 1e-5
 
     name = "torch_centered_rmsprop" if centered else "torch_rmsprop"
     return TorchRMSprop(learning_rate, rho, epsilon, centered, name)
+
+
+def torch_adam(learning_rate: float, beta_1: float = 0.9, beta_2: float = 0.999,
+               epsilon: float = 1e-8):  # fmt: skip
+    """PyTorch's ``Adam(betas=(beta_1, beta_2), eps=epsilon)`` (no weight decay, no amsgrad)
+    as a Keras optimizer. Per variable, with the gradient ``g``, ``m`` and ``v`` starting at 0
+    and ``t`` the update's number (1, 2, ...)::
+
+        m = m + (1 - beta_1) (g - m);  v = beta_2 v + (1 - beta_2) g^2
+        w -= lr / (1 - beta_1^t) * m / (sqrt(v) / sqrt(1 - beta_2^t) + epsilon)
+
+    epsilon added to the *bias-corrected* root. Keras' ``Adam`` adds it to the uncorrected
+    ``sqrt(v)``: its epsilon ``e`` acts as PyTorch's ``e / sqrt(1 - beta_2^t)``, 31.6 times
+    larger at the first update (beta_2 0.999) and still 7.9 times at the 16th. Where the
+    gradients sit near epsilon (PPO's actor after the global-norm clip: median 6e-7 on
+    CartPole, labs/ppo_cleanrl_update.py) Keras' steps are then ~0.6 times SB3's and
+    CleanRL's."""
+    import keras
+    from keras import ops
+
+    class TorchAdam(keras.optimizers.Optimizer):
+        def __init__(self, learning_rate, beta_1, beta_2, epsilon, name):
+            super().__init__(learning_rate=learning_rate, name=name)
+            self.beta_1, self.beta_2, self.epsilon = beta_1, beta_2, epsilon
+
+        def build(self, variables):
+            if self.built:
+                return
+            super().build(variables)
+            self.exp_avg = [self.add_variable_from_reference(v, "exp_avg") for v in variables]
+            self.exp_avg_sq = [self.add_variable_from_reference(v, "exp_avg_sq")
+                               for v in variables]  # fmt: skip
+
+        def update_step(self, gradient, variable, learning_rate):
+            lr = ops.cast(learning_rate, variable.dtype)
+            gradient = ops.cast(gradient, variable.dtype)
+            step = ops.cast(self.iterations + 1, variable.dtype)
+            bias_1 = 1 - ops.power(ops.cast(self.beta_1, variable.dtype), step)
+            bias_2 = 1 - ops.power(ops.cast(self.beta_2, variable.dtype), step)
+            i = self._get_variable_index(variable)
+            m, v = self.exp_avg[i], self.exp_avg_sq[i]
+            self.assign(m, m + (1 - self.beta_1) * (gradient - m))
+            self.assign(v, self.beta_2 * v + (1 - self.beta_2) * ops.square(gradient))
+            denominator = ops.sqrt(v) / ops.sqrt(bias_2) + self.epsilon
+            self.assign_sub(variable, (lr / bias_1) * m / denominator)
+
+        def get_config(self):
+            return {**super().get_config(), "beta_1": self.beta_1, "beta_2": self.beta_2,
+                    "epsilon": self.epsilon}  # fmt: skip
+
+    return TorchAdam(learning_rate, beta_1, beta_2, epsilon, "torch_adam")
 
 
 def tf1_centered_rmsprop(learning_rate: float, rho: float = 0.95, epsilon: float = 1e-5):

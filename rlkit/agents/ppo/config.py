@@ -58,7 +58,12 @@ class PPOConfig:
         "rate's schedule (lr_anneal_steps; 0: rl-zoo's lin_ clip range); -1: constant",
         _fraction_or_off,
     )
-    adam_epsilon: float = option(1e-5, "Adam's epsilon (SB3's and CleanRL's PPO: 1e-5)", positive)
+    adam_epsilon: float = option(
+        1e-5,
+        "Adam's epsilon, added where PyTorch adds it (to the bias-corrected root: "
+        "learn/optimizers.torch_adam); SB3's and CleanRL's PPO: 1e-5",
+        positive,
+    )
     optimizer: str = option(
         "adam",
         "adam | rmsprop (PyTorch's RMSprop, epsilon outside the root: SB3's A2C's), one "

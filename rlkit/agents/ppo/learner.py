@@ -45,7 +45,7 @@ from rlkit.learn.advantages import (
 )
 from rlkit.learn.gradients import UpdatePipeline, transforms_from_config
 from rlkit.learn.losses import gaussian_entropy, gaussian_log_prob, softmax_entropy
-from rlkit.learn.optimizers import make_optimizer, torch_rmsprop
+from rlkit.learn.optimizers import torch_adam, torch_rmsprop
 from rlkit.replay.rollout import RolloutBatch
 
 #: the block's metrics, in the order its sums come back
@@ -106,7 +106,7 @@ class PPOLearner(Learner):
         if cfg.optimizer == "rmsprop":
             optimizer = torch_rmsprop(cfg.learning_rate, cfg.rms_prop_alpha, cfg.rms_prop_eps)
         else:
-            optimizer = make_optimizer("adam", cfg.learning_rate, cfg.adam_epsilon)
+            optimizer = torch_adam(cfg.learning_rate, epsilon=cfg.adam_epsilon)
         self.pipeline = UpdatePipeline(variables, optimizer,
                                        transforms_from_config(cfg.max_grad_norm))  # fmt: skip
         self.num_updates = 0

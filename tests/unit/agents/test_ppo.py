@@ -44,7 +44,8 @@ def random_rollout(agent, seed: int = 0) -> RolloutBatch:
 def test_one_update_equals_sb3s_train_written_out(env_id):
     """SB3 ``PPO.train``: per minibatch, advantages normalised, ``-min(ratio A, clip(ratio) A)``
     + ``ent_coef * -entropy`` + ``vf_coef * mse(R, V_old + clip(V - V_old))``, the global
-    norm clipped to 0.5, one Adam step (epsilon 1e-5); on copies of the weights here."""
+    norm clipped to 0.5, one step of PyTorch's Adam (epsilon 1e-5 on the bias-corrected
+    root), written out in numpy; on copies of the weights here."""
     agent = tiny_agent(env_id)
     learner, batch = agent.learner, random_rollout(agent)
     copies = {k: [tf.Variable(v.numpy()) for v in vs] for k, vs in learner.variables().items()}
@@ -82,8 +83,8 @@ def test_one_update_equals_sb3s_train_written_out(env_id):
     assert order.shape == (2 * 4, 4)
     assert sorted(order[:4].reshape(-1)) == list(range(m))  # an epoch: every row once
     variables = copies["policy"] + copies["value"]
-    adam = keras.optimizers.Adam(1e-2, epsilon=1e-5)
-    for idx in order:
+    moments = [[np.zeros(v.shape), np.zeros(v.shape)] for v in variables]
+    for t, idx in enumerate(order, start=1):
         a = adv[idx]
         a = (a - a.mean()) / (a.std(ddof=1) + 1e-8)
         with tf.GradientTape() as tape:
@@ -96,7 +97,14 @@ def test_one_update_equals_sb3s_train_written_out(env_id):
             vloss = tf.reduce_mean((ret[idx] - pred) ** 2)
             loss = pg + 0.01 * -tf.reduce_mean(entropy) + 0.5 * vloss
         grads, _ = tf.clip_by_global_norm(tape.gradient(loss, variables), 0.5)
-        adam.apply_gradients(zip(grads, variables, strict=True))
+        for variable, g, (mean, square) in zip(variables, grads, moments, strict=True):
+            # torch.optim.Adam(lr 1e-2, eps 1e-5): eps on the bias-corrected root
+            g = g.numpy().astype(np.float64)
+            mean += 0.1 * (g - mean)
+            square[...] = 0.999 * square + 0.001 * g**2
+            root = np.sqrt(square) / math.sqrt(1 - 0.999**t)
+            step = 1e-2 / (1 - 0.9**t) * mean / (root + 1e-5)
+            variable.assign(variable.numpy() - step.astype(np.float32))
     # --- rlkit's update, on the agent ---
     metrics, _ = learner.learn(batch, step=0, rng=np.random.default_rng(11))
     assert metrics["epochs"] == 2.0
