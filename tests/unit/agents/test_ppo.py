@@ -7,7 +7,6 @@ from __future__ import annotations
 import math
 
 import gymnasium as gym
-import keras
 import numpy as np
 import pytest
 import tensorflow as tf
