@@ -307,7 +307,7 @@ def cases() -> list[Case]:  # noqa: PLR0915 - one list, read top to bottom
             "train",
             "--config",
             "t.toml",
-            files=[("t.toml", '[run]\nagent = "ppo"\n')],
+            files=[("t.toml", '[run]\nagent = "pp0"\n')],
         ),
         cli("train: config of another agent", "train", "ddpg", "--config", "run/config.toml"),
         cli("train: config binary", *TRAIN, "--config", "b.toml", files=[("b.toml", "\udcff")]),
@@ -352,5 +352,6 @@ def cases() -> list[Case]:  # noqa: PLR0915 - one list, read top to bottom
         cli("train: out nested new", *TRAIN, "--out", "a/b/c", expect="ok"),
     ]
     from labs.bad_inputs_cases_more import more_cases
+    from labs.bad_inputs_cases_wave5 import wave5_cases
 
-    return c + more_cases()
+    return c + more_cases() + wave5_cases()

@@ -72,11 +72,11 @@ def more_cases() -> list[Case]:  # noqa: PLR0915 - one list, read top to bottom
         cli("plot: a folder without runs", "plot", "empty", files=[("empty/.keep", "")]),
         cli("plot: a file", "plot", "run/config.toml"),
         cli("plot: run", "plot", "run", "-o", "c.png", expect="ok"),
-        cli("config: unknown agent", "config", "ppo"),
+        cli("config: unknown agent", "config", "pp0"),
         cli("config: no agent", "config"),
         cli("config: unknown preset", "config", "dqn", "--preset", "nope"),
         cli("config: dqn", "config", "dqn", expect="ok"),
-        cli("presets: unknown agent", "presets", "ppo"),
+        cli("presets: unknown agent", "presets", "pp0"),
         cli("presets: all", "presets", expect="ok"),
     ]
     # -- sweep and tune (all refused before Ray) -------------------------------------------------
@@ -148,7 +148,7 @@ def more_cases() -> list[Case]:  # noqa: PLR0915 - one list, read top to bottom
         py("api: load a run folder", head + "rlkit.load('run')"),
         py("api: load model", head + "rlkit.load('run/model')", expect="ok"),
         py("api: act on wrong shape", agent + "agent.act(np.zeros(7))"),
-        py("api: plan unknown agent", head + "rlkit.experiment.plan('ppo')"),
+        py("api: plan unknown agent", head + "rlkit.experiment.plan('pp0')"),
         py("api: plan steps -1", head + "rlkit.experiment.plan('dqn', steps=-1)"),
         py("api: plan overrides bad", head + "rlkit.experiment.plan('dqn', overrides=['x'])"),
         py("api: plan env_kwargs str", head + "rlkit.experiment.plan('dqn', env_kwargs='a=1')"),
