@@ -12,10 +12,13 @@ Layout: ``n_steps`` rows of ``N`` streams, ``[T, N, ...]`` in time order, each s
 filling its own column (a vector env's streams advance together). A step keeps its
 observation, action (as the agent stores it: PPO's unclipped Gaussian sample), reward,
 ``terminated`` and ``truncated`` (never merged) and its next observation. The next
-observation is kept for every step (``next_obs [T, N, ...]``; a second array of the
-observation's size, small for vector observations; a store of only the ended and last
-steps' would matter for images, which PPO does not take yet): GAE reads it where an
+observation is kept for every step (``next_obs [T, N, ...]``): GAE reads it where an
 episode ended by truncation (gymnasium's final observation) and at the rollout's last step.
+That doubles the observations' memory: small for vectors, and for images kept in their own
+dtype (``obs_dtype``: uint8 frames, MinAtar's bool boards, 1 byte a pixel) still small at
+PPO's sizes: 8 streams x 128 steps of 84x84x4 frames are 28.9 MB an array, 57.8 MB both
+(:attr:`Rollout.nbytes`). A store of only the ended and last steps' next observations would
+halve it; not built.
 
 A stream whose episode is cut before it ended (``start`` again, or ``continue_or_start``
 with another observation) gets its last step marked ``truncated``: its advantage then
@@ -57,7 +60,8 @@ class Rollout:
 
     Args:
         n_steps: ``T``, the steps each stream contributes to one rollout.
-        obs_shape, obs_dtype: one observation as stored (encoded).
+        obs_shape, obs_dtype: one observation as stored (encoded: a float32 vector, or an
+            image in its own dtype, e.g. uint8 ``(84, 84, 4)``).
         action_shape, action_dtype: one action as stored (``()`` int64 for Discrete).
 
     Attributes:
@@ -94,6 +98,13 @@ class Rollout:
         self.filled = np.zeros(n, np.int64)
         self.current = np.zeros((n, *self.obs_shape), self.obs_dtype)
         self.has_current = np.zeros(n, bool)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes the rollout's arrays take (observations and next observations in their own
+        dtype, actions, rewards, flags, each stream's current observation)."""
+        arrays = (*self.batch(), self.filled, self.current, self.has_current)
+        return int(sum(a.nbytes for a in arrays))
 
     def __len__(self) -> int:
         """Steps stored, over all streams."""

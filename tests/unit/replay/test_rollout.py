@@ -87,3 +87,29 @@ def test_a_checkpoint_mid_rollout_goes_on_exactly():
     np.testing.assert_array_equal(rollout.current, restored.current)
     with pytest.raises(ValueError, match="shape"):
         Rollout(5, (2,), np.float32).load_state_dict(saved)
+
+
+def test_image_observations_are_kept_in_their_own_dtype():
+    """Atari's uint8 frames stay uint8 (1 byte a pixel, obs and next_obs alike), bit for bit
+    what the streams gave; 8 streams x 128 steps of 84x84x4 frames are 57.8 MB both."""
+    rng = np.random.default_rng(0)
+    rollout = Rollout(4, (84, 84, 4), np.uint8)
+    frames = rng.integers(0, 256, (5, 2, 84, 84, 4), dtype=np.uint8)
+    rollout.start_batch(frames[0], [0, 1])
+    for k in range(4):
+        rollout.append_batch(np.array([k, k]), np.zeros(2, np.float32), frames[k + 1],
+                             np.zeros(2, bool), np.zeros(2, bool))  # fmt: skip
+    batch = rollout.batch()
+    assert batch.obs.dtype == batch.next_obs.dtype == rollout.current.dtype == np.uint8
+    np.testing.assert_array_equal(batch.obs, frames[:4])
+    np.testing.assert_array_equal(batch.next_obs, frames[1:])
+    rollout.continue_or_start_batch(frames[4])  # the same frames: the episodes go on
+    assert rollout.in_progress(0) and not rollout.truncated.any()
+    big = Rollout(128, (84, 84, 4), np.uint8)
+    big.start_batch(np.zeros((8, 84, 84, 4), np.uint8), range(8))
+    frame_bytes = 2 * 128 * 8 * 84 * 84 * 4
+    assert big.obs.nbytes == frame_bytes // 2 and frame_bytes == 57_802_752
+    assert frame_bytes < big.nbytes < frame_bytes + 8 * 84 * 84 * 4 + 20_000
+    boards = Rollout(2, (10, 10, 4), bool)  # MinAtar's bool boards stay bool
+    boards.start(0, np.ones((10, 10, 4), bool))
+    assert boards.current.dtype == bool and boards.obs.dtype == bool
