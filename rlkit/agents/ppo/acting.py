@@ -5,7 +5,9 @@ an exact sample from ``softmax(logits)``); Box actions from the diagonal Gaussia
 ``mean + std * noise`` in the action's own units (SB3's and CleanRL's: no rescaling), the
 *unclipped* sample kept for the rollout (its log-probability is then exact) and clipped to
 the bounds only on its way to the environment. Greedy: ``argmax`` of the logits, or the
-mean (clipped). No TensorFlow call per step: the snapshot is refreshed after each update.
+mean (clipped). No TensorFlow call per step for the tanh MLPs and MinAtar's torso: their numpy
+snapshot is refreshed after each update; the Nature CNN acts through one compiled call per
+(batched) step, reading the live weights (:class:`~rlkit.agents.ppo.networks.ConvActorCritic`).
 
 The compiled loop's acting is :func:`graph_ppo_action` (and :func:`graph_clip_action` on
 the way to the environment), whose draws go through :func:`graph_discrete_sample` and
@@ -74,7 +76,8 @@ class PPOActing(Acting):
 
     Args:
         action_space: ``Discrete(n)`` or ``Box``.
-        encode: observations -> the float32 ``[obs_dim]`` / ``[N, obs_dim]`` the policy takes.
+        encode: observations -> what the policy takes: float32 ``[obs_dim]`` / ``[N,
+            obs_dim]``, or images ``[(N,) H, W, C]`` in their own dtype.
         rng: the generator of the draws (one draw of the output's shape per call).
     """
 

@@ -3,7 +3,8 @@ rollout store.
 
 - :class:`~rlkit.agents.ppo.acting.PPOActing` acts in numpy from the learner's snapshot.
 - :class:`~rlkit.agents.ppo.learner.PPOLearner` learns: the separate tanh policy and value
-  networks, one update pipeline, the compiled evaluation and update block.
+  networks (vector observations) or one convolutional torso under both heads (images), one
+  update pipeline, the compiled evaluation and update block.
 - :class:`PPO` joins them with its :class:`~rlkit.replay.rollout.Rollout` (``n_steps`` of
   each stream, ``[T, N]``): when every stream has its ``n_steps``, one update runs, the
   rollout is cleared and acting follows the new snapshot.
@@ -19,6 +20,7 @@ import tensorflow as tf
 from gymnasium import spaces
 
 from rlkit.agents.base import Agent
+from rlkit.agents.off_policy import clip_rewards
 from rlkit.agents.ppo import config as ppo_config
 from rlkit.agents.ppo.acting import PPOActing
 from rlkit.agents.ppo.config import PPOConfig
@@ -26,7 +28,7 @@ from rlkit.agents.ppo.learner import PPOLearner
 from rlkit.agents.ppo.normalization import ObservationNormalizer, RewardScaler
 from rlkit.core import seeding
 from rlkit.core.errors import UsageError
-from rlkit.core.spaces import observation_format
+from rlkit.core.spaces import IMAGE, observation_format
 from rlkit.replay.rollout import Rollout
 
 __all__ = ["PPO"]
@@ -36,7 +38,9 @@ class PPO(Agent):
     """PPO with the clipped surrogate and GAE, for Discrete or Box actions.
 
     Args:
-        observation_space: ``Box`` (flattened) or ``Discrete`` (one-hot) observations.
+        observation_space: ``Box`` vectors (flattened), ``Box`` images ``[H, W, C]`` (kept in
+            their own dtype: uint8 frames, MinAtar's bool boards; the shared convolutional
+            torso) or ``Discrete`` (one-hot) observations.
         action_space: ``Discrete(n)`` (softmax policy) or a float ``Box`` (diagonal
             Gaussian, state-independent log std, actions clipped to the bounds only when sent).
         config: a :class:`PPOConfig`; keyword arguments override its keys.
@@ -46,7 +50,8 @@ class PPO(Agent):
     Attributes:
         learner: the :class:`PPOLearner`.
         acting: the :class:`PPOActing` rule.
-        rollout: the :class:`Rollout` (``N`` streams, fixed by the first ``observe_first``).
+        rollout: the :class:`Rollout` (``N`` streams, fixed by the first ``observe_first``),
+            observations stored in their own shape and dtype.
     """
 
     name = "ppo"
@@ -58,7 +63,13 @@ class PPO(Agent):
                  **overrides) -> None:  # fmt: skip
         super().__init__(observation_space, action_space, config, seed, **overrides)
         cfg = self.learner_config()
-        fmt = observation_format(observation_space, self.name)
+        fmt = observation_format(observation_space, self.name, images=True)
+        if fmt.kind == IMAGE and cfg.norm_obs:
+            raise UsageError(
+                f"{self.name}'s norm_obs normalises vector observations; the image observations "
+                f"{fmt.shape} {fmt.dtype} go to the convolutional torso as they are (uint8 frames "
+                "divided by 255 inside it): drop norm_obs"
+            )
         self.obs_format, self.encode = fmt, fmt.encode
         self.discrete = isinstance(action_space, spaces.Discrete)
         if self.discrete:
@@ -66,8 +77,9 @@ class PPO(Agent):
             action_dtype: Any = np.int64
         else:
             action_shape, action_dtype = (int(np.prod(action_space.shape)),), np.float32
-        self.learner = PPOLearner(cfg, fmt.size, action_space, seed)
-        self.rollout = Rollout(cfg.n_steps, (fmt.size,), np.float32, action_shape, action_dtype)
+        self.learner = PPOLearner(cfg, fmt, action_space, seed)
+        self.rollout = Rollout(cfg.n_steps, fmt.shape, fmt.dtype, action_shape, action_dtype)
+        self.reward_clip = cfg.reward_clip
         self.rng = seeding.generator(seed, "sample")
         self.minibatch_rng = seeding.generator(seed, "replay")  # (minibatch draws)
         self.obs_norm = ObservationNormalizer(fmt.size, cfg.clip_obs) if cfg.norm_obs else None
@@ -84,12 +96,14 @@ class PPO(Agent):
     # -- the parts' public faces -------------------------------------------------------------
     @property
     def policy(self):
-        """The policy network (:class:`~rlkit.agents.ppo.networks.TanhMLP`: ``.model``)."""
+        """The policy network (``.model``: a :class:`~rlkit.agents.ppo.networks.TanhMLP`, or
+        the shared torso's policy head)."""
         return self.learner.policy_network
 
     @property
     def value(self):
-        """The value network (:class:`~rlkit.agents.ppo.networks.TanhMLP`)."""
+        """The value network (``.model``: a :class:`~rlkit.agents.ppo.networks.TanhMLP`, or
+        the shared torso's value head)."""
         return self.learner.value_network
 
     @property
@@ -138,9 +152,11 @@ class PPO(Agent):
         self._observe_rows(obs)
 
     def observe_next(self, action, reward, next_obs, terminated, truncated) -> None:
-        """One step of each stream (:meth:`Agent.observe_next`); with ``norm_reward`` the
-        reward is stored scaled, with ``norm_obs`` the next observations feed the running
-        statistics."""
+        """One step of each stream (:meth:`Agent.observe_next`); with ``reward_clip`` the
+        reward is stored clipped, then with ``norm_reward`` scaled (SB3's order: the Atari
+        wrapper's clip, then VecNormalize), with ``norm_obs`` the next observations feed the
+        running statistics."""
+        reward = clip_rewards(reward, self.reward_clip)
         if self.reward_scaler is not None:
             single = np.ndim(reward) == 0
             ended = np.logical_or(terminated, truncated)

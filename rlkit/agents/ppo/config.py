@@ -17,6 +17,10 @@ from rlkit.config.options import (
 )
 from rlkit.config.schedule_fractions import learning_rate_phrase
 
+#: the torsos for image observations (rlkit.networks.builders.TORSOS and "auto"; this module
+#: imports no TensorFlow)
+BUILT_IN_TORSOS = ("auto", "nature", "minatar")
+
 
 def _fraction_or_off(value: float) -> str | None:
     return None if value == -1.0 or 0.0 <= value <= 1.0 else "must be in [0, 1], or -1 (off)"
@@ -30,7 +34,8 @@ class PPOConfig:
     environment, minibatches of 64, 10 epochs, gamma 0.99, GAE lambda 0.95, clip range
     0.2, no value clipping, no entropy bonus, ``vf_coef`` 0.5, ``max_grad_norm`` 0.5,
     advantages normalised per minibatch, separate 64x64 tanh policy and value networks with
-    orthogonal initialisation, Adam's epsilon 1e-5). Schedules (``lin_`` in rl-zoo) are
+    orthogonal initialisation (image observations: one shared convolutional torso, ``torso``),
+    Adam's epsilon 1e-5). Schedules (``lin_`` in rl-zoo) are
     rlkit's: ``lr_end_fraction`` over ``lr_anneal_steps`` (or ``lr_anneal_fraction`` of the
     run), the clip range along the same line with ``clip_range_end_fraction``.
     """
@@ -122,6 +127,21 @@ class PPOConfig:
         True,
         "orthogonal initialisation (gains sqrt 2 hidden, 0.01 policy head, 1 value head; "
         "zero biases); false: Keras' Glorot uniform",
+    )
+    torso: str = option(
+        "auto",
+        "image observations: one convolutional torso shared by the policy and value heads, "
+        "nature (the Nature CNN 32 8x8/4, 64 4x4/2, 64 3x3/1, then 512: CleanRL's "
+        "ppo_atari.py, SB3's CnnPolicy) | minatar (16 3x3/1, then 128: MinAtar's network) | "
+        "auto (nature from 36 pixels a side, else minatar); vector observations keep the "
+        "separate tanh networks of hidden_sizes and value_hidden_sizes",
+        one_of(*BUILT_IN_TORSOS),
+    )
+    reward_clip: float = option(
+        0.0,
+        "clip each reward to [-reward_clip, reward_clip] before the rollout keeps it (SB3's "
+        "AtariWrapper's ClipRewardEnv: 1; episode returns stay game scores); 0: off",
+        non_negative,
     )
 
     bootstrap_truncated: bool = option(
@@ -249,6 +269,8 @@ class A2CConfig:
     value_hidden_sizes: tuple[int, ...] = _ppo_option("value_hidden_sizes")
     log_std_init: float = _ppo_option("log_std_init")
     ortho_init: bool = _ppo_option("ortho_init")
+    torso: str = _ppo_option("torso")
+    reward_clip: float = _ppo_option("reward_clip")
     bootstrap_truncated: bool = _ppo_option("bootstrap_truncated")
     norm_obs: bool = _ppo_option("norm_obs")
     norm_reward: bool = _ppo_option("norm_reward")
@@ -267,7 +289,8 @@ class A2CConfig:
 def check_spaces(observation_space, action_space, env_id: str = "the environment",
                  agent: str = "ppo") -> None:  # fmt: skip
     """PPO (and A2C, ``agent``) take Discrete actions (a softmax policy) or a float Box (a
-    diagonal Gaussian), with Box (vector) or Discrete observations."""
+    diagonal Gaussian), with Box observations (vectors, or images ``[H, W, C]`` for the
+    convolutional torso) or Discrete ones."""
     import numpy as np
     from gymnasium import spaces
 
@@ -283,7 +306,7 @@ def check_spaces(observation_space, action_space, env_id: str = "the environment
             f"{agent} takes Discrete or Box actions, but {env_id} has {action_space} "
             "(MultiDiscrete and others are not built); reinforce or dqn may take it"
         )
-    observation_format(observation_space, agent)
+    observation_format(observation_space, agent, images=True)
 
 
 def check_a2c_spaces(observation_space, action_space, env_id: str = "the environment",

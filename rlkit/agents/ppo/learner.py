@@ -1,5 +1,6 @@
-"""PPO's learner: the policy (and its log std), the value network, one update pipeline over
-both, and the two compiled calls of an update.
+"""PPO's learner: the policy (and its log std), the value network (separate tanh MLPs, or two
+heads over one convolutional torso for images: :mod:`rlkit.agents.ppo.networks`), one update
+pipeline over both, and the two compiled calls of an update.
 
 An update on a full rollout ``[T, N]`` (``M = T N`` steps):
 
@@ -24,7 +25,7 @@ acting reads is rebuilt without further TensorFlow calls.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,7 +35,8 @@ from gymnasium import spaces
 
 from rlkit.agents.parts import Learner
 from rlkit.agents.ppo.config import PPOConfig
-from rlkit.agents.ppo.networks import NumpyTanhMLP, TanhMLP
+from rlkit.agents.ppo.networks import make_networks
+from rlkit.core.spaces import ObservationFormat, vector_format
 from rlkit.learn.advantages import (
     approx_kl,
     clipped,
@@ -57,13 +59,14 @@ class PolicySnapshot:
     """What acting reads, as of the last update.
 
     Attributes:
-        forward: encoded observations ``[obs_dim]`` / ``[N, obs_dim]`` -> logits
+        forward: encoded observations ``[*obs_shape]`` / ``[N, *obs_shape]`` -> logits
             ``[(N,) n]`` (Discrete) or the Gaussian's mean ``[(N,) act_dim]`` (Box, in the
-            action's own units).
+            action's own units): a numpy copy of the policy (the tanh MLP; MinAtar's
+            torso), or one compiled call reading the live weights (the Nature CNN).
         std: the Gaussian's std ``[act_dim]``; None for Discrete.
     """
 
-    forward: NumpyTanhMLP
+    forward: Callable[[np.ndarray], np.ndarray]
     std: np.ndarray | None
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
@@ -75,34 +78,41 @@ class PPOLearner(Learner):
 
     Args:
         config: the :class:`PPOConfig`.
-        obs_dim: the encoded observation's width.
+        obs_format: the encoded observations' format (an int: float32 vectors that wide);
+            images get the shared convolutional torso (``config.torso``), vectors the
+            separate tanh networks (:func:`~rlkit.agents.ppo.networks.make_networks`).
         action_space: ``Discrete(n)`` (softmax over ``n`` logits) or a ``Box`` (a diagonal
             Gaussian over its flattened ``A`` dimensions, state-independent log std).
         seed: seeds the weights.
 
     Attributes:
-        policy_network, value_network: :class:`TanhMLP` ``[B, obs_dim] -> [B, n or A]`` and
-            ``[B, obs_dim] -> [B, 1]``.
+        obs_format: the observations' format.
+        networks: :class:`~rlkit.agents.ppo.networks.SeparateMLPs` or
+            :class:`~rlkit.agents.ppo.networks.ConvActorCritic` (``networks.shared``).
+        policy_network, value_network: ``.model`` ``[B, *obs_shape] -> [B, n or A]`` and
+            ``[B, *obs_shape] -> [B, 1]`` (the tanh MLPs, or the shared torso's two heads).
         log_std: ``[A]`` variable (Box); None for Discrete.
-        pipeline: the :class:`UpdatePipeline` over the policy's, the log std's and the value's
-            variables (in that order).
+        pipeline: the :class:`UpdatePipeline` over the variables of :meth:`variables`, group
+            by group (the shared torso's, then the policy's and the log std, then the
+            value's).
     """
 
-    def __init__(self, config: PPOConfig, obs_dim: int, action_space, seed: int) -> None:
+    def __init__(self, config: PPOConfig, obs_format: ObservationFormat | int, action_space,
+                 seed: int) -> None:  # fmt: skip
         cfg = self.config = config
+        if isinstance(obs_format, int):
+            obs_format = vector_format(obs_format)
+        self.obs_format = obs_format
         self.discrete = isinstance(action_space, spaces.Discrete)
         out_dim = int(action_space.n) if self.discrete else int(np.prod(action_space.shape))
-        self.policy_network = TanhMLP(obs_dim, out_dim, cfg.hidden_sizes, 0.01, seed, "policy",
-                                      cfg.ortho_init)  # fmt: skip
-        self.value_network = TanhMLP(obs_dim, 1, cfg.value_hidden_sizes, 1.0, seed, "value",
-                                     cfg.ortho_init)  # fmt: skip
+        self.networks = make_networks(obs_format, out_dim, cfg, seed)
+        self.policy_network = self.networks.policy_network
+        self.value_network = self.networks.value_network
         self.log_std = None
-        variables = list(self.policy_network.variables)
         if not self.discrete:
             self.log_std = tf.Variable(np.full(out_dim, cfg.log_std_init, np.float32),
                                        name="policy_log_std")  # fmt: skip
-            variables.append(self.log_std)
-        variables += list(self.value_network.variables)
+        variables = [v for group in self.variables().values() for v in group]
         if cfg.optimizer == "rmsprop":
             optimizer = torch_rmsprop(cfg.learning_rate, cfg.rms_prop_alpha, cfg.rms_prop_eps)
         else:
@@ -111,7 +121,7 @@ class PPOLearner(Learner):
                                        transforms_from_config(cfg.max_grad_norm))  # fmt: skip
         self.num_updates = 0
         self.last_epochs = 0.0
-        obs_spec = tf.TensorSpec([None, obs_dim], tf.float32)
+        obs_spec = tf.TensorSpec([None, *obs_format.shape], obs_format.dtype)
         action_spec = (tf.TensorSpec([None], tf.int32) if self.discrete
                        else tf.TensorSpec([None, out_dim], tf.float32))  # fmt: skip
         flat = tf.TensorSpec([None], tf.float32)
@@ -129,7 +139,7 @@ class PPOLearner(Learner):
 
     # -- the snapshot acting reads -----------------------------------------------------------
     def _snapshot_tensors(self) -> list:
-        tensors = list(self.policy_network.layer_weights())
+        tensors = list(self.networks.snapshot_tensors())
         if self.log_std is not None:
             tensors.append(self.log_std)
         return tensors
@@ -139,18 +149,24 @@ class PPOLearner(Learner):
         else from the variables (after a load)."""
         if arrays is None:
             arrays = [np.asarray(v.numpy()) for v in self._snapshot_tensors()]
-        n = len(self.policy_network.layer_weights())
+        n = len(self.networks.snapshot_tensors())
         std = None if self.log_std is None else np.exp(np.asarray(arrays[n], np.float64))
-        self._snapshot = PolicySnapshot(NumpyTanhMLP(arrays[:n]), std)
+        self._snapshot = PolicySnapshot(self.networks.acting_forward(arrays[:n]), std)
 
     def policy(self) -> PolicySnapshot:
         """The numpy snapshot of the policy as of the last update."""
         return self._snapshot
 
     # -- the graph's terms -------------------------------------------------------------------
-    def _log_prob_entropy(self, obs, actions) -> tuple[tf.Tensor, tf.Tensor]:
-        """``log pi(a|s)`` and the entropy of ``pi(.|s)``, both ``[B]``."""
-        out = self.policy_network.model(obs, training=True)
+    def _terms(self, obs, actions) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+        """``log pi(a|s)``, the entropy of ``pi(.|s)`` and ``V(s)``, each ``[B]`` (one pass
+        through a shared torso)."""
+        out, value = self.networks.forward(obs)
+        return (*self._log_prob_entropy(out, actions), value)
+
+    def _log_prob_entropy(self, out, actions) -> tuple[tf.Tensor, tf.Tensor]:
+        """``log pi(a|s)`` and the entropy of ``pi(.|s)``, both ``[B]``, from the policy's
+        outputs ``out`` (logits, or the Gaussian's mean)."""
         if self.discrete:
             log_probs = tf.nn.log_softmax(out, axis=-1)
             taken = tf.gather(log_probs, actions, axis=-1, batch_dims=1)
@@ -159,13 +175,10 @@ class PPOLearner(Learner):
         return (gaussian_log_prob(out, self.log_std, actions),
                 gaussian_entropy(self.log_std, tf.shape(out)[0]))  # fmt: skip
 
-    def _value(self, obs) -> tf.Tensor:
-        return self.value_network.model(obs, training=True)[:, 0]
-
     def _evaluate_graph(self, obs, next_obs, actions):
         """``V(obs)``, ``V(next_obs)`` and ``log pi(actions|obs)``, each ``[M]``."""
-        log_prob, _ = self._log_prob_entropy(obs, actions)
-        return self._value(obs), self._value(next_obs), log_prob
+        log_prob, _, values = self._terms(obs, actions)
+        return values, self.networks.value(next_obs), log_prob
 
     def _train_graph(self, obs, actions, old_log_probs, advantages, returns, old_values,
                      order, clip_range):  # fmt: skip
@@ -188,9 +201,9 @@ class PPOLearner(Learner):
             if cfg.normalize_advantage:
                 adv = normalize_advantages(adv)
             with tf.GradientTape() as tape:
-                log_prob, entropy = self._log_prob_entropy(obs_b, act_b)
+                log_prob, entropy, value = self._terms(obs_b, act_b)
                 policy_loss = tf.reduce_mean(clipped_surrogate(log_prob, old_lp, adv, clip_range))
-                v_loss = tf.reduce_mean(value_error(self._value(obs_b), old_v, ret, clip_vf))
+                v_loss = tf.reduce_mean(value_error(value, old_v, ret, clip_vf))
                 entropy_mean = tf.reduce_mean(entropy)
                 loss = policy_loss - cfg.ent_coef * entropy_mean + cfg.vf_coef * v_loss
             log_ratio = log_prob - old_lp
@@ -256,10 +269,12 @@ class PPOLearner(Learner):
 
     def _flat(self, batch: RolloutBatch) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
         """The rollout's ``obs``, ``actions`` and ``next_obs`` with ``[T, N]`` made ``[M]``
-        (row ``t N + n``)."""
+        (row ``t N + n``), observations in their own shape and dtype (uint8 frames stay
+        uint8: the network scales them)."""
         m = batch.rewards.size
-        obs = tf.constant(batch.obs.reshape(m, -1), tf.float32)
-        next_obs = tf.constant(batch.next_obs.reshape(m, -1), tf.float32)
+        shape, dtype = self.obs_format.shape, self.obs_format.dtype
+        obs = tf.constant(batch.obs.reshape(m, *shape), dtype)
+        next_obs = tf.constant(batch.next_obs.reshape(m, *shape), dtype)
         if self.discrete:
             actions = tf.constant(batch.actions.reshape(m), tf.int32)
         else:
@@ -327,11 +342,12 @@ class PPOLearner(Learner):
 
     # -- persistence -------------------------------------------------------------------------
     def variables(self) -> dict[str, list]:
-        """``{"policy": [policy variables, log_std], "value": [...]}``."""
-        policy = list(self.policy_network.variables)
+        """``{"policy": [policy variables, log_std], "value": [...]}``; with the shared
+        torso ``{"torso": [...], "policy": [its head, log_std], "value": [its head]}``."""
+        groups = self.networks.groups()
         if self.log_std is not None:
-            policy.append(self.log_std)
-        return {"policy": policy, "value": list(self.value_network.variables)}
+            groups["policy"] = [*groups["policy"], self.log_std]
+        return groups
 
     def state(self) -> dict[str, dict[str, Any]]:
         """The optimizer (one, over both networks), by the config's name for it."""
