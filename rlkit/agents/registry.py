@@ -281,6 +281,7 @@ AGENTS: dict[str, AgentSpec] = {
         describe_schedules=ppo_config.describe_schedules,
         export_builder="rlkit.agents.export_graph:ppo_module",
         compiled_program="rlkit.run.compiled_ppo:PPOProgram",
+        compiled_on_minatar=True,  # (the shared MinAtar torso over bool boards)
     ),
     "a2c": AgentSpec(
         name="a2c",
@@ -308,6 +309,7 @@ AGENTS: dict[str, AgentSpec] = {
         describe_schedules=ppo_config.describe_schedules,
         export_builder="rlkit.agents.export_graph:ppo_module",
         compiled_program="rlkit.run.compiled_ppo:PPOProgram",
+        compiled_on_minatar=True,  # (PPO's program)
     ),
 }
 

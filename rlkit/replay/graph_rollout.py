@@ -11,6 +11,7 @@ truncated and at the rollout's last step. ``tests/unit/agents/test_ppo_twins.py`
 both stores the same steps and compares what they hand to an update.
 
     rollout = GraphRollout(128, 4, (4,))              # CartPole: T = 128, N = 4
+    rollout = GraphRollout(128, 8, (10, 10, 4), (), tf.bool)   # MinAtar's Breakout boards
     rollout.add(obs, actions, rewards, final_obs, terminated, truncated)  # in tf.function
     if rollout.full: ... rollout.batch() ... rollout.clear()
 """
@@ -28,8 +29,10 @@ class GraphRollout:
     Args:
         n_steps: ``T``.
         num_streams: ``N``.
-        obs_shape: one observation's shape (float32).
+        obs_shape: one observation's shape.
         action_shape: ``()`` for a discrete action (int32), ``(A,)`` for a Box one (float32).
+        obs_dtype: the observations' dtype (float32 vectors; MinAtar's bool boards stay bool,
+            1 byte a cell, as the Python store keeps its observations' own dtype).
 
     Attributes:
         filled: int32 scalar variable, the rows written since the last :meth:`clear`.
@@ -40,7 +43,7 @@ class GraphRollout:
 
     def __init__(
         self, n_steps: int, num_streams: int, obs_shape: tuple[int, ...],
-        action_shape: tuple[int, ...] = (),
+        action_shape: tuple[int, ...] = (), obs_dtype: tf.DType = tf.float32,
     ) -> None:  # fmt: skip
         if n_steps < 1 or num_streams < 1:
             raise ValueError(f"n_steps and num_streams must be >= 1, got {n_steps}, "
@@ -52,10 +55,10 @@ class GraphRollout:
         def variable(shape, dtype, name):
             return tf.Variable(tf.zeros(shape, dtype), trainable=False, name=f"rollout_{name}")
 
-        self.obs = variable([t, n, *obs_shape], tf.float32, "obs")
+        self.obs = variable([t, n, *obs_shape], obs_dtype, "obs")
         self.actions = variable([t, n, *action_shape], action_dtype, "actions")
         self.rewards = variable([t, n], tf.float32, "rewards")
-        self.next_obs = variable([t, n, *obs_shape], tf.float32, "next_obs")
+        self.next_obs = variable([t, n, *obs_shape], obs_dtype, "next_obs")
         self.terminated = variable([t, n], tf.bool, "terminated")
         self.truncated = variable([t, n], tf.bool, "truncated")
         self.filled = variable([], tf.int32, "filled")

@@ -1,6 +1,7 @@
-"""PPO's whole training loop as one XLA-compiled program, for rlkit's TensorFlow environments
-(``rlkit/CartPole-v1``, ``rlkit/Acrobot-v1``, ``rlkit/MountainCar-v0``, ``rlkit/Pendulum-v1``,
-``rlkit/MountainCarContinuous-v0``).
+"""PPO's (and A2C's) whole training loop as one XLA-compiled program, for rlkit's TensorFlow
+environments (``rlkit/CartPole-v1``, ``rlkit/Acrobot-v1``, ``rlkit/MountainCar-v0``,
+``rlkit/Pendulum-v1``, ``rlkit/MountainCarContinuous-v0``, and MinAtar's games
+``rlkit/MinAtar-Breakout-v0``, ...: bool boards through the shared convolutional torso).
 
 :class:`PPOProgram` is the on-policy :class:`~rlkit.run.compiled_program.CompiledProgram`:
 its memory is a :class:`~rlkit.replay.graph_rollout.GraphRollout` of ``n_steps`` vector
@@ -10,7 +11,10 @@ steps, and each vector step does what the Python loop does,
   (:func:`rlkit.agents.ppo.acting.graph_ppo_action`: Gumbel-max for Discrete actions; the
   diagonal Gaussian for Box actions, stored unclipped and clipped on the way to the
   environment);
-- the step written as the rollout's next row (its final observation where an episode ended);
+- the step written as the rollout's next row, observations in the environment's own shape
+  and dtype (its final observation where an episode ended), rewards clipped with
+  ``reward_clip`` (:func:`rlkit.agents.off_policy.graph_clip_rewards`, the Python loop's
+  twin);
 - when the rollout is full, one PPO update at the step count ``now``, all in the program:
   the values and log-probabilities of the rollout (:meth:`PPOLearner._evaluate_graph`),
   GAE with truncations bootstrapped from the final observation
@@ -33,6 +37,7 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
+from rlkit.agents.off_policy import graph_clip_rewards
 from rlkit.agents.ppo.acting import graph_clip_action, graph_ppo_action
 from rlkit.agents.ppo.learner import METRICS
 from rlkit.learn.advantages import graph_gae
@@ -47,11 +52,13 @@ class PPOProgram(CompiledProgram):
     metric_names = METRICS
 
     def make_memory(self) -> None:
-        """The rollout: ``n_steps`` vector steps of the ``N`` copies."""
+        """The rollout: ``n_steps`` vector steps of the ``N`` copies, observations as the
+        environment gives them (float32 ``[obs_dim]``; MinAtar's bool ``[10, 10, C]``)."""
         learner = self.learner
         action_shape = () if learner.discrete else (int(learner.log_std.shape[0]),)
-        obs_shape = self.env.obs_shape or (self.env.obs_dim,)
-        self.rollout = GraphRollout(self.config.n_steps, self.num_envs, obs_shape, action_shape)
+        self.obs_shape = tuple(self.env.obs_shape or (self.env.obs_dim,))
+        self.rollout = GraphRollout(self.config.n_steps, self.num_envs, self.obs_shape,
+                                    action_shape, self.env.obs_dtype)  # fmt: skip
         if not learner.discrete:
             space = self.agent.action_space
             self._low = np.asarray(space.low, np.float64).reshape(-1)
@@ -72,9 +79,10 @@ class PPOProgram(CompiledProgram):
         return graph_clip_action(actions, self._low, self._high)
 
     def store(self, obs, actions, out) -> None:
-        """The vector step as the rollout's next row (rewards as the environment gave them)."""
-        self.rollout.add(obs, actions, tf.cast(out.reward, tf.float32), out.final_obs,
-                         out.terminated, out.truncated)  # fmt: skip
+        """The vector step as the rollout's next row (rewards clipped as the Python loop
+        clips them: ``reward_clip``)."""
+        rewards = graph_clip_rewards(tf.cast(out.reward, tf.float32), self.config.reward_clip)
+        self.rollout.add(obs, actions, rewards, out.final_obs, out.terminated, out.truncated)
 
     def after_chunk(self, updates: int) -> None:
         self.learner.num_updates += updates
@@ -95,8 +103,8 @@ class PPOProgram(CompiledProgram):
         batch = rollout.batch()
         steps, streams = rollout.n_steps, rollout.num_streams
         m = steps * streams
-        obs = tf.reshape(batch.obs, [m, -1])  # row t N + n, as the Python learner's _flat
-        next_obs = tf.reshape(batch.next_obs, [m, -1])
+        obs = tf.reshape(batch.obs, [m, *self.obs_shape])  # row t N + n, as the learner's _flat
+        next_obs = tf.reshape(batch.next_obs, [m, *self.obs_shape])
         actions = tf.reshape(batch.actions, [m] if learner.discrete else [m, -1])
         values, next_values, log_probs = learner._evaluate_graph(obs, next_obs, actions)
         values = tf.reshape(values, [steps, streams])

@@ -135,25 +135,58 @@ def test_the_graph_rollout_hands_an_update_what_the_python_rollout_does():
     assert int(graph.filled) == 0
 
 
+def test_the_graph_rollout_keeps_minatars_boards_bool_as_the_python_rollout_does():
+    rng = np.random.default_rng(4)
+    shape = (10, 10, 4)
+    python, graph = Rollout(T, shape, bool), GraphRollout(T, N, shape, (), tf.bool)
+    assert graph.obs.dtype == graph.next_obs.dtype == tf.bool
+    obs = rng.random((N, *shape)) < 0.2
+    python.start_batch(obs, range(N))
+    for _ in range(T):
+        actions = rng.integers(0, 6, N)
+        terminated, truncated = random_ends(rng, N, 0.3)
+        final = rng.random((N, *shape)) < 0.2
+        python.append_batch(actions, np.ones(N, np.float32), final, terminated, truncated)
+        graph.add(obs, actions, np.ones(N, np.float32), final, terminated, truncated)
+        obs = np.where((terminated | truncated)[:, None, None, None],
+                       rng.random((N, *shape)) < 0.2, final)  # fmt: skip
+        python.continue_or_start_batch(obs)
+    for name, want, got in zip(python.batch()._fields, python.batch(), graph.batch(),
+                               strict=True):  # fmt: skip
+        got = np.asarray(got)
+        assert got.dtype == (bool if name.endswith("obs") else got.dtype), name
+        np.testing.assert_array_equal(got, want.astype(got.dtype), err_msg=name)
+
+
 def _program(agent):
     from rlkit.envs.tf import make_tf_env
     from rlkit.run.compiled_ppo import PPOProgram
 
-    env_id = "rlkit/CartPole-v1" if agent.discrete else "rlkit/Pendulum-v1"
+    if agent.obs_format.kind == "image":
+        env_id = "rlkit/MinAtar-Breakout-v0"
+    else:
+        env_id = "rlkit/CartPole-v1" if agent.discrete else "rlkit/Pendulum-v1"
     return PPOProgram(agent, make_tf_env(env_id), N, seed=0, chunk=T)
 
 
-@pytest.mark.parametrize("env_id", ["CartPole-v1", "Pendulum-v1"])
+@pytest.mark.parametrize("env_id", ["CartPole-v1", "Pendulum-v1", "MinAtar-Breakout"])
 def test_the_programs_update_is_the_python_learners_on_the_same_rollout(env_id, monkeypatch):
     """One rollout, the same minibatch order: the compiled program's update (values, GAE,
     schedules, epochs of minibatch steps, in one tf.function) leaves the weights and
-    Adam's moments where the Python learner's ``learn`` does."""
+    Adam's moments where the Python learner's ``learn`` does; on MinAtar's bool boards
+    through the shared torso too."""
     from tests.unit.agents.test_ppo import random_rollout
+    from tests.unit.agents.test_ppo_images import MINATAR, image_agent, image_rollout
 
     settings = {"lr_end_fraction": 0.0, "lr_anneal_steps": 1000, "clip_range_end_fraction": 0.5,
                 "target_kl": 0.05}  # fmt: skip
-    python, compiled = tiny_agent(env_id, **settings), tiny_agent(env_id, **settings)
-    batch = random_rollout(python)
+    if env_id == "MinAtar-Breakout":  # (rlkit/MinAtar-Breakout-v0's spaces)
+        settings.update(clip_range_vf=0.3)
+        python, compiled = image_agent(MINATAR, **settings), image_agent(MINATAR, **settings)
+        batch = image_rollout(python)
+    else:
+        python, compiled = tiny_agent(env_id, **settings), tiny_agent(env_id, **settings)
+        batch = random_rollout(python)
     order = cut_minibatches(np.stack([np.random.default_rng(9).permutation(T * N)
                                       for _ in range(2)]), 4)  # fmt: skip
     monkeypatch.setattr(python.learner, "minibatch_order", lambda rng, size: order)
@@ -184,11 +217,13 @@ def test_the_programs_update_is_the_python_learners_on_the_same_rollout(env_id, 
     "env_id, overrides",
     [("rlkit/CartPole-v1", {}),
      ("rlkit/Pendulum-v1", {"lr_end_fraction": 0.0, "lr_anneal_fraction": 1.0,
-                            "target_kl": 0.01})],
+                            "target_kl": 0.01}),
+     ("rlkit/MinAtar-Breakout-v0", {})],
 )  # fmt: skip
 def test_the_compiled_loop_runs_ppo_and_resumes_exactly(tmp_path, env_id, overrides):
     """PPO in the compiled loop: updates counted per rollout, and a run stopped at a checkpoint
-    mid-rollout and resumed ends where the uninterrupted one does, bit for bit."""
+    mid-rollout and resumed ends where the uninterrupted one does, bit for bit (on MinAtar:
+    its preset, bool boards in the program's rollout, the shared torso)."""
     from rlkit.run import experiment
     from rlkit.run.compiled_loop import CompiledTrainer
 
@@ -201,6 +236,9 @@ def test_the_compiled_loop_runs_ppo_and_resumes_exactly(tmp_path, env_id, overri
 
     straight = experiment.start(plan(0), tmp_path / "a", tensorboard=False)
     assert isinstance(straight, CompiledTrainer)
+    if "MinAtar" in env_id:
+        assert straight.program.rollout.obs.dtype == tf.bool
+        assert straight.agent.learner.networks.kind == "minatar"
     straight.run(480)
     straight.close()
     assert straight.agent.num_updates == 480 // (24 * 2)
