@@ -282,6 +282,7 @@ AGENTS: dict[str, AgentSpec] = {
         export_builder="rlkit.agents.export_graph:ppo_module",
         compiled_program="rlkit.run.compiled_ppo:PPOProgram",
         compiled_on_minatar=True,  # (the shared MinAtar torso over bool boards)
+        preset_families={"ALE/": "atari", "MinAtar/": "minatar"},
     ),
     "a2c": AgentSpec(
         name="a2c",

@@ -1,7 +1,8 @@
 """PPO and A2C on image observations (rlkit/agents/ppo/networks.py: ConvActorCritic): the
 shared torso's shapes and initial gains, pixels scaled inside the network, the torso taking
 both heads' gradients, acting's numpy copy of MinAtar's torso, frames stored in their own
-dtype, rewards clipped, exact resume, the one-line refusals (the CLI's: slow)."""
+dtype, rewards clipped, exact resume, the one-line refusals; and short runs of the Python
+loop on MinAtar and Atari (slow)."""
 
 from __future__ import annotations
 
@@ -258,6 +259,31 @@ def test_exact_resume_mid_rollout_on_boards(tmp_path):
     for group, variables in agent.checkpoint_variables().items():
         for mine, theirs in zip(variables, resumed.checkpoint_variables()[group], strict=True):
             np.testing.assert_array_equal(mine.numpy(), theirs.numpy(), err_msg=group)
+
+
+@pytest.mark.slow
+@pytest.mark.atari
+@pytest.mark.parametrize("env_id", ["MinAtar/Breakout-v0", "ALE/Breakout-v5"])
+def test_the_python_loop_trains_on_the_family_preset(tmp_path, env_id):
+    """The family preset picked by itself (rl-zoo's atari entry; MinAtar's torso on MinAtar),
+    two updates of 2 envs x 128 steps in the Python loop on the env's own pipeline (ALE:
+    rlkit.envs.atari's 84x84x4 uint8 stacks), a saved model that acts as the agent."""
+    from rlkit.run import experiment
+
+    plan = experiment.plan("ppo", env_id, steps=512, seed=0, num_envs=2, eval_every=0)
+    assert plan.preset.name == ("ppo/atari" if env_id.startswith("ALE/") else "ppo/minatar")
+    trainer = experiment.start(plan, tmp_path, tensorboard=False)
+    assert type(trainer).__name__ == "Trainer"
+    trainer.run(512)
+    trainer.close()
+    agent = trainer.agent
+    assert agent.num_updates == 2
+    assert agent.rollout.obs.dtype == (np.uint8 if env_id.startswith("ALE/") else bool)
+    assert agent.learner.networks.kind == ("nature" if env_id.startswith("ALE/") else "minatar")
+    agent.save(tmp_path / "model")
+    loaded = rlkit.agents.PPO.load(tmp_path / "model")
+    obs = agent.rollout.obs[-1]
+    np.testing.assert_array_equal(loaded.act(obs, explore=False), agent.act(obs, explore=False))
 
 
 @pytest.mark.slow
