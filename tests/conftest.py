@@ -39,11 +39,17 @@ def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector):
     return None
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Deselect the tests marked ``long`` (the longest Ray end-to-end runs, whose features
-    other tests cover more cheaply) unless the run asks for them: a ``-m`` naming ``long``,
-    or a test named on the command line (``path::test``). The README's ``python -m pytest
-    -q`` (CI) then stays inside its time budget; ``python -m pytest -m long`` runs them."""
+    """Put every Ray test in one pytest-xdist group (``--dist loadgroup`` runs a group on one
+    worker: two Ray clusters at once on a two-core machine starve each other), then deselect
+    the tests marked ``long`` (the longest Ray end-to-end runs, whose features other tests
+    cover more cheaply) unless the run asks for them: a ``-m`` naming ``long``, or a test
+    named on the command line (``path::test``). The README's ``python -m pytest -q`` (CI)
+    then stays inside its time budget; ``python -m pytest -m long`` runs them."""
+    for item in items:
+        if item.get_closest_marker("ray") is not None:
+            item.add_marker(pytest.mark.xdist_group("ray"))
     if re.search(r"\blong\b", config.option.markexpr or "") or any("::" in a for a in config.args):
         return
     long = [item for item in items if item.get_closest_marker("long") is not None]
