@@ -228,7 +228,6 @@ def cases() -> list[Case]:  # noqa: PLR0915 - one list, read top to bottom
         "hidden unclosed": "hidden_sizes=[64,64",
         "hidden unopened": "hidden_sizes=64,64]",
         "hidden nested": "hidden_sizes=[[64]]",
-        "hidden empty": "hidden_sizes=[]",
         "hidden zero": "hidden_sizes=0",
         "hidden text": "hidden_sizes=big",
         "bool text": "double_dqn=maybe",
@@ -243,6 +242,9 @@ def cases() -> list[Case]:  # noqa: PLR0915 - one list, read top to bottom
         "eps fraction above 1": "eps_anneal_fraction=1.5",
     }
     c += [cli(f"train --set: {what}", *TRAIN, "--set", pair) for what, pair in sets.items()]
+    # no hidden layer: a linear Q-network (observation -> Q-values), which DQN trains
+    c += [cli("train --set: hidden empty (linear Q)", *TRAIN, "--set", "hidden_sizes=[]",
+              expect="ok")]  # fmt: skip
     c += [
         cli(
             "train --set: q_network builder raises",
