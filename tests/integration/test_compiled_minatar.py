@@ -20,7 +20,7 @@ def test_dqn_on_a_minatar_game_takes_the_compiled_loop_and_others_say_why_not():
     compiled, note = choose_loop("MinAtar/Breakout-v0", "dqn", DQNConfig())  # minatar's id
     assert not compiled and "--env rlkit/MinAtar-Breakout-v0" in note
     compiled, note = choose_loop(BREAKOUT, "ddpg", object())
-    runs = "runs dqn, sac, c51, qrdqn, rainbow on rlkit/MinAtar-Breakout-v0"
+    runs = "runs dqn, sac, c51, qrdqn, rainbow, ppo, a2c on rlkit/MinAtar-Breakout-v0"
     assert not compiled and runs in note
     compiled, note = choose_loop(BREAKOUT, "iqn", object())
     assert not compiled and "iqn has no compiled loop" in note
