@@ -102,11 +102,78 @@ def check_tflite(path: str | Path, metadata: dict[str, Any]) -> None:
                 f"{file} changed since it was exported (its SHA-256 differs): {EXPORT_AGAIN}"
             )
         return
+    problem = tflite_bounds(file.read_bytes())
+    if problem is not None:
+        raise UsageError(f"{file} is cut short or damaged ({problem}): {EXPORT_AGAIN}")
     crash = _trial_crash(file)
     if crash is not None:
         raise UsageError(
             f"{file} crashes the TFLite interpreter ({crash}): the file is damaged; {EXPORT_AGAIN}"
         )
+
+
+def tflite_bounds(data: bytes) -> str | None:
+    """What in a TFLite flatbuffer ``data`` lies past its end (None: nothing), read without
+    TensorFlow: the root ``Model`` table and its vtable, its ``buffers`` vector and each
+    ``Buffer``'s ``data`` vector (the weights) or its ``offset``/``size`` (models over 2 GB
+    keep weights after the flatbuffer). A file cut short loses its buffers first: the
+    interpreter then reads past the end, and whether it crashes depends on what the process
+    has mapped there (a trial in a child process can miss it)."""
+    size = len(data)
+
+    def u32(at: int) -> int:
+        if not 0 <= at <= size - 4:
+            raise IndexError(at)
+        return int.from_bytes(data[at : at + 4], "little")
+
+    def field(table: int, index: int) -> int | None:
+        """The position of a table's field ``index``, None when absent."""
+        vtable = table - int.from_bytes(data[table : table + 4], "little", signed=True)
+        if not 0 <= vtable <= size - 4:
+            raise IndexError(vtable)
+        vtable_size = int.from_bytes(data[vtable : vtable + 2], "little")
+        slot = vtable + 4 + 2 * index
+        if 4 + 2 * index >= vtable_size:
+            return None
+        if slot + 2 > size:
+            raise IndexError(slot)
+        offset = int.from_bytes(data[slot : slot + 2], "little")
+        return table + offset if offset else None
+
+    try:
+        model = u32(0)
+        u32(model)
+        # Model's vectors: operator_codes, subgraphs, description (a string), buffers,
+        # metadata_buffer, metadata, signature_defs (4-byte elements, the string's 1-byte)
+        for index in range(1, 8):
+            at = field(model, index)
+            if at is not None:
+                start = at + u32(at)
+                width = 1 if index == 3 else 4
+                if start + 4 + width * u32(start) > size:
+                    return f"the model's table {index} ends past the file's {size:,} bytes"
+        buffers_at = field(model, 4)  # Model.buffers
+        if buffers_at is None:
+            return None
+        vector = buffers_at + u32(buffers_at)
+        for i in range(u32(vector)):
+            element = vector + 4 + 4 * i
+            buffer = element + u32(element)
+            u32(buffer)
+            data_at = field(buffer, 0)  # Buffer.data: [ubyte]
+            if data_at is not None:
+                start = data_at + u32(data_at)
+                if start + 4 + u32(start) > size:
+                    return f"buffer {i}'s {u32(start):,} bytes end past the file's {size:,}"
+            offset_at, size_at = field(buffer, 1), field(buffer, 2)  # Buffer.offset, .size
+            if offset_at is not None and size_at is not None and offset_at + 8 <= size:
+                offset = int.from_bytes(data[offset_at : offset_at + 8], "little")
+                length = int.from_bytes(data[size_at : size_at + 8], "little")
+                if offset > 1 and offset + length > size:
+                    return f"buffer {i} lies at bytes {offset:,}-{offset + length:,} of {size:,}"
+    except IndexError as exc:
+        return f"a table or vector at byte {exc.args[0]:,} lies past the file's {size:,}"
+    return None
 
 
 def _trial_crash(file: Path) -> str | None:

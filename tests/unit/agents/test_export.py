@@ -368,3 +368,23 @@ def test_observations_are_encoded_inside_the_graph(tmp_path, space):
     got = policy.act(obs)
     np.testing.assert_array_equal(got, agent.act(obs, explore=False))
     assert len(np.unique(got)) > 1
+
+
+def test_tflite_bounds_finds_a_file_cut_short_without_tensorflow_reading_it(tmp_path):
+    """rlkit.agents.exported.tflite_bounds walks the flatbuffer (the root Model, its buffers,
+    each Buffer's data): a whole export has nothing past its end; cut anywhere after its
+    identifier, the weights it points at lie past the end (a trial interpreter in a child
+    process may or may not crash on that: it read past the end: exit 139 or not)."""
+    import gymnasium as gym
+
+    import rlkit
+    from rlkit.agents.exported import tflite_bounds
+
+    agent = rlkit.agents.DQN.from_env(gym.make("CartPole-v1"), hidden_sizes=(64,),
+                                      jit_compile=False)  # fmt: skip
+    agent.export(tmp_path / "export", format="tflite", env="CartPole-v1", check_observations=5)
+    whole = (tmp_path / "export" / "policy.tflite").read_bytes()
+    assert tflite_bounds(whole) is None
+    for fraction in (0.99, 0.5, 0.05):
+        problem = tflite_bounds(whole[: int(len(whole) * fraction)])
+        assert problem is not None and "past the file's" in problem, fraction
