@@ -115,7 +115,7 @@ def time_rlkit(updates: int) -> dict:
     import gymnasium as gym
     import tensorflow as tf
 
-    from rlkit.agents.dqn import DQN
+    from rlkit.agents.dqn.agent import DQN
     from rlkit.run import experiment
 
     space = gym.spaces.Box(0, 255, (SIDE, SIDE, HISTORY), np.uint8)

@@ -50,7 +50,7 @@ def boards(game: str, count: int, seed: int):
 def main() -> None:
     import numpy as np
 
-    from rlkit.agents.value_heads import CategoricalHead, QuantileHead, ScalarHead
+    from rlkit.agents.dqn.heads import CategoricalHead, QuantileHead, ScalarHead
     from rlkit.core.spaces import observation_format
     from rlkit.networks.q_network import QNetwork
 

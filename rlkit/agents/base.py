@@ -33,9 +33,9 @@ class Agent:
     experience protocol's parts (``experience_memory``, ``obs_format``/``encode``, and
     optionally ``stored_step(s)`` and ``record_episode_ends``).
 
-    ``config`` is the agent's config dataclass (e.g. :class:`~rlkit.agents.dqn_config.
-    DQNConfig`) or a mapping of its keys (``{"gamma": 0.9}``); keyword arguments override
-    single keys. Anything else, an unknown key or a bad value raises ``UsageError``.
+    ``config`` is the agent's config dataclass (e.g. DQN's ``DQNConfig``) or a mapping of
+    its keys (``{"gamma": 0.9}``); keyword arguments override single keys. Anything else,
+    an unknown key or a bad value raises ``UsageError``.
     """
 
     name: ClassVar[str] = "agent"

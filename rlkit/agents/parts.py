@@ -8,7 +8,7 @@
   updates and returns its metrics and the TD errors (the feedback path to the replay's
   sampler), ``policy()`` is the snapshot acting reads.
 
-The agent (:class:`~rlkit.agents.dqn.DQN`, :class:`~rlkit.agents.DDPG`,
+The agent (:class:`~rlkit.agents.DQN`, :class:`~rlkit.agents.DDPG`,
 :class:`~rlkit.agents.Reinforce`) joins the two with its memory and its config:
 ``observe`` writes the memory, ``update()`` samples it for the learner when updates are
 due and gives acting the new policy (Acme's actor/learner split, without its builder).

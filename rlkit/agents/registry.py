@@ -15,8 +15,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from rlkit.agents import distributional_config, dqn_config, iqn_config, mdqn_config
 from rlkit.agents.ddpg import config as ddpg_config
+from rlkit.agents.dqn import config as dqn_config
+from rlkit.agents.dqn import distributional_config, iqn_config, mdqn_config
 from rlkit.agents.ppo import config as ppo_config
 from rlkit.agents.reinforce import config as reinforce_config
 from rlkit.agents.sac import config as sac_config
@@ -61,7 +62,7 @@ AGENTS: dict[str, AgentSpec] = {
     "dqn": AgentSpec(
         name="dqn",
         summary="DQN as DeepMind's DQN3.0 does it (discrete actions)",
-        agent_path="rlkit.agents.dqn:DQN",
+        agent_path="rlkit.agents.dqn.agent:DQN",
         config_class=dqn_config.DQNConfig,
         check_spaces=dqn_config.check_spaces,
         default_env="CartPole-v1",
@@ -139,7 +140,7 @@ AGENTS: dict[str, AgentSpec] = {
     "c51": AgentSpec(
         name="c51",
         summary="C51, DQN learning a categorical distribution of the return (discrete actions)",
-        agent_path="rlkit.agents.distributional:C51",
+        agent_path="rlkit.agents.dqn.distributional:C51",
         config_class=distributional_config.C51Config,
         check_spaces=distributional_config.check_spaces,
         default_env="CartPole-v1",
@@ -155,7 +156,7 @@ AGENTS: dict[str, AgentSpec] = {
     "qrdqn": AgentSpec(
         name="qrdqn",
         summary="QR-DQN, DQN learning quantiles of the return (discrete actions)",
-        agent_path="rlkit.agents.distributional:QRDQN",
+        agent_path="rlkit.agents.dqn.distributional:QRDQN",
         config_class=distributional_config.QRDQNConfig,
         check_spaces=distributional_config.check_spaces,
         default_env="CartPole-v1",
@@ -171,7 +172,7 @@ AGENTS: dict[str, AgentSpec] = {
     "rainbow": AgentSpec(
         name="rainbow",
         summary="Rainbow: C51 + prioritized replay + n-step + dueling + double + noisy nets",
-        agent_path="rlkit.agents.distributional:Rainbow",
+        agent_path="rlkit.agents.dqn.distributional:Rainbow",
         config_class=distributional_config.RainbowConfig,
         check_spaces=distributional_config.check_spaces,
         default_env="CartPole-v1",
@@ -195,7 +196,7 @@ AGENTS: dict[str, AgentSpec] = {
     "iqn": AgentSpec(
         name="iqn",
         summary="IQN, DQN learning the return's quantile function at sampled fractions",
-        agent_path="rlkit.agents.iqn:IQN",
+        agent_path="rlkit.agents.dqn.iqn:IQN",
         config_class=iqn_config.IQNConfig,
         check_spaces=iqn_config.check_spaces,
         default_env="CartPole-v1",
@@ -215,7 +216,7 @@ AGENTS: dict[str, AgentSpec] = {
     "mdqn": AgentSpec(
         name="mdqn",
         summary="Munchausen DQN: DQN regressing on a soft target with a log-policy bonus",
-        agent_path="rlkit.agents.mdqn:MDQN",
+        agent_path="rlkit.agents.dqn.mdqn:MDQN",
         config_class=mdqn_config.MDQNConfig,
         check_spaces=mdqn_config.check_spaces,
         default_env="CartPole-v1",

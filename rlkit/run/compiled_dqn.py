@@ -26,23 +26,23 @@ slot's priority as it was and stops the run after the chunk (``TrainingDiverged`
 checkpoint is kept), where the Python loop stops at once.
 
 Its in-graph twins live beside their originals, each tied by a test: the epsilon-greedy
-choice (:func:`rlkit.agents.epsilon_greedy.graph_epsilon_greedy`) and the target copy's
-cadence (:func:`rlkit.agents.target_copy.graph_target_copy_due`).
+choice (:func:`rlkit.agents.dqn.acting.graph_epsilon_greedy`) and the target copy's
+cadence (:func:`rlkit.agents.dqn.target_copy.graph_target_copy_due`).
 """
 
 from __future__ import annotations
 
 import tensorflow as tf
 
-from rlkit.agents.dqn_config import anneal_start
-from rlkit.agents.epsilon_greedy import graph_epsilon_greedy
-from rlkit.agents.target_copy import graph_target_copy_due
+from rlkit.agents.dqn.acting import graph_epsilon_greedy
+from rlkit.agents.dqn.config import anneal_start
+from rlkit.agents.dqn.target_copy import graph_target_copy_due
 from rlkit.core.schedules import graph_blocks_due, graph_linear
 from rlkit.run.compiled_program import CompiledProgram
 
 
 class DQNProgram(CompiledProgram):
-    """The compiled loop of a :class:`~rlkit.agents.dqn.DQN` agent (see
+    """The compiled loop of a :class:`~rlkit.agents.dqn.agent.DQN` agent (see
     :class:`~rlkit.run.compiled_program.CompiledProgram` for the arguments)."""
 
     def __init__(self, agent, env, num_envs: int, seed: int, chunk: int) -> None:

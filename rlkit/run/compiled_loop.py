@@ -2,7 +2,7 @@
 
 :class:`CompiledTrainer` stands where :class:`~rlkit.run.loop.Trainer` stands for
 ``experiment.drive`` and ``finish``: it runs the agent's program
-(:class:`~rlkit.run.compiled_dqn.DQNProgram`, or the registry's ``compiled_program`` of its agent)
+(the registry's ``compiled_program`` of its agent)
 chunk by chunk and, between chunks, does what the Python loop does after a step: counts
 and logs the episodes that ended (``metrics.csv`` rows at each episode's own step,
 TensorBoard), the chunk's update metrics (its mean loss, Q and |delta|; divergence
@@ -57,7 +57,7 @@ class CompiledTrainer:
     compiled loop; the hooks, history and checkpoints of :class:`~rlkit.run.loop.Trainer`.
 
     Args:
-        agent: a :class:`~rlkit.agents.dqn.DQN` or :class:`~rlkit.agents.DDPG` (built
+        agent: an agent with a compiled program (``rlkit.agents.DQN``, ``DDPG``, ...; built
             for ``env_id``'s spaces).
         env_id: an rlkit TensorFlow environment (``rlkit/CartPole-v1``).
         num_envs: ``N``.

@@ -6,8 +6,7 @@ copies of the environment inside one ``tf.function(jit_compile=True)``: the agen
 (:meth:`CompiledProgram.act`), the environment's batched step with autoreset
 (:mod:`rlkit.envs.tf`), the replay write (:class:`~rlkit.replay.in_graph.GraphReplay`), the
 episode accounting, and the agent's updates due (:meth:`CompiledProgram.learn`). The agents'
-programs: :mod:`rlkit.run.compiled_dqn` and the others the registry names
-(``AgentSpec.compiled_program``).
+programs are the ones the registry names (``AgentSpec.compiled_program``).
 
 Every random number is stateless, keyed by the run's seed and the vector step's index, and
 every piece of state lives in variables (:meth:`CompiledProgram.state_dict`), so a run cut

@@ -11,7 +11,7 @@ import pytest
 import tensorflow as tf
 
 from rlkit.agents.ddpg.config import DDPGConfig
-from rlkit.agents.dqn_config import DQNConfig
+from rlkit.agents.dqn.config import DQNConfig
 from rlkit.cli.main import main
 from rlkit.replay.in_graph import GraphReplay
 from rlkit.run.compiled_choice import choose_loop

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from rlkit.agents.distributional_config import RainbowConfig
-from rlkit.agents.dqn_config import DQNConfig
+from rlkit.agents.dqn.config import DQNConfig
+from rlkit.agents.dqn.distributional_config import RainbowConfig
 from rlkit.cli.main import main
 from rlkit.replay.in_graph import GraphReplay
 from rlkit.run.compiled_choice import choose_loop

@@ -65,7 +65,7 @@ def test_5_an_unknown_loss_lists_the_names_and_says_how_to_pass_ones_own(capsys,
 
 
 def test_5_a_config_that_records_a_python_loss_still_loads():
-    from rlkit.agents.dqn_config import DQNConfig
+    from rlkit.agents.dqn.config import DQNConfig
     from rlkit.config.options import make_config
 
     assert make_config(DQNConfig, {"loss": "<python object>"}).loss == "<python object>"

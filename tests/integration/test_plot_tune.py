@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from rlkit.agents.dqn_config import DQNConfig
+from rlkit.agents.dqn.config import DQNConfig
 from rlkit.cli.main import main
 from rlkit.cli.plot import groups_to_plot
 from rlkit.config.options import make_config

@@ -30,7 +30,7 @@ def run_cli(capsys, *args):
 
 def test_variant_name_reads_a_config_or_its_table():
     from rlkit.agents.ddpg.config import DDPGConfig
-    from rlkit.agents.dqn_config import DQNConfig
+    from rlkit.agents.dqn.config import DQNConfig
 
     assert variant_name("ddpg", DDPGConfig(td3=True)) == "td3"
     assert variant_name("ddpg", DDPGConfig()) == "ddpg"

@@ -14,7 +14,7 @@ import tensorflow as tf
 
 import rlkit
 from rlkit.agents import C51, MDQN, QRDQN, Rainbow
-from rlkit.agents.value_heads import CategoricalHead, QuantileHead
+from rlkit.agents.dqn.heads import CategoricalHead, QuantileHead
 from rlkit.cli.main import main
 from rlkit.core.errors import UsageError
 from rlkit.learn.value_losses import CategoricalLoss, QuantileLoss

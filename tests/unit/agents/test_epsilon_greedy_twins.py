@@ -1,5 +1,5 @@
-"""The compiled loop's epsilon-greedy acting (:func:`rlkit.agents.epsilon_greedy.
-graph_epsilon_greedy`) against the Python loop's (:meth:`rlkit.agents.epsilon_greedy.
+"""The compiled loop's epsilon-greedy acting (:func:`rlkit.agents.dqn.acting.
+graph_epsilon_greedy`) against the Python loop's (:meth:`rlkit.agents.dqn.acting.
 EpsilonGreedy.epsilon_greedy`), fed the same Q-values, epsilon and random numbers: the same
 actions, bit for bit (the graph's coins and random actions, :func:`graph_epsilon_draws` of a
 seed, are handed to the Python rule in place of its generator's). Their random streams
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from rlkit.agents.epsilon_greedy import EpsilonGreedy, graph_epsilon_draws, graph_epsilon_greedy
+from rlkit.agents.dqn.acting import EpsilonGreedy, graph_epsilon_draws, graph_epsilon_greedy
 from rlkit.core.spaces import observation_format
 
 

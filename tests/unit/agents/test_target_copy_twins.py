@@ -1,10 +1,10 @@
 """DQN's hard target-copy cadence in the compiled loop against the Python loop's, on the same
-step counts: :func:`rlkit.agents.target_copy.graph_target_copy_due` equals
-:func:`~rlkit.agents.target_copy.target_copy_due` bit for bit (booleans), and, driven
+step counts: :func:`rlkit.agents.dqn.target_copy.graph_target_copy_due` equals
+:func:`~rlkit.agents.dqn.target_copy.target_copy_due` bit for bit (booleans), and, driven
 through the same vector steps, the compiled program's :meth:`~rlkit.run.compiled_dqn.
 DQNProgram.learn` copies at exactly the steps where the Python loop's
-:meth:`~rlkit.agents.off_policy.OffPolicyAgent._blocks_due`, :meth:`~rlkit.agents.dqn_learner.
-DQNLearner.learn` and :meth:`~rlkit.agents.dqn_learner.DQNLearner.after_blocks` copy (both
+:meth:`~rlkit.agents.off_policy.OffPolicyAgent._blocks_due`, :meth:`~rlkit.agents.dqn.learner.
+DQNLearner.learn` and :meth:`~rlkit.agents.dqn.learner.DQNLearner.after_blocks` copy (both
 run on stand-ins for the networks and the replay: the cadence, no learning)."""
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from types import SimpleNamespace
 import numpy as np
 import tensorflow as tf
 
-from rlkit.agents.dqn_learner import DQNLearner
+from rlkit.agents.dqn.learner import DQNLearner
+from rlkit.agents.dqn.target_copy import graph_target_copy_due, target_copy_due
 from rlkit.agents.off_policy import OffPolicyAgent
-from rlkit.agents.target_copy import graph_target_copy_due, target_copy_due
 from rlkit.run.compiled_dqn import DQNProgram
 
 

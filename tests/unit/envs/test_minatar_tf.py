@@ -167,7 +167,7 @@ def test_unsupported_options_are_one_line_usage_errors(kwargs, message):
 
 
 def test_the_compiled_loop_runs_the_value_learners_on_them_and_says_so_for_others():
-    from rlkit.agents.dqn_config import DQNConfig
+    from rlkit.agents.dqn.config import DQNConfig
     from rlkit.run.compiled_choice import choose_loop
 
     assert choose_loop("rlkit/MinAtar-Seaquest-v0", "dqn", DQNConfig())[0] is True

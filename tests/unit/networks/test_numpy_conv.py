@@ -99,7 +99,7 @@ def test_the_mirror_computes_the_keras_model(name):
 def test_mirrored_acting_chooses_the_networks_actions_on_many_boards():
     """C51's greedy action (the expected value's argmax) from the mirror equals the Keras
     model's on 3,000 boards of three densities, for three initialisations."""
-    from rlkit.agents.value_heads import CategoricalHead
+    from rlkit.agents.dqn.heads import CategoricalHead
 
     head = CategoricalHead(51, -10.0, 10.0)
     for seed in range(3):

@@ -10,7 +10,8 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from rlkit.agents import C51, DQN, IQN, QRDQN, Rainbow, dqn_config
+from rlkit.agents import C51, DQN, IQN, QRDQN, Rainbow
+from rlkit.agents.dqn import config as dqn_config
 from rlkit.cli.main import main
 from rlkit.core.errors import UsageError
 from rlkit.networks import user_torso

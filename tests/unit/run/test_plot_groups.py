@@ -5,7 +5,7 @@ from pathlib import Path
 import matplotlib.figure
 
 from rlkit.agents.ddpg.config import DDPGConfig
-from rlkit.agents.dqn_config import DQNConfig
+from rlkit.agents.dqn.config import DQNConfig
 from rlkit.cli.main import main
 from rlkit.config.options import make_config
 from rlkit.config.run import RunConfig

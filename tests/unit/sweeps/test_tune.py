@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from rlkit.agents.ddpg.config import DDPGConfig
-from rlkit.agents.dqn_config import DQNConfig
+from rlkit.agents.dqn.config import DQNConfig
 from rlkit.cli.main import main
 from rlkit.core.errors import UsageError
 from rlkit.run.folder import RunFolder

@@ -1,7 +1,7 @@
 """C51's and QR-DQN's hyper-parameters: DQN's, plus their distribution (no TensorFlow).
 
 Option names as the papers and Dopamine spell them (``num_atoms``, ``v_min``, ``v_max``,
-``num_quantiles``, ``kappa``). Every other key is DQN's (:class:`~rlkit.agents.dqn_config.
+``num_quantiles``, ``kappa``). Every other key is DQN's (:class:`~rlkit.agents.dqn.config.
 DQNConfig`), with the batch-mean reduction the papers and Dopamine use.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rlkit.agents.dqn_config import DQNConfig, check_spaces, describe_schedules
+from rlkit.agents.dqn.config import DQNConfig, check_spaces, describe_schedules
 from rlkit.config.options import non_negative, one_of, option, unit_interval
 from rlkit.config.replay_options import (
     importance_exponent_option,

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rlkit.agents.distributional_config import mean_reduction_option, own_loss_option
-from rlkit.agents.dqn_config import (
+from rlkit.agents.dqn.config import (
     BUILT_IN_TORSOS,
     DQNConfig,
     check_spaces,
     describe_schedules,
 )
+from rlkit.agents.dqn.distributional_config import mean_reduction_option, own_loss_option
 from rlkit.config.options import non_negative, option, positive
 
 __all__ = ["IQNConfig", "check_spaces", "describe_schedules"]

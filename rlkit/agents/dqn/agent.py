@@ -1,9 +1,9 @@
 """DQN, faithful to DeepMind's DQN3.0: epsilon-greedy acting joined with DQN3.0's learner.
 
-The learner (:class:`~rlkit.agents.dqn_learner.DQNLearner`) injects the clipped TD error
+The learner (:class:`~rlkit.agents.dqn.learner.DQNLearner`) injects the clipped TD error
 ``delta`` as the output gradient of the Q network, in blocks of ``gradient_steps``
 updates inside one compiled ``tf.function`` (optionally XLA), and copies the target
-network every ``target_update`` steps. Acting (:class:`~rlkit.agents.epsilon_greedy.
+network every ``target_update`` steps. Acting (:class:`~rlkit.agents.dqn.acting.
 EpsilonGreedy`) reads a numpy copy of the weights refreshed after each block, so no
 TensorFlow call happens per environment step (one compiled call for a convolutional or
 structured network, only when the action is greedy).
@@ -16,13 +16,13 @@ from collections.abc import Callable
 import numpy as np
 import tensorflow as tf
 
-from rlkit.agents import dqn_config
-from rlkit.agents.dqn_config import DQNConfig, anneal_start
-from rlkit.agents.dqn_learner import DQNLearner
-from rlkit.agents.epsilon_greedy import EpsilonGreedy
+from rlkit.agents.dqn import config as dqn_config
+from rlkit.agents.dqn.acting import EpsilonGreedy
+from rlkit.agents.dqn.config import DQNConfig, anneal_start
+from rlkit.agents.dqn.heads import ScalarHead, ValueHead
+from rlkit.agents.dqn.learner import DQNLearner
 from rlkit.agents.off_policy import OffPolicyAgent
 from rlkit.agents.parts import Parts
-from rlkit.agents.value_heads import ScalarHead, ValueHead
 from rlkit.core import seeding
 from rlkit.core.errors import UsageError
 from rlkit.core.schedules import dqn3_epsilon
@@ -47,8 +47,8 @@ class DQN(OffPolicyAgent):
         seed: seeds weight initialisation, replay sampling and exploration.
 
     Attributes:
-        learner: the :class:`~rlkit.agents.dqn_learner.DQNLearner`.
-        acting: the :class:`~rlkit.agents.epsilon_greedy.EpsilonGreedy` rule.
+        learner: the :class:`~rlkit.agents.dqn.learner.DQNLearner`.
+        acting: the :class:`~rlkit.agents.dqn.acting.EpsilonGreedy` rule.
         num_actions: ``n``, the Q-network's outputs.
         eval_rng: the ``"evaluate"`` generator (``eval_epsilon``'s draws).
     """
@@ -109,7 +109,7 @@ class DQN(OffPolicyAgent):
         return Parts(learner, acting, ((), np.int64))
 
     def make_learner(self, seed: int) -> DQNLearner:
-        """The learner (IQN's draws fractions: :mod:`rlkit.agents.iqn`)."""
+        """The learner (IQN's draws fractions: :mod:`rlkit.agents.dqn.iqn`)."""
         return DQNLearner(self.config, self.obs_format, self.observation_space,
                           self.action_space, seed, self._q_network, self._loss,
                           self.value_head(), self._torso)  # fmt: skip
@@ -124,7 +124,7 @@ class DQN(OffPolicyAgent):
 
     def value_head(self) -> ValueHead:
         """What the network outputs per action: one Q-value (a distribution for C51 and
-        QR-DQN, :mod:`rlkit.agents.distributional`)."""
+        QR-DQN, :mod:`rlkit.agents.dqn.distributional`)."""
         return ScalarHead()
 
     def stored_action(self, action) -> int:

@@ -11,9 +11,9 @@ command-line name without a hyphen, as ``qrdqn``).
 
 from __future__ import annotations
 
-from rlkit.agents.dqn import DQN
-from rlkit.agents.mdqn_config import MDQNConfig
-from rlkit.agents.value_heads import ScalarHead, given_loss
+from rlkit.agents.dqn.agent import DQN
+from rlkit.agents.dqn.heads import ScalarHead, given_loss
+from rlkit.agents.dqn.mdqn_config import MDQNConfig
 from rlkit.learn.value_losses import MunchausenLoss, ValueLoss
 
 
@@ -32,7 +32,7 @@ class MunchausenHead(ScalarHead):
 
 
 class MDQN(DQN):
-    """M-DQN: :class:`~rlkit.agents.dqn.DQN` regressing on the Munchausen target (``tau``,
+    """M-DQN: :class:`~rlkit.agents.dqn.agent.DQN` regressing on the Munchausen target (``tau``,
     ``alpha``, ``clip_value_min``: the paper's 0.03, 0.9, -1)."""
 
     name = "mdqn"

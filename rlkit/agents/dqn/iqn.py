@@ -2,7 +2,7 @@
 
 The network (:class:`~rlkit.networks.iqn.IQNNetwork`) takes the observation and sampled
 fractions ``tau`` and gives ``Z_tau(s, a)`` ``[B, N, A]``; the learner
-(:class:`~rlkit.agents.iqn_learner.IQNLearner`) draws ``N``, ``N'`` and ``K`` fractions per
+(:class:`~rlkit.agents.dqn.iqn_learner.IQNLearner`) draws ``N``, ``N'`` and ``K`` fractions per
 example and update; acting is epsilon-greedy on the mean over ``K`` fresh fractions; an export
 acts greedily on ``K`` fixed ones, the midpoints ``(2k + 1) / 2K`` (recorded in its
 metadata). Everything else is DQN's: the replay (prioritized and n-step included), the
@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from rlkit.agents.dqn import DQN
-from rlkit.agents.iqn_config import IQNConfig
-from rlkit.agents.iqn_learner import IQNLearner
+from rlkit.agents.dqn.agent import DQN
+from rlkit.agents.dqn.iqn_config import IQNConfig
+from rlkit.agents.dqn.iqn_learner import IQNLearner
 
 
 class IQN(DQN):
-    """IQN: :class:`~rlkit.agents.dqn.DQN` with implicit quantiles (``num_tau_samples`` N,
+    """IQN: :class:`~rlkit.agents.dqn.agent.DQN` with implicit quantiles (``num_tau_samples`` N,
     ``num_tau_prime_samples`` N', ``num_quantile_samples`` K, ``quantile_embedding_dim``,
     ``kappa``)."""
 
@@ -39,7 +39,7 @@ class IQN(DQN):
 
     def export_fractions(self) -> np.ndarray:
         """The ``K`` fixed fractions an export of this agent acts on: the midpoints
-        ``(2k + 1) / 2K`` (:meth:`~rlkit.agents.iqn_learner.IQNLearner.export_fractions`)."""
+        ``(2k + 1) / 2K`` (:meth:`~rlkit.agents.dqn.iqn_learner.IQNLearner.export_fractions`)."""
         return self.learner.export_fractions()
 
     def export_q_values(self, obs) -> np.ndarray:

@@ -23,10 +23,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import tensorflow as tf
 
-from rlkit.agents.dqn_config import anneal_start
+from rlkit.agents.dqn.config import anneal_start
+from rlkit.agents.dqn.heads import ScalarHead, ValueHead
+from rlkit.agents.dqn.target_copy import target_copy_due
 from rlkit.agents.parts import Learner
-from rlkit.agents.target_copy import target_copy_due
-from rlkit.agents.value_heads import ScalarHead, ValueHead
 from rlkit.core.schedules import dqn3_linear
 from rlkit.core.spaces import ObservationFormat
 from rlkit.learn.compiled import (
@@ -47,14 +47,14 @@ from rlkit.networks.user_torso import is_user_torso, user_torsos
 from rlkit.replay.memory import Batch
 
 if TYPE_CHECKING:
-    from rlkit.agents.dqn_config import DQNConfig
+    from rlkit.agents.dqn.config import DQNConfig
 
 
 class DQNLearner(Learner):
     """The Q-network, its target, the update pipeline and the compiled block of updates.
 
     Args:
-        config: the agent's :class:`~rlkit.agents.dqn_config.DQNConfig`.
+        config: the agent's :class:`~rlkit.agents.dqn.config.DQNConfig`.
         obs_format: how observations reach the network (``[B, *shape]``, or a structure).
         observation_space: the space a network of one's own is built for.
         action_space: ``Discrete(A)``; the network outputs ``[B, A]`` Q-values.

@@ -15,7 +15,7 @@ live weights); an export acts on ``K`` fixed ones (:meth:`IQNLearner.export_frac
 The fractions come from three ``keras.random.SeedGenerator`` (learning, exploring,
 evaluating) whose states are in the checkpoint: a resumed run draws the same.
 Everything else (replay, prioritized and n-step, blocks of updates, target copies,
-optimizer, schedules) is :class:`~rlkit.agents.dqn_learner.DQNLearner`'s.
+optimizer, schedules) is :class:`~rlkit.agents.dqn.learner.DQNLearner`'s.
 """
 
 from __future__ import annotations
@@ -28,9 +28,9 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from rlkit.agents.dqn_learner import DQNLearner
-from rlkit.agents.iqn_config import IQNConfig
-from rlkit.agents.value_heads import ValueHead
+from rlkit.agents.dqn.heads import ValueHead
+from rlkit.agents.dqn.iqn_config import IQNConfig
+from rlkit.agents.dqn.learner import DQNLearner
 from rlkit.core import seeding
 from rlkit.learn.compiled import CompiledFunction
 from rlkit.learn.distributional import quantile_greedy_actions, quantile_q_learning
@@ -82,8 +82,8 @@ class IQNHead:
 
 
 class IQNLearner(DQNLearner):
-    """:class:`~rlkit.agents.dqn_learner.DQNLearner` for an :class:`~rlkit.networks.iqn.
-    IQNNetwork` (``config``: an :class:`~rlkit.agents.iqn_config.IQNConfig`)."""
+    """:class:`~rlkit.agents.dqn.learner.DQNLearner` for an :class:`~rlkit.networks.iqn.
+    IQNNetwork` (``config``: an :class:`~rlkit.agents.dqn.iqn_config.IQNConfig`)."""
 
     shared_target_pass = False  # fresh tau' for each update
     config: IQNConfig

@@ -1,5 +1,5 @@
 """C51, QR-DQN and Rainbow: DQN's agent with a distributional head
-(:mod:`rlkit.agents.value_heads`).
+(:mod:`rlkit.agents.dqn.heads`).
 
 Everything but the head is DQN's: the replay (prioritized and n-step included), the update
 pipeline, the compiled blocks of updates, target copies, epsilon-greedy acting (on each
@@ -11,13 +11,13 @@ QuantileLoss`). A network of one's own (``q_network``) must output ``[B, A * N]`
 
 from __future__ import annotations
 
-from rlkit.agents.distributional_config import C51Config, QRDQNConfig, RainbowConfig
-from rlkit.agents.dqn import DQN
-from rlkit.agents.value_heads import CategoricalHead, QuantileHead
+from rlkit.agents.dqn.agent import DQN
+from rlkit.agents.dqn.distributional_config import C51Config, QRDQNConfig, RainbowConfig
+from rlkit.agents.dqn.heads import CategoricalHead, QuantileHead
 
 
 class C51(DQN):
-    """C51 (Bellemare et al. 2017): :class:`~rlkit.agents.dqn.DQN` learning a categorical
+    """C51 (Bellemare et al. 2017): :class:`~rlkit.agents.dqn.agent.DQN` learning a categorical
     distribution of the return per action (``num_atoms`` on ``[v_min, v_max]``)."""
 
     name = "c51"
@@ -29,7 +29,7 @@ class C51(DQN):
 
 
 class QRDQN(DQN):
-    """QR-DQN (Dabney et al. 2018a): :class:`~rlkit.agents.dqn.DQN` learning
+    """QR-DQN (Dabney et al. 2018a): :class:`~rlkit.agents.dqn.agent.DQN` learning
     ``num_quantiles`` quantiles of the return per action (quantile Huber loss, ``kappa``)."""
 
     name = "qrdqn"

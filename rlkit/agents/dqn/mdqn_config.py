@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rlkit.agents.distributional_config import mean_reduction_option
-from rlkit.agents.dqn_config import DQNConfig, check_spaces, describe_schedules
+from rlkit.agents.dqn.config import DQNConfig, check_spaces, describe_schedules
+from rlkit.agents.dqn.distributional_config import mean_reduction_option
 from rlkit.config.options import one_of, option, unit_interval
 
 __all__ = ["MDQNConfig", "check_spaces", "describe_schedules"]
