@@ -7,9 +7,9 @@ import dataclasses
 
 import pytest
 
-from rlkit.agents import dqn_config
 from rlkit.agents.ddpg import config as ddpg_config
 from rlkit.agents.ddpg.config import DDPGConfig
+from rlkit.agents.dqn import config as dqn_config
 from rlkit.agents.dqn.config import DQNConfig
 from rlkit.config.schedule_fractions import resolve_fractions
 from rlkit.run.plan import plan
