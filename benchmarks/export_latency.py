@@ -60,7 +60,7 @@ def main() -> None:
     import numpy as np
     import tensorflow as tf
 
-    from rlkit.agents.exported import ExportedPolicy
+    from rlkit.exporting.exported import ExportedPolicy
 
     print(f"TensorFlow {tf.__version__}, {os.cpu_count()} CPUs; batch 1, CPU, median / p90")
     for name, agent in agents().items():

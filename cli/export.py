@@ -50,14 +50,14 @@ def export(path, out, model, format_, quantize, env_id) -> int:
         raise UsageError(f"--out {out} exists and is not an empty folder: give a new one")
     if not path.exists():
         raise UsageError(f"no run folder or saved agent at {path}")
-    from rlkit.run.export import check_destination
+    from rlkit.exporting.destination import check_destination
 
     check_destination(out)  # (a place no folder can be made: before TensorFlow loads)
     from rlkit.core.quiet import import_tensorflow_quietly
 
     import_tensorflow_quietly()
-    from rlkit.agents.export import ExportCheckFailed
-    from rlkit.run.export import export as export_policy
+    from rlkit.exporting.writer import ExportCheckFailed
+    from rlkit.run.export_run import export as export_policy
 
     try:
         result = export_policy(path, out, model, format_, quantize, env_id)

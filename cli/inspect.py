@@ -125,8 +125,8 @@ def evaluate(path, episodes, seed, best, env_id, video, render,
         raise UsageError(f"no run folder or model at {path}")
     if video is not None:
         _check_video_target(video)
-    from rlkit.agents.exported import is_export
     from rlkit.envs.make import has_display
+    from rlkit.exporting.exported import is_export
 
     if render and video is None and not has_display():
         how = ("play the export without --render, or record its run's agent: rlkit evaluate "
@@ -200,7 +200,7 @@ def _evaluate_export(path: Path, env_id, episodes, seed, extra_env_kwargs, video
     import numpy as np
 
     from rlkit.run.evaluation import episodes_phrase
-    from rlkit.run.export import evaluate_export
+    from rlkit.run.export_run import evaluate_export
 
     env_kwargs = parse_env_kwargs(extra_env_kwargs) if extra_env_kwargs else {}
     if render:

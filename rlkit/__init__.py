@@ -29,7 +29,7 @@ _LAZY = {
     "TrainHistory": "rlkit.run.state:TrainHistory",
     "load": "rlkit.agents.base:load",
     "experiment": "rlkit.run.experiment:",
-    "export": "rlkit.run.export:export",
+    "export": "rlkit.run.export_run:export",
     "make_env": "rlkit.envs.make:make_env",
     "UsageError": "rlkit.core.errors:UsageError",
 }

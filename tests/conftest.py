@@ -9,7 +9,18 @@ os.environ.setdefault("CUDA_VISIBLE_DEVICES", "-1")
 
 TESTS = Path(__file__).resolve().parent
 #: the rooms of rlkit (docs/architecture.md): tests/unit/<room>/ for each
-ROOMS = ("core", "config", "learn", "replay", "networks", "agents", "envs", "run", "sweeps")
+ROOMS = (
+    "core",
+    "config",
+    "learn",
+    "replay",
+    "networks",
+    "exporting",
+    "agents",
+    "envs",
+    "run",
+    "sweeps",
+)
 #: where a test file may sit (CONTRIBUTING.md, "Where a test goes"), relative to tests/
 PLACES = {Path("unit", room) for room in ROOMS} | {Path("integration"), Path("labs")}
 

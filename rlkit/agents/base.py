@@ -63,8 +63,7 @@ class Agent:
 
     @classmethod
     def from_env(cls, env, seed: int = 0, config=None, **overrides):
-        """Build an agent for ``env``'s spaces (``env``: an environment, or its id as
-        ``rlkit.make_env`` takes it); keyword arguments override config keys."""
+        """An agent for ``env``'s spaces (an environment or its id); keywords override keys."""
         if isinstance(env, str):
             from rlkit.envs.make import make_env
 
@@ -369,18 +368,23 @@ class Agent:
         """Hook run after weights are loaded (e.g. refresh a numpy acting copy)."""
 
     def export(self, path: str | os.PathLike, format: str = "saved_model", **options) -> Any:
-        """The greedy policy as a SavedModel (or ``format="tflite"``) in the new folder
-        ``path``, checked to act as this agent: see :func:`rlkit.agents.export.export`
-        (``env=``: an environment or id to check on; ``quantize=``...)."""
-        from rlkit.agents.export import export
+        """The greedy policy as a SavedModel (or ``format="tflite"``) in the new folder ``path``,
+        checked to act as this agent: :func:`rlkit.exporting.writer.export`, the one entry."""
+        from rlkit.exporting.writer import export
 
         return export(self, path, format, **options)
 
+    @staticmethod
+    def registry() -> Any:
+        """The registry (``rlkit.agents.AGENTS``), for the rooms below that read it (export)."""
+        import rlkit.agents  # (through the package's face, at call time)
+
+        return rlkit.agents.AGENTS
+
 
 def _agent_class(name: str) -> type[Agent]:
-    """The class of the agent called ``name``, through the package's face (``rlkit.agents``):
-    the registry lists the family folders (``agents/sac/``), which import this module, so
-    this module names no sibling above it."""
+    """The class of the agent called ``name``, through the package's face (the registry lists
+    the family folders, which import this module: it names no sibling above it)."""
     import rlkit.agents
 
     return rlkit.agents.agent_spec(name).load_class()

@@ -48,9 +48,9 @@ DQN_SPACE = {
     "learning_rate_end": "choice(-1)",
 }
 
-#: the export builders (:mod:`rlkit.agents.export_graph`) and compiled programs
+#: the export builders (:mod:`rlkit.exporting.signatures`) and compiled programs
 #: (:mod:`rlkit.run`) by path, imported only when an export or a compiled run starts
-EXPORT_Q_VALUES = "rlkit.agents.export_graph:dqn_module"
+EXPORT_Q_VALUES = "rlkit.exporting.signatures:dqn_module"
 VALUE_PROGRAM = "rlkit.run.compiled_dqn:DQNProgram"
 #: the presets Atari's and MinAtar's games take by themselves (Dopamine's gin files)
 DISTRIBUTIONAL_FAMILIES = {"MinAtar/": "minatar", "ALE/": "atari"}
@@ -106,7 +106,7 @@ AGENTS: dict[str, AgentSpec] = {
             "critic_hidden_sizes": "actor_hidden_sizes",
         },
         describe_schedules=ddpg_config.describe_schedules,
-        export_builder="rlkit.agents.export_graph:ddpg_module",
+        export_builder="rlkit.exporting.signatures:ddpg_module",
         compiled_program="rlkit.run.compiled_ddpg:DDPGProgram",
     ),
     "sac": AgentSpec(
@@ -133,7 +133,7 @@ AGENTS: dict[str, AgentSpec] = {
         },
         ties={"critic_hidden_sizes": "actor_hidden_sizes"},
         describe_schedules=sac_config.describe_schedules,
-        export_builder="rlkit.agents.export_graph:sac_module",
+        export_builder="rlkit.exporting.signatures:sac_module",
         compiled_program="rlkit.run.compiled_sac:SACProgram",
         compiled_on_minatar=True,  # (discrete SAC)
     ),
@@ -210,7 +210,7 @@ AGENTS: dict[str, AgentSpec] = {
             "num_tau_prime_samples": "choice(8,16,32,64)",
         },  # fmt: skip
         describe_schedules=iqn_config.describe_schedules,
-        export_builder="rlkit.agents.export_graph:iqn_module",
+        export_builder="rlkit.exporting.signatures:iqn_module",
         preset_families=DISTRIBUTIONAL_FAMILIES,
     ),
     "mdqn": AgentSpec(
@@ -250,7 +250,7 @@ AGENTS: dict[str, AgentSpec] = {
             "normalize_returns": "choice(true,false)",
             "entropy_coef": "choice(0,0.001,0.01)",
         },
-        export_builder="rlkit.agents.export_graph:reinforce_module",
+        export_builder="rlkit.exporting.signatures:reinforce_module",
     ),
     "ppo": AgentSpec(
         name="ppo",
@@ -280,7 +280,7 @@ AGENTS: dict[str, AgentSpec] = {
         },
         ties={"value_hidden_sizes": "hidden_sizes"},
         describe_schedules=ppo_config.describe_schedules,
-        export_builder="rlkit.agents.export_graph:ppo_module",
+        export_builder="rlkit.exporting.signatures:ppo_module",
         compiled_program="rlkit.run.compiled_ppo:PPOProgram",
         compiled_on_minatar=True,  # (the shared MinAtar torso over bool boards)
         preset_families={"ALE/": "atari", "MinAtar/": "minatar"},
@@ -309,7 +309,7 @@ AGENTS: dict[str, AgentSpec] = {
         },
         ties={"value_hidden_sizes": "hidden_sizes"},
         describe_schedules=ppo_config.describe_schedules,
-        export_builder="rlkit.agents.export_graph:ppo_module",
+        export_builder="rlkit.exporting.signatures:ppo_module",
         compiled_program="rlkit.run.compiled_ppo:PPOProgram",
         compiled_on_minatar=True,  # (PPO's program)
     ),

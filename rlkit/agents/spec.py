@@ -25,7 +25,7 @@ class AgentSpec:
     ties: follower -> leader: the follower takes the leader's value unless searched or set.
     describe_schedules: ``(config, steps, episodes) -> [phrase]`` for the run's first lines.
     export_builder: ``"module:function"`` building its export's signatures
-        (:mod:`rlkit.agents.export_graph`); ``""``: it cannot be exported.
+        (:mod:`rlkit.exporting.signatures`); ``""``: it cannot be exported.
     compiled_program: ``"module:Class"`` of the compiled loop's program that runs it
         (a :class:`~rlkit.run.compiled_program.CompiledProgram`); ``""``: the Python loop only.
     compiled_on_minatar: the compiled loop runs it on MinAtar's TensorFlow games too.

@@ -30,7 +30,8 @@ from typing import Any
 from rlkit.config.run import RunConfig
 from rlkit.core import seeding
 from rlkit.core.errors import UsageError
-from rlkit.run.folder import RunFolder, first_missing, remove_made_folders
+from rlkit.core.files import first_missing, remove_made_folders
+from rlkit.run.folder import RunFolder
 from rlkit.run.hooks.base import Hook, check_hooks
 from rlkit.run.plan import RunPlan, make_envs, plan, variant_name
 

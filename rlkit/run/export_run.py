@@ -1,6 +1,6 @@
 """``rlkit export`` and ``rlkit.export``: a run's (or a saved agent's) policy exported, checked.
 
-The run-folder side of :mod:`rlkit.agents.export`: which model (the best by default, the
+The run-folder side of :mod:`rlkit.exporting.writer`: which model (the best by default, the
 final one with ``model="final"``), the run's environment and its arguments for the
 check, observations of the run's replay (from its newest checkpoint) for the check, the
 variant's name, and what ``rlkit evaluate EXPORT_DIR`` needs to play the export with a
@@ -10,14 +10,14 @@ run's protocol (its evaluation episodes and environment arguments, kept in the m
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
-from rlkit.agents.export import CHECK_OBSERVATIONS, ExportResult, check_request
 from rlkit.core import seeding
 from rlkit.core.errors import UsageError
-from rlkit.run.folder import RunFolder, first_missing, remove_made_folders
+from rlkit.exporting.destination import check_destination
+from rlkit.exporting.writer import CHECK_OBSERVATIONS, ExportResult, check_request
+from rlkit.run.folder import RunFolder
 
 MODELS = ("best", "final")
 #: checkpoints larger than this (bytes, all together) are not loaded for their replay
@@ -44,10 +44,10 @@ def export(
     it is checked on draws from its observation space). ``networks``: a network of one's
     own given as a Python object when the agent was made, as :func:`rlkit.load` takes it.
     ``notes``: a list that receives a line for each choice made (e.g. no best model). See
-    :func:`rlkit.agents.export.export` for the rest; UsageError for bad input, nothing
+    :func:`rlkit.exporting.writer.export` for the rest; UsageError for bad input, nothing
     written.
     """
-    from rlkit.agents import export as exporting
+    from rlkit.exporting import writer as exporting
 
     notes = [] if notes is None else notes
     if model not in MODELS:
@@ -68,33 +68,6 @@ def export(
     )  # fmt: skip
     result.lines[:0] = notes
     return result
-
-
-def check_destination(out: str | os.PathLike) -> Path:
-    """``out`` as a Path when the export folder can be made there; UsageError in one line
-    when not: a file or a folder that holds files, a path under a file, or a place where
-    no folder can be made or written (``/proc/...``, ``/sys/...``, read-only, no
-    permission). Checked as ``rlkit train`` checks its run folder's place, by making the
-    folders (and a temporary one where the export's will go), before TensorFlow loads;
-    what the check made is removed again."""
-    out = Path(out)
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise UsageError(f"--out {out} exists and is not an empty folder: give a new one")
-    above = next((p for p in out.parents if p.exists()), None)
-    if above is not None and not above.is_dir():
-        raise UsageError(f"--out {out}: {above} is a file, not a folder; choose another --out")
-    made = first_missing(out)
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        probe = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-        probe.rmdir()
-    except OSError as exc:
-        raise UsageError(
-            f"cannot make the export folder {out}: {exc.strerror or exc}; choose another --out"
-        ) from None
-    finally:
-        remove_made_folders(out, made)
-    return out
 
 
 def _load(path: Path, model: str, env_id: str | None, notes: list[str], networks: dict):
@@ -153,7 +126,7 @@ def _newest_checkpoint_model(folder: RunFolder, model: str, networks: dict, note
 def _replay(folder: RunFolder, notes: list[str]):
     """A sample of the run's replay (its newest checkpoint's) in the environment's terms,
     or None (no checkpoint, no replay, or one that does not load: said in ``notes``)."""
-    from rlkit.agents.export_check import from_replay
+    from rlkit.exporting.check import from_replay
     from rlkit.run.checkpoint import latest_checkpoint, load_checkpoint
 
     if not folder.has_checkpoints():
@@ -178,10 +151,10 @@ def evaluate_export(
     policy, env id, episodes, what the seed is)``. Defaults: the export's env, its run's evaluation
     episodes, final-evaluation seed (0 for an export that does not say) and environment
     arguments."""
-    from rlkit.agents.export import strict_json
-    from rlkit.agents.exported import ExportedPolicy, read_metadata
     from rlkit.core.spaces import space_to_dict
     from rlkit.envs.make import make_env
+    from rlkit.exporting.exported import ExportedPolicy, read_metadata
+    from rlkit.exporting.writer import strict_json
     from rlkit.run.evaluation import episode_returns
 
     meta = read_metadata(path)

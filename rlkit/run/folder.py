@@ -363,33 +363,3 @@ def save_agent_atomically(agent, path: Path) -> Path:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return path
-
-
-def first_missing(path: Path) -> Path | None:
-    """The topmost folder of ``path`` (``path`` itself included) that does not exist yet:
-    what making ``path`` will create. None when ``path`` is there already."""
-    path = Path(path).absolute()
-    if path.exists():
-        return None
-    top = path
-    while not top.parent.exists():
-        top = top.parent
-    return top
-
-
-def remove_made_folders(path: Path, made: Path | None) -> None:
-    """Remove the now empty folders from ``path``'s parent up to ``made`` (what
-    :func:`first_missing` said a call would create); a folder that holds anything is
-    kept, and so is every folder above ``made``."""
-    if made is None:
-        return
-    path = Path(path).absolute()
-    for folder in [path, *path.parents]:
-        if not folder.is_relative_to(made):
-            return
-        try:
-            folder.rmdir()  # only when empty
-        except FileNotFoundError:
-            continue
-        except OSError:
-            return

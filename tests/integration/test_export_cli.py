@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from rlkit.agents.exported import ExportedPolicy
 from rlkit.cli.main import main
+from rlkit.exporting.exported import ExportedPolicy
 
 FEW = 300  # observations the check draws from the environment where a test says so
 
@@ -110,7 +110,7 @@ def test_cli_bad_input_is_one_line_exit_2_and_nothing_written(run_dir, tmp_path,
 def test_rlkit_export_from_python_and_a_replay_too_large_to_load(run_dir, tmp_path, monkeypatch,
                                                                  capsys):  # fmt: skip
     import rlkit
-    from rlkit.run import export as run_export
+    from rlkit.run import export_run as run_export
 
     monkeypatch.setattr(run_export, "REPLAY_LOAD_LIMIT", 0)
     result = rlkit.export(run_dir, tmp_path / "py", model="final", check_observations=FEW)

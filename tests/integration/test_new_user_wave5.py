@@ -172,7 +172,7 @@ def test_9_export_refuses_an_unwritable_destination_without_tensorflow(tmp_path)
 
 
 def test_9_the_python_export_refuses_it_too(tmp_path):
-    from rlkit.run.export import check_destination
+    from rlkit.exporting.destination import check_destination
 
     (tmp_path / "f").write_text("")
     with pytest.raises(UsageError) as exc:

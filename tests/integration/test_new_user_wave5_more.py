@@ -179,7 +179,7 @@ def test_11_a_damaged_tflite_is_refused_in_one_line_before_tensorflow(tmp_path, 
     export = _fake_export(tmp_path / "export", tflite, **meta)
     script = (
         "import sys\n"
-        "from rlkit.agents.exported import check_tflite, read_metadata\n"
+        "from rlkit.exporting.exported import check_tflite, read_metadata\n"
         f"path = {str(export)!r}\n"
         "try:\n"
         "    check_tflite(path, read_metadata(path))\n"
@@ -195,7 +195,7 @@ def test_11_a_damaged_tflite_is_refused_in_one_line_before_tensorflow(tmp_path, 
 
 
 def test_11_a_tflite_that_crashes_its_trial_is_refused(tmp_path, monkeypatch):
-    from rlkit.agents import exported
+    from rlkit.exporting import exported
 
     export = _fake_export(tmp_path / "export", b"\x1c\x00\x00\x00TFL3" + b"\x00" * 40)
     crash = "import os, signal, sys; sys.argv[1]; os.kill(os.getpid(), signal.SIGSEGV)"

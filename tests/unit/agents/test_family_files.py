@@ -18,29 +18,29 @@ ROOT = Path(__file__).resolve().parents[3]
 FAMILIES = {
     "dqn": {  # (and its members: C51, QR-DQN, Rainbow, IQN, M-DQN, each a registry entry)
         "rlkit/agents/registry.py",  # its entries
-        "rlkit/agents/export_graph.py",  # its export builder
+        "rlkit/exporting/signatures.py",  # its export builder
         "rlkit/run/compiled_dqn.py",  # its compiled program
     },
     "sac": {
         "rlkit/agents/registry.py",  # one entry
-        "rlkit/agents/export_graph.py",  # its export builder
+        "rlkit/exporting/signatures.py",  # its export builder
         "rlkit/run/compiled_sac.py",  # its compiled program
         "rlkit/learn/max_entropy.py",  # its formulas
     },
     "ddpg": {  # (and TD3, its registry alias)
         "rlkit/agents/registry.py",  # one entry
-        "rlkit/agents/export_graph.py",  # its export builder
+        "rlkit/exporting/signatures.py",  # its export builder
         "rlkit/run/compiled_ddpg.py",  # its compiled program
         "rlkit/learn/noise.py",  # its formulas: the exploration noise processes
     },
     "reinforce": {
         "rlkit/agents/registry.py",  # one entry
-        "rlkit/agents/export_graph.py",  # its export builder (no compiled program)
+        "rlkit/exporting/signatures.py",  # its export builder (no compiled program)
         "rlkit/learn/returns.py",  # its formulas: returns-to-go
     },
     "ppo": {  # (and A2C, its variant module a2c.py with a registry entry of its own)
         "rlkit/agents/registry.py",  # its entries: ppo and a2c
-        "rlkit/agents/export_graph.py",  # its export builder
+        "rlkit/exporting/signatures.py",  # its export builder
         "rlkit/run/compiled_ppo.py",  # its compiled program
         "rlkit/learn/advantages.py",  # its formulas: GAE, the clipped surrogate
         "rlkit/learn/normalization.py",  # running statistics (norm_obs, norm_reward)

@@ -145,7 +145,7 @@ def test_an_iqn_export_acts_on_the_k_midpoints_by_hand(tmp_path):
     relu(cos(pi / 4)) = sqrt(2) / 2, relu(cos(3 pi / 4)) = 0, so Q_a = k_a x sqrt(2) / 4 + b_a;
     rlkit's own values at those fractions and the SavedModel's both give it, and the export
     records the fractions."""
-    from rlkit.agents.exported import ExportedPolicy
+    from rlkit.exporting.exported import ExportedPolicy
 
     agent = IQN(ONE_D, gym.spaces.Discrete(2), hidden_sizes=(), quantile_embedding_dim=1,
                 num_tau_samples=2, num_tau_prime_samples=3, num_quantile_samples=2,

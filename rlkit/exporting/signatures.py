@@ -344,9 +344,7 @@ SIGNATURES: dict[Any, tuple[str, ...] | None] = {
 def builder(agent):
     """The function that builds ``agent``'s :class:`PolicyModule` (the registry's
     ``export_builder``); UsageError when its agent has none."""
-    import rlkit.agents  # (the registry, through the package's face: it lists the families)
-
-    agents = rlkit.agents.AGENTS
+    agents = agent.registry()  # (read through the agent: the registry is a floor above)
     spec = agents.get(agent.name)
     if spec is None or not spec.export_builder:
         exportable = sorted(n for n, s in agents.items() if s.export_builder)

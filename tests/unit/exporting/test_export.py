@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 from rlkit.agents import DDPG, DQN, Reinforce
-from rlkit.agents.export import ExportCheckFailed
-from rlkit.agents.exported import ExportedPolicy
 from rlkit.core.errors import UsageError
+from rlkit.exporting.exported import ExportedPolicy
+from rlkit.exporting.writer import ExportCheckFailed
 
 VECTOR = gym.spaces.Box(-2.0, 2.0, (4,), np.float32)
 IMAGES = gym.spaces.Box(0, 255, (84, 84, 4), np.uint8)
@@ -206,7 +206,7 @@ def test_the_saved_model_serves_in_a_python_without_rlkit_or_gymnasium(tmp_path)
 
 # -- the check refuses an export that does not act as the agent --------------------------------
 def test_an_export_that_acts_otherwise_is_refused_and_nothing_is_written(tmp_path, monkeypatch):
-    from rlkit.agents import export_check
+    from rlkit.exporting import check as export_check
 
     agent = DQN(VECTOR, gym.spaces.Discrete(3), seed=0, hidden_sizes=(16,))
     real = export_check.greedy_actions
@@ -297,8 +297,8 @@ def test_tuple_observations_are_numbered_inputs_in_both_formats(tmp_path):
 
 
 def test_minatar_bool_images_and_the_atari_preprocessing_in_the_metadata(tmp_path):
-    from rlkit.agents.export import preprocessing
     from rlkit.envs.make import make_env
+    from rlkit.exporting.writer import preprocessing
 
     env = make_env("MinAtar/Breakout-v0", training=False)
     agent = DQN.from_env(env, seed=0, hidden_sizes=(16,), jit_compile=False)
@@ -371,14 +371,14 @@ def test_observations_are_encoded_inside_the_graph(tmp_path, space):
 
 
 def test_tflite_bounds_finds_a_file_cut_short_without_tensorflow_reading_it(tmp_path):
-    """rlkit.agents.exported.tflite_bounds walks the flatbuffer (the root Model, its buffers,
+    """rlkit.exporting.exported.tflite_bounds walks the flatbuffer (the root Model, its buffers,
     each Buffer's data): a whole export has nothing past its end; cut anywhere after its
     identifier, the weights it points at lie past the end (a trial interpreter in a child
     process may or may not crash on that: it read past the end: exit 139 or not)."""
     import gymnasium as gym
 
     import rlkit
-    from rlkit.agents.exported import tflite_bounds
+    from rlkit.exporting.exported import tflite_bounds
 
     agent = rlkit.agents.DQN.from_env(gym.make("CartPole-v1"), hidden_sizes=(64,),
                                       jit_compile=False)  # fmt: skip

@@ -2,9 +2,9 @@
 serves without rlkit, checked against the agent before it is called done.
 
 The export folder appears whole or not at all: everything is written into a temporary
-folder beside it, checked (:mod:`rlkit.agents.export_check`), and renamed into place. The
+folder beside it, checked (:mod:`rlkit.exporting.check`), and renamed into place. The
 folder holds the SavedModel (``saved_model.pb``, ``variables/``; the signatures of
-:mod:`rlkit.agents.export_graph`) or ``policy.tflite``, and ``rlkit_export.json``: the
+:mod:`rlkit.exporting.signatures`) or ``policy.tflite``, and ``rlkit_export.json``: the
 metadata, also served by the SavedModel's ``metadata`` signature.
 """
 
@@ -18,10 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rlkit.agents import export_check as check
-from rlkit.agents.exported import METADATA_FILE, TFLITE_FILE, ExportedPolicy, tflite_record
 from rlkit.core.errors import UsageError
 from rlkit.core.files import make_temp_folder
+from rlkit.exporting import check
+from rlkit.exporting.destination import check_destination
+from rlkit.exporting.exported import METADATA_FILE, TFLITE_FILE, ExportedPolicy, tflite_record
 
 FORMATS = ("saved_model", "tflite")
 #: observations the check draws from each source (the environment, the replay)
@@ -46,7 +47,7 @@ class ExportResult:
 def check_request(out: str | os.PathLike, format: str, quantize: str | None) -> Path:
     """UsageError for an unknown format or quantisation or an ``out`` that is a file or a
     non-empty folder; else ``out`` as a Path."""
-    from rlkit.agents.export_tflite import QUANTIZATIONS
+    from rlkit.exporting.tflite import QUANTIZATIONS
 
     if format not in FORMATS:
         raise UsageError(f"unknown export format {format!r}: use one of {', '.join(FORMATS)}")
@@ -105,16 +106,15 @@ def metadata(agent, env_id: str | None, variant: str | None, format: str,
     import tensorflow as tf
 
     import rlkit
-    import rlkit.agents  # (the registry, through the package's face: it lists this room's users)
-    from rlkit.agents.export_graph import describe_inputs, signature_names
     from rlkit.core.spaces import space_to_dict
+    from rlkit.exporting.signatures import describe_inputs, signature_names
 
     return strict_json(
         {
             "format": format,
             "quantize": quantize,
             "agent": agent.name,
-            "variant": variant or rlkit.agents.AGENTS[agent.name].variant_of(agent.config),
+            "variant": variant or agent.registry()[agent.name].variant_of(agent.config),
             "env_id": env_id,
             "observation_space": space_to_dict(agent.observation_space),
             "action_space": space_to_dict(agent.action_space),
@@ -144,7 +144,7 @@ def write_saved_model(agent, path: Path, meta: dict[str, Any], frozen: bool = Fa
     constants, for TFLite's converter); returns its signatures."""
     import tensorflow as tf
 
-    from rlkit.agents.export_graph import policy_module
+    from rlkit.exporting.signatures import policy_module
 
     module = policy_module(agent, meta, frozen)
     tf.saved_model.save(module, str(path), signatures=module.serving)
@@ -175,10 +175,10 @@ def export(
     UsageError for bad input and :class:`ExportCheckFailed` when the export does not act
     as the agent; either way nothing is left at ``out``.
     """
-    from rlkit.agents.export_graph import builder
+    from rlkit.exporting.signatures import builder
 
     builder(agent)  # UsageError for an agent rlkit cannot export, before anything is made
-    out = check_request(out, format, quantize)
+    out = check_destination(check_request(out, format, quantize))  # (/proc, a file above)
     env, env_id = _environment(env, env_id, env_kwargs or {})
     _same_spaces(agent, env, env_id)
     meta = strict_json({**metadata(agent, env_id, variant, format, quantize), **(extra or {})})
@@ -188,8 +188,8 @@ def export(
     tmp = make_temp_folder(f".{out.name}.", out.parent)
     try:
         if format == "tflite":
-            from rlkit.agents.export_graph import TFLITE_SIGNATURES
-            from rlkit.agents.export_tflite import convert
+            from rlkit.exporting.signatures import TFLITE_SIGNATURES
+            from rlkit.exporting.tflite import convert
 
             saved = tmp / ".saved_model"
             names = write_saved_model(agent, saved, meta, frozen=True)
@@ -278,7 +278,7 @@ def _check_batches(agent, env, given: list, count: int) -> list[tuple[str, Any]]
 
 def run_check(agent, exported: ExportedPolicy, batches: list, quantized: bool) -> list[str]:
     """Compare ``exported`` with ``agent`` on every batch; ExportCheckFailed when they
-    differ beyond :mod:`~rlkit.agents.export_check`'s rule. Returns the report's lines."""
+    differ beyond :mod:`~rlkit.exporting.check`'s rule. Returns the report's lines."""
     from gymnasium import spaces
 
     batch = check.concatenate([b for _, b in batches], agent.observation_space)
