@@ -2,7 +2,7 @@
 
 Every child process builds the same small compiled-loop program (DQN on
 ``rlkit/CartPole-v1``, seed 1: one XLA program, the same code for every seed), keeps its XLA
-code through rlkit's :func:`~rlkit.run.xla_cache.use_xla_cache` (``--raw``: through
+code through rlkit's :func:`~rlkit.run.compiled.xla_cache.use_xla_cache` (``--raw``: through
 TensorFlow's flag alone, as before rlkit checked the folder), waits at a barrier until all
 children of its wave are ready, then compiles and runs 200 vector steps (2 copies, updates
 from step 64) and prints a digest of its Q-network's weights. Whether it loaded the code or
@@ -52,12 +52,12 @@ LOADED, SAVED = "Loading cached entry for", "XlaSerializedCacheEntry saved"
 def child(folder: str, barrier: str, wave: int, delay: float, raw: bool) -> None:
     """One child: ``folder`` "-" for no cache; waits until ``wave`` files are in ``barrier``."""
     if folder != "-" and not raw:
-        from rlkit.run.xla_cache import use_xla_cache
+        from rlkit.run.compiled.xla_cache import use_xla_cache
 
         use_xla_cache(folder, ENV_ID)
     from rlkit.envs.tf import make_tf_env
     from rlkit.run import experiment
-    from rlkit.run.compiled_dqn import DQNProgram
+    from rlkit.run.compiled.dqn import DQNProgram
     from rlkit.run.plan import make_envs
 
     plan = experiment.plan("dqn", ENV_ID, steps=10**6, seed=SEED, eval_every=0,

@@ -5,7 +5,7 @@ chunks after it), ``steps`` (environment steps of all seeds), ``rss_mb`` (the pr
 resident memory), ``final_return`` (mean training return of the episodes that ended in the
 last chunk, over all seeds).
 
-- ``one``: one seed through rlkit's own :class:`~rlkit.run.compiled_dqn.DQNProgram` (today's
+- ``one``: one seed through rlkit's own :class:`~rlkit.run.compiled.dqn.DQNProgram` (today's
   program: what ``rlkit train dqn --env rlkit/CartPole-v1`` compiles), ``run_chunk`` only.
 - ``joint``: ``S`` such programs (``S`` agents, ``S`` sets of variables), their vector steps
   traced into one ``tf.while_loop`` body of one ``tf.function(jit_compile=True)``.
@@ -30,7 +30,7 @@ CHUNK = 2000  # vector steps per call: 20,000 env steps a seed, as the product's
 def build_program(seed: int, steps: int):
     """rlkit's DQN agent and its :class:`DQNProgram` for ``seed`` at PureJaxRL's settings."""
     from rlkit.run import experiment
-    from rlkit.run.compiled_dqn import DQNProgram
+    from rlkit.run.compiled.dqn import DQNProgram
     from rlkit.run.plan import make_envs
 
     plan = experiment.plan("dqn", "rlkit/CartPole-v1", steps=steps, seed=seed, num_envs=10,

@@ -25,7 +25,7 @@ import time
 
 #: Python run after TensorFlow's import and before the program is built; ``AUTOGRAPH`` puts
 #: AutoGraph back on the program's function (as before it was turned off for rlkit's own code)
-AUTOGRAPH = "import rlkit.run.compiled_program as cp; cp.needs_autograph = lambda config: True"
+AUTOGRAPH = "import rlkit.run.compiled.program as cp; cp.needs_autograph = lambda config: True"
 NO_GRAPPLER = "tf.config.optimizer.set_experimental_options({'disable_meta_optimizer': True})"
 VARIANTS = {
     "autograph": AUTOGRAPH,
@@ -34,7 +34,7 @@ VARIANTS = {
     "neither": NO_GRAPPLER,
     # XLA's code of this configuration compiled before by another seed's process (seed 0,
     # not timed): what rlkit sweep's later seeds do (use_xla_cache)
-    "cached": "from rlkit.run.compiled_choice import use_xla_cache; "
+    "cached": "from rlkit.run.compiled.choice import use_xla_cache; "
     "use_xla_cache(os.environ['CACHE'], 'rlkit/CartPole-v1')",
 }
 

@@ -51,7 +51,7 @@ DQN_SPACE = {
 #: the export builders (:mod:`rlkit.exporting.signatures`) and compiled programs
 #: (:mod:`rlkit.run`) by path, imported only when an export or a compiled run starts
 EXPORT_Q_VALUES = "rlkit.exporting.signatures:dqn_module"
-VALUE_PROGRAM = "rlkit.run.compiled_dqn:DQNProgram"
+VALUE_PROGRAM = "rlkit.run.compiled.dqn:DQNProgram"
 #: the presets Atari's and MinAtar's games take by themselves (Dopamine's gin files)
 DISTRIBUTIONAL_FAMILIES = {"MinAtar/": "minatar", "ALE/": "atari"}
 
@@ -107,7 +107,7 @@ AGENTS: dict[str, AgentSpec] = {
         },
         describe_schedules=ddpg_config.describe_schedules,
         export_builder="rlkit.exporting.signatures:ddpg_module",
-        compiled_program="rlkit.run.compiled_ddpg:DDPGProgram",
+        compiled_program="rlkit.run.compiled.ddpg:DDPGProgram",
     ),
     "sac": AgentSpec(
         name="sac",
@@ -134,7 +134,7 @@ AGENTS: dict[str, AgentSpec] = {
         ties={"critic_hidden_sizes": "actor_hidden_sizes"},
         describe_schedules=sac_config.describe_schedules,
         export_builder="rlkit.exporting.signatures:sac_module",
-        compiled_program="rlkit.run.compiled_sac:SACProgram",
+        compiled_program="rlkit.run.compiled.sac:SACProgram",
         compiled_on_minatar=True,  # (discrete SAC)
     ),
     "c51": AgentSpec(
@@ -281,7 +281,7 @@ AGENTS: dict[str, AgentSpec] = {
         ties={"value_hidden_sizes": "hidden_sizes"},
         describe_schedules=ppo_config.describe_schedules,
         export_builder="rlkit.exporting.signatures:ppo_module",
-        compiled_program="rlkit.run.compiled_ppo:PPOProgram",
+        compiled_program="rlkit.run.compiled.ppo:PPOProgram",
         compiled_on_minatar=True,  # (the shared MinAtar torso over bool boards)
         preset_families={"ALE/": "atari", "MinAtar/": "minatar"},
     ),
@@ -310,7 +310,7 @@ AGENTS: dict[str, AgentSpec] = {
         ties={"value_hidden_sizes": "hidden_sizes"},
         describe_schedules=ppo_config.describe_schedules,
         export_builder="rlkit.exporting.signatures:ppo_module",
-        compiled_program="rlkit.run.compiled_ppo:PPOProgram",
+        compiled_program="rlkit.run.compiled.ppo:PPOProgram",
         compiled_on_minatar=True,  # (PPO's program)
     ),
 }

@@ -27,7 +27,7 @@ class AgentSpec:
     export_builder: ``"module:function"`` building its export's signatures
         (:mod:`rlkit.exporting.signatures`); ``""``: it cannot be exported.
     compiled_program: ``"module:Class"`` of the compiled loop's program that runs it
-        (a :class:`~rlkit.run.compiled_program.CompiledProgram`); ``""``: the Python loop only.
+        (a :class:`~rlkit.run.compiled.program.CompiledProgram`); ``""``: the Python loop only.
     compiled_on_minatar: the compiled loop runs it on MinAtar's TensorFlow games too.
     preset_families: env id prefix -> the preset every environment of that family takes
         by itself (``{"ALE/": "dqn3"}``).

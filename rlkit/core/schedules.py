@@ -1,6 +1,6 @@
 """Schedules: DQN3.0's linear annealing (epsilon, learning rate) and periodic events.
 
-Each schedule the compiled loop (:mod:`rlkit.run.compiled_program`) reads in its XLA program
+Each schedule the compiled loop (:mod:`rlkit.run.compiled.program`) reads in its XLA program
 has its graph twin here, beside it, tied by ``tests/unit/core/test_schedule_twins.py``:
 
 =====================  ========================  ==============================================

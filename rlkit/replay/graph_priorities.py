@@ -1,6 +1,6 @@
 """Proportional prioritized sampling held in ``tf.Variable``\\ s: used inside a compiled program.
 
-What the compiled training loop (:mod:`rlkit.run.compiled_program`) samples by when a config asks
+What the compiled training loop (:mod:`rlkit.run.compiled.program`) samples by when a config asks
 for prioritized replay: the numpy :class:`~rlkit.replay.sum_tree.SumTree` and
 :class:`~rlkit.replay.prioritized.PrioritizedSampler` written in TensorFlow ops, rule for rule:
 

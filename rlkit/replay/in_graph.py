@@ -1,6 +1,6 @@
 """A replay memory held in ``tf.Variable``\\ s: written and sampled inside a compiled program.
 
-What the compiled training loop (:mod:`rlkit.run.compiled_program`) stores its experience in:
+What the compiled training loop (:mod:`rlkit.run.compiled.program`) stores its experience in:
 a ring of ``capacity`` transitions ``(obs, action, reward, next_obs, terminated)``, each
 with its own ``next_obs`` (the observation the step led to, before any autoreset), so that
 any slot is a whole transition and sampling needs no episode bookkeeping. ``add`` writes

@@ -34,7 +34,7 @@ from rlkit.run.checkpoint_blocks import (
     split_large,
 )
 from rlkit.run.folder import RunFolder
-from rlkit.run.migrate import RUN_FORMAT, migrate
+from rlkit.run.migrate import RUN_FORMAT, load_pickle, migrate
 
 MODEL_DIR = "model"
 STATE_FILE = "state.json"
@@ -306,7 +306,7 @@ def load_checkpoint(path: Path) -> tuple[Agent, dict[str, Any], Any]:
         agent.load_state(unflatten_state(arrays, state))
         env = None
         if (path / ENV_FILE).is_file():
-            env = pickle.loads((path / ENV_FILE).read_bytes())
+            env = load_pickle((path / ENV_FILE).read_bytes())  # (moved classes too)
             if isinstance(env, _VectorEnvState):
                 env = env.rebuild()
             if not state_survives_pickling(env):  # written by an older rlkit: unusable

@@ -101,15 +101,15 @@ def start(
     """Create the run folder (``out/<variant>-<env>-<seed>-<time>``, the variant as
     :func:`~rlkit.run.plan.variant_name` names it, e.g. ``td3`` for DDPG with ``td3 =
     true``; or exactly ``run_dir``, which must not hold anything yet), the agent, its
-    :class:`~rlkit.run.life.Run` (``config.toml`` written) and its
+    :class:`~rlkit.run.run.Run` (``config.toml`` written) and its
     :class:`~rlkit.run.loop.Trainer` with ``hooks`` after the built-in ones (as
     ``Trainer(hooks=...)``). Returns the trainer (``trainer.folder`` is the run folder).
 
-    ``loop``: ``"auto"`` takes the compiled loop (:mod:`rlkit.run.compiled_loop`) where it
+    ``loop``: ``"auto"`` takes the compiled loop (:mod:`rlkit.run.compiled.trainer`) where it
     can run (DQN and DDPG on rlkit's TensorFlow environments), ``"compiled"`` insists on it
     (a UsageError saying why not), ``"python"`` keeps the usual loop; ``trainer.loop_note``
     is the line saying which (None for a run only the Python loop could take)."""
-    from rlkit.run.compiled_choice import choose_loop
+    from rlkit.run.compiled.choice import choose_loop
 
     hooks = check_hooks(hooks)
     settings, spec, config = run_plan.settings, run_plan.spec, run_plan.agent_config
@@ -130,7 +130,7 @@ def start(
     run = None
     try:
         from rlkit.core.quiet import import_tensorflow_quietly
-        from rlkit.run.life import Run
+        from rlkit.run.run import Run
 
         import_tensorflow_quietly()
         agent = spec.load_class().from_env(env, seed=settings.seed, config=config)
@@ -197,7 +197,7 @@ def _trainer(agent, env, eval_env, settings: RunConfig, run, hooks: Iterable[Hoo
 
 def _compiled_trainer(agent, env, eval_env, settings: RunConfig, run, hooks: Iterable[Hook]):
     """The compiled loop's trainer (the vector env only gave the agent its spaces)."""
-    from rlkit.run.compiled_loop import CompiledTrainer
+    from rlkit.run.compiled.trainer import CompiledTrainer
 
     env.close()
     return CompiledTrainer(
@@ -221,7 +221,7 @@ def drive(
     from rlkit.core.errors import EnvironmentFailed
     from rlkit.run.checkpoint import CheckpointWriteError
     from rlkit.run.hooks.base import CallbackHook
-    from rlkit.run.life import TrainingDiverged
+    from rlkit.run.run import TrainingDiverged
     from rlkit.run.signals import stop_on_signals
 
     run_dir, folder = trainer.run_dir, trainer.folder
@@ -277,7 +277,7 @@ def finish(trainer, settings: RunConfig) -> RunResult:
     from rlkit.agents.base import load
     from rlkit.envs.make import make_env
     from rlkit.run.evaluation import episodes_phrase, evaluate
-    from rlkit.run.hooks.evaluation import EvaluationHook
+    from rlkit.run.hooks.evaluation_hook import EvaluationHook
 
     agent, history, folder = trainer.agent, trainer.history, trainer.folder
     run_dir = folder.path

@@ -5,16 +5,14 @@ it steps the environment(s) and the agent, keeps the episode bookkeeping (the on
 of it), and hands what happened to its hooks (:mod:`rlkit.run.hooks`) through a narrow
 :class:`~rlkit.run.hooks.LoopContext`: metrics, evaluation with the best model, and any
 hook of the user's. A run folder's life (its lock, ``config.toml``, the metrics files,
-checkpoints and their cadence, resume) is a :class:`~rlkit.run.life.Run`'s: the Trainer
+checkpoints and their cadence, resume) is a :class:`~rlkit.run.run.Run`'s: the Trainer
 makes one from ``run_dir``, or is given one (``run=``, as ``rlkit resume`` does).
 """
 
 from __future__ import annotations
 
 import math
-import threading
-import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -23,25 +21,17 @@ import numpy as np
 from rlkit.core import seeding, structure
 from rlkit.core.errors import UsageError
 from rlkit.run.folder import RunFolder
-from rlkit.run.hooks.base import (
-    Callback,
-    CallbackHook,
-    Hook,
-    LoopContext,
-    check_callbacks,
-    check_hooks,
-)
-from rlkit.run.hooks.evaluation import EvaluationHook
-from rlkit.run.hooks.metrics import MetricsHook
-from rlkit.run.life import Restored, Run, TrainingDiverged
-from rlkit.run.metrics import MetricsLogger
+from rlkit.run.hooks.base import Callback, CallbackHook, Hook, check_callbacks, check_hooks
+from rlkit.run.hooks.evaluation_hook import EvaluationHook
+from rlkit.run.run import Restored, Run, TrainingDiverged
 from rlkit.run.state import LoopState, TrainHistory
 from rlkit.run.streams import CHECK_EVERY, Streams
+from rlkit.run.trainer_base import TrainerBase
 
 __all__ = ["LoopState", "TrainHistory", "Trainer", "TrainingDiverged", "train"]
 
 
-class Trainer:
+class Trainer(TrainerBase):
     """Runs an agent in an environment and calls hooks around each step.
 
     Args:
@@ -50,7 +40,7 @@ class Trainer:
             ``vector_envs``).
         seed: seeds the first ``env.reset`` and the action space (default: the agent's).
         run_dir: the run folder (:class:`~rlkit.run.folder.RunFolder`) for ``metrics.csv``,
-            TensorBoard, ``checkpoints/`` and ``best/`` (a :class:`~rlkit.run.life.Run` is
+            TensorBoard, ``checkpoints/`` and ``best/`` (a :class:`~rlkit.run.run.Run` is
             made for it); None keeps everything in memory.
         eval_env: environment for greedy evaluation every ``eval_every`` steps
             (``eval_episodes`` episodes each); the best model is saved to ``best/``.
@@ -59,9 +49,9 @@ class Trainer:
             :class:`~rlkit.run.hooks.CallbackHook`); returning False stops training.
         hooks: more :class:`~rlkit.run.hooks.Hook` objects, called after the built-in ones
             (metrics, evaluation, checkpoints) and before the callbacks.
-        run: the :class:`~rlkit.run.life.Run` to train in, instead of ``run_dir`` (its own
+        run: the :class:`~rlkit.run.run.Run` to train in, instead of ``run_dir`` (its own
             ``tensorboard``, ``checkpoint_every`` and ``keep_checkpoints`` apply); a
-            restored one (:meth:`~rlkit.run.life.Run.restore`) says where the loop starts.
+            restored one (:meth:`~rlkit.run.run.Run.restore`) says where the loop starts.
     """
 
     def __init__(
@@ -80,45 +70,28 @@ class Trainer:
         hooks: Iterable[Hook] = (),
         run: Run | None = None,
     ) -> None:
-        if eval_every and eval_env is None:
-            raise ValueError("eval_every needs an eval_env")
         if run is not None and run_dir is not None:
             raise ValueError("give a Trainer a run_dir or a run, not both")
+        if eval_every and eval_env is None:
+            raise ValueError("eval_every needs an eval_env")
         hooks, callbacks = check_hooks(hooks), check_callbacks(callbacks)  # before a folder
-        if run is None and run_dir is not None:
-            run = Run(run_dir, tensorboard, checkpoint_every, keep_checkpoints)
-        self.owner = run
-        self.agent = agent
-        self.env = env
-        self.seed = agent.seed if seed is None else int(seed)
-        restored = None if run is None else run.restored
-        self.state = LoopState() if restored is None else restored.state
-        self.history = TrainHistory() if restored is None else restored.history
-        self.logger = MetricsLogger(None) if run is None else run.logger
-        self.hooks: list[Hook] = [MetricsHook()]
-        if eval_every:
-            keep_best = None if run is None else run.keep_best
-            self.hooks.append(EvaluationHook(eval_env, eval_every, eval_episodes, keep_best))
-        if run is not None:
-            self.hooks.append(run.checkpointer)
-        self.hooks.extend(hooks)
-        self.hooks.extend(CallbackHook(cb) for cb in callbacks)
-        self._active = self.hooks  # and a session's own hooks while run() runs
-        self.obs = None  # the observation(s) the agent acts on next
-        self._stop = threading.Event()
         # one environment is one stream of experience, a gymnasium VectorEnv N (batched)
         self.streams = Streams(env)
         self.num_envs = self.streams.count if self.streams.vector else 0
         if self.streams.vector and not agent.vector_envs:
             raise UsageError(f"{agent.name} cannot train on vector environments")
-        self.context = LoopContext(self)
+        if run is None and run_dir is not None:
+            run = Run(run_dir, tensorboard, checkpoint_every, keep_checkpoints)
+        super().__init__(
+            agent, env, agent.seed if seed is None else int(seed), run, eval_env, eval_every,
+            eval_episodes, [*hooks, *(CallbackHook(cb) for cb in callbacks)],
+        )  # fmt: skip
+        restored = None if run is None else run.restored
         if restored is None:
             self.state.episode_return = [0.0] * self.streams.count
             self.state.episode_length = [0] * self.streams.count
         else:
             self._go_on(restored)
-        if run is not None:
-            run.attach(self)
 
     def _go_on(self, restored: Restored) -> None:
         """Start where a restored checkpoint left off: its observation in its env, or (an
@@ -133,39 +106,6 @@ class Trainer:
         else:
             restart = seeding.restart_seed(self.seed, self.step)
             self.start_episodes(self.streams.reset(restart))
-
-    @property
-    def step(self) -> int:
-        """Environment steps taken: the agent's ``num_steps`` (vector envs count each)."""
-        return self.agent.num_steps
-
-    @property
-    def folder(self) -> RunFolder | None:
-        """The run folder (None without a run)."""
-        return None if self.owner is None else self.owner.folder
-
-    @property
-    def run_dir(self) -> Path | None:
-        return None if self.owner is None else self.owner.folder.path
-
-    @property
-    def resumed_from(self) -> Path | None:
-        """The checkpoint folder the run was restored from (None unless resumed)."""
-        return None if self.owner is None else self.owner.resumed_from
-
-    @property
-    def skipped_checkpoints(self) -> list[str]:
-        """Newer checkpoints that did not load on resume (set aside), one line each."""
-        return [] if self.owner is None else self.owner.skipped_checkpoints
-
-    # -- control -----------------------------------------------------------------------------
-    def request_stop(self) -> None:
-        """Ask the loop to stop after the current step (safe from a signal handler)."""
-        self._stop.set()
-
-    def stop_requested(self) -> bool:
-        """Has a stop been asked for (an evaluation in progress abandons itself)?"""
-        return self._stop.is_set()
 
     def run(
         self, total_steps: int, max_episodes: int | None = None, hooks: Iterable[Hook] = ()
@@ -182,10 +122,30 @@ class Trainer:
             raise ValueError(f"max_episodes must be > 0, got {max_episodes}")
         hooks = check_hooks(hooks)
         if self.owner is not None:
-            self.owner.begin(total_steps, max_episodes)
+            self.owner.begin(self._settings(total_steps, max_episodes), self.agent.config)
         if self.obs is None:
             self.start_episodes(self.streams.reset(self.seed))
-        return run_session(self, total_steps, max_episodes, hooks, self._step)
+        return self.run_session(total_steps, max_episodes, hooks, self._step)
+
+    def _settings(self, total_steps: int, max_episodes: int | None) -> Any:
+        """This session as a ``config.toml``'s run settings (for a folder a user's Trainer
+        made); None for an agent or environment rlkit cannot rebuild by name."""
+        import gymnasium as gym
+
+        from rlkit.agents.registry import AGENTS
+        from rlkit.config.run import RunConfig
+
+        env = self.env.envs[0] if isinstance(self.env, gym.vector.SyncVectorEnv) else self.env
+        if env.spec is None or self.agent.name not in AGENTS or self.owner is None:
+            return None
+        evaluation = next((h for h in self.hooks if isinstance(h, EvaluationHook)), None)
+        return RunConfig(
+            agent=self.agent.name, env=env.spec.id, steps=total_steps, seed=self.seed,
+            num_envs=max(1, self.num_envs), episodes=max_episodes or 0,
+            eval_every=evaluation.every if evaluation else 0,
+            eval_episodes=evaluation.episodes if evaluation else 10,
+            checkpoint_every=self.owner.checkpointer.every,
+        )  # fmt: skip
 
     # -- one step ----------------------------------------------------------------------------
     def start_episodes(self, obs) -> None:
@@ -214,7 +174,7 @@ class Trainer:
         for i in step.ended:
             if not math.isfinite(state.episode_return[i]):  # a NaN reward since the check
                 self.streams.check_finite(self.step)
-            self._record_episode(state.episode_return[i], state.episode_length[i], info)
+            self.record_episode(state.episode_return[i], state.episode_length[i], info)
             self._record_game(step.infos[i])
             state.episode_return[i], state.episode_length[i] = 0.0, 0
         self.obs = step.obs
@@ -225,104 +185,13 @@ class Trainer:
             if not all(math.isfinite(v) for v in metrics.values()):
                 # a NaN the environment gave is named as the environment's, not a divergence
                 self.streams.check_finite(self.step)
-            record_update(self, metrics, info)
-
-    def _record_episode(self, ret: float, length: int, info: dict[str, Any]) -> None:
-        self.state.episodes += 1
-        self.history.episode_returns.append(ret)
-        self.history.episode_lengths.append(length)
-        self.history.episode_end_steps.append(self.step)
-        info["episode_return"], info["episode_length"] = ret, length
-        for hook in self._active:
-            hook.on_episode(self.context, ret, length)
+            self.record_update(metrics, info)
 
     def _record_game(self, env_info: dict[str, Any]) -> None:
         """A whole game ended, when the env reports one (Atari in training, where a lost
         life ends the episode: :class:`rlkit.envs.atari.LifeLossTerminal`)."""
         if "game_return" in env_info:
-            ret, length = float(env_info["game_return"]), int(env_info["game_length"])
-            for hook in self._active:
-                hook.on_game(self.context, ret, length)
-
-    # -- the run's ---------------------------------------------------------------------------
-    def env_to_save(self):
-        """What a checkpoint keeps of the training environment: the env itself."""
-        return self.env
-
-    def checkpoint(self) -> Path:
-        """Write a full checkpoint now (:meth:`rlkit.run.life.Run.checkpoint`); its folder."""
-        if self.owner is None:
-            raise ValueError("checkpoints need a run_dir")
-        return self.owner.checkpoint()
-
-    def close(self) -> None:
-        """Close the metrics files and let go of the run folder (if this process held it)."""
-        if self.owner is None:
-            self.logger.close()
-        else:
-            self.owner.close()
-
-
-def record_update(
-    loop: Any, metrics: dict[str, float], info: dict[str, Any], when: str = "at"
-) -> None:
-    """An update's (or a chunk's mean) ``metrics`` into the history, ``info`` and the hooks'
-    ``on_update``; TrainingDiverged when one is not finite (``when``: "at" a step, or "by"
-    it for a chunk)."""
-    bad = [k for k, v in metrics.items() if not math.isfinite(v)]
-    if bad:
-        raise TrainingDiverged(
-            f"{bad[0]} became {metrics[bad[0]]} {when} step {loop.step}; "
-            "try a lower learning_rate or a gradient clip (max_grad_norm)"
-        )
-    loop.history.updates.append((loop.step, metrics))
-    info["metrics"] = metrics
-    for hook in loop._active:
-        hook.on_update(loop.context, metrics)
-
-
-def run_session(
-    loop: Any,
-    total_steps: int,
-    max_episodes: int | None,
-    hooks: Iterable[Hook],
-    advance: Callable[[], dict[str, Any]],
-) -> TrainHistory:
-    """What a session of either loop (this Trainer's, the compiled loop's) does around its
-    steps: the hooks' ``on_start``; ``advance()`` (one step, or one chunk, returning its
-    ``info``) until the agent's step count reaches ``total_steps``, ``max_episodes``
-    episodes ended or a stop is requested (``history.interrupted``), each followed by the
-    hooks' ``on_step`` (False stops); then ``on_end``. ``hooks``: this session's own, after
-    the loop's. The history's step counts and times are kept as it goes."""
-    agent, state, history, context = loop.agent, loop.state, loop.history, loop.context
-    loop._active = [*loop.hooks, *hooks]
-    start, start_step = time.perf_counter(), agent.num_steps
-    try:
-        for hook in loop._active:
-            hook.on_start(context)
-        try:
-            while agent.num_steps < total_steps:
-                if loop.stop_requested():
-                    history.interrupted = True
-                    break
-                if max_episodes is not None and state.episodes >= max_episodes:
-                    break
-                before = agent.num_steps
-                info = advance()
-                history.steps = agent.num_steps
-                history.seconds = time.perf_counter() - start
-                history.steps_this_session = agent.num_steps - start_step
-                if any(hook.on_step(context, before, info) is False for hook in loop._active):
-                    break
-        finally:
-            history.steps = agent.num_steps
-            history.seconds = time.perf_counter() - start
-            history.steps_this_session = agent.num_steps - start_step
-        for hook in loop._active:
-            hook.on_end(context)
-    finally:
-        loop._active = loop.hooks
-    return history
+            self.record_game(float(env_info["game_return"]), int(env_info["game_length"]))
 
 
 def train(

@@ -18,12 +18,33 @@ Formats (``state["format"]``; absent before format 2):
    evaluation hook's counters (``evaluations``, ``best_eval``, ``best_step``,
    ``eval_pending`` as ``pending``) leave the loop state for ``hooks.EvaluationHook``,
    and ``metrics_rows`` for the run's own ``loop.run``.
+
+A checkpoint's pickled environment (``env.pkl``) names its class by module: classes that
+moved keep loading under their old names through :func:`load_pickle` (:data:`MOVED`).
 """
 
 from __future__ import annotations
 
 import copy
+import io
+import pickle
 from typing import Any
+
+#: (module, class) an older rlkit pickled -> where it lives now (issue 51's rooms)
+MOVED = {
+    ("rlkit.run.compiled_choice", "ProgramState"): ("rlkit.run.compiled.choice", "ProgramState"),
+}
+
+
+class _MovedClasses(pickle.Unpickler):
+    def find_class(self, module: str, name: str) -> Any:
+        return super().find_class(*MOVED.get((module, name), (module, name)))
+
+
+def load_pickle(data: bytes) -> Any:
+    """``pickle.loads(data)``, with the classes of :data:`MOVED` found at their new place."""
+    return _MovedClasses(io.BytesIO(data)).load()
+
 
 #: the format :func:`migrate` returns and new checkpoints are written in
 RUN_FORMAT = 3

@@ -20,11 +20,11 @@ from rlkit.run.checkpoint import (
     checkpoints_newest_first,
     read_checkpoint_summary,
 )
-from rlkit.run.compiled_choice import ProgramState
+from rlkit.run.compiled.choice import ProgramState
 from rlkit.run.folder import CONFIG_FILE, RunFolder
 from rlkit.run.hooks.base import Hook
-from rlkit.run.life import Run
 from rlkit.run.loop import Trainer
+from rlkit.run.run import Run
 
 
 def resume_run(
@@ -233,7 +233,7 @@ def _restore(
         if kwargs.get("eval_every") and kwargs.get("eval_env") is None:
             kwargs["eval_env"] = env_factory()
         if isinstance(restored.env, ProgramState):  # a run of the compiled loop
-            from rlkit.run.compiled_loop import CompiledTrainer
+            from rlkit.run.compiled.trainer import CompiledTrainer
 
             return CompiledTrainer.restored(restored.agent, restored.env, run, **kwargs)
         env = restored.env if restored.env is not None else (train_env_factory or env_factory)()

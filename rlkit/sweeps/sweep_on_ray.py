@@ -54,7 +54,7 @@ def import_ray():
 
 def run_trial(tune_config: dict[str, Any], spec: SweepSpec, out: str) -> None:
     """Tune's function trainable: one rlkit run, started fresh or resumed exactly (compiled
-    XLA code kept in ``OUT/xla-cache``: :func:`~rlkit.run.xla_cache.use_xla_cache`);
+    XLA code kept in ``OUT/xla-cache``: :func:`~rlkit.run.compiled.xla_cache.use_xla_cache`);
     ``tune_config["trial"]`` is one of :meth:`SweepSpec.trials`."""
     config = tune_config["trial"]
     threads = max(1, int(spec.cpus_per_trial))
@@ -63,7 +63,8 @@ def run_trial(tune_config: dict[str, Any], spec: SweepSpec, out: str) -> None:
     from ray import tune
 
     from rlkit.core.quiet import import_tensorflow_quietly
-    from rlkit.run import experiment, xla_cache
+    from rlkit.run import experiment
+    from rlkit.run.compiled import xla_cache
 
     xla_cache.use_xla_cache(Path(out) / xla_cache.XLA_CACHE, spec.train.get("env"))
 

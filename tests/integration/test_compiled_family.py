@@ -13,7 +13,7 @@ SMALL = {"hidden_sizes": [16], "batch_size": 8, "buffer_size": 200, "learning_st
 
 def _trainer(agent, tmp_path, **overrides):
     from rlkit.run import experiment
-    from rlkit.run.compiled_loop import CompiledTrainer
+    from rlkit.run.compiled.trainer import CompiledTrainer
 
     plan = experiment.plan(agent, CARTPOLE, steps=400, seed=1, num_envs=2, eval_every=0,
                            checkpoint_every=0, overrides={**SMALL, **overrides})  # fmt: skip
@@ -116,7 +116,7 @@ def test_rainbow_with_noisy_networks_draws_noise_each_step_and_resumes_exactly(t
 @pytest.mark.slow
 def test_td3_with_prioritized_n_step_replay_runs_its_program_and_resumes_exactly(tmp_path):
     from rlkit.run import experiment
-    from rlkit.run.compiled_loop import CompiledTrainer
+    from rlkit.run.compiled.trainer import CompiledTrainer
 
     overrides = {"td3": True, "prioritized": True, "n_step": 3, "gradient_steps": 2,
                  "batch_size": 16, "buffer_size": 300, "learning_starts": 64,
@@ -160,7 +160,7 @@ def test_sac_runs_its_program_and_resumes_exactly(tmp_path, env_id, overrides):
     acting twin, tied by tests/unit/agents/test_sac_twins.py, and runs in
     tests/unit/agents/test_sac_discrete.py's rlkit/CartPole-v1 case)."""
     from rlkit.run import experiment
-    from rlkit.run.compiled_loop import CompiledTrainer
+    from rlkit.run.compiled.trainer import CompiledTrainer
 
     settings = {"batch_size": 16, "buffer_size": 300, "learning_starts": 64, "train_freq": 4,
                 "gradient_steps": 2, "actor_hidden_sizes": [16], "critic_hidden_sizes": [16],
@@ -192,7 +192,7 @@ def test_sac_runs_its_program_and_resumes_exactly(tmp_path, env_id, overrides):
 def test_discrete_sac_runs_its_program(tmp_path):
     """Discrete SAC's program on rlkit/CartPole-v1: it acts, learns and moves alpha."""
     from rlkit.run import experiment
-    from rlkit.run.compiled_loop import CompiledTrainer
+    from rlkit.run.compiled.trainer import CompiledTrainer
 
     settings = {"batch_size": 16, "buffer_size": 300, "learning_starts": 64, "train_freq": 4,
                 "gradient_steps": 2, "actor_hidden_sizes": [16], "critic_hidden_sizes": [16],

@@ -14,7 +14,7 @@ from rlkit.agents.ddpg.config import DDPGConfig
 from rlkit.agents.dqn.config import DQNConfig
 from rlkit.cli.main import main
 from rlkit.replay.in_graph import GraphReplay
-from rlkit.run.compiled_choice import choose_loop
+from rlkit.run.compiled.choice import choose_loop
 
 
 def test_replay_ring_wraps_and_keeps_whole_transitions():
@@ -59,7 +59,7 @@ def test_replay_state_round_trips_and_refuses_another_shape():
 
 
 def test_autograph_only_for_code_of_ones_own_in_the_config():
-    from rlkit.run.compiled_program import needs_autograph
+    from rlkit.run.compiled.program import needs_autograph
 
     assert not needs_autograph(DQNConfig(hidden_sizes=(120, 84), loss="mse"))
     assert not needs_autograph(DDPGConfig(td3=True))
@@ -138,7 +138,7 @@ def _weights(agent):
 @pytest.mark.slow
 def test_a_resumed_run_equals_an_uninterrupted_one(tmp_path):
     from rlkit.run import experiment
-    from rlkit.run.compiled_loop import CompiledTrainer
+    from rlkit.run.compiled.trainer import CompiledTrainer
 
     straight = experiment.start(_plan(600, 0), tmp_path / "a", tensorboard=False)
     assert isinstance(straight, CompiledTrainer)
@@ -175,7 +175,7 @@ def test_a_resumed_run_equals_an_uninterrupted_one(tmp_path):
 @pytest.mark.slow
 def test_ddpg_trains_in_the_compiled_loop_and_resumes_exactly(tmp_path):
     from rlkit.run import experiment
-    from rlkit.run.compiled_ddpg import DDPGProgram
+    from rlkit.run.compiled.ddpg import DDPGProgram
 
     keys = {"actor_hidden_sizes": [16], "critic_hidden_sizes": [16], "batch_size": 16,
             "buffer_size": 300, "learning_starts": 100, "train_freq": 2, "gradient_steps": 2,
@@ -211,12 +211,13 @@ def test_ddpg_trains_in_the_compiled_loop_and_resumes_exactly(tmp_path):
 CACHE_CHILD = """
 import json, sys
 from rlkit.envs.tf import make_tf_env
-from rlkit.run import compiled_choice, experiment
+from rlkit.run import experiment
+from rlkit.run.compiled import choice as compiled_choice
 from rlkit.run.plan import make_envs
 agent_name, env_id, seed, folder, overrides = sys.argv[1:]
 compiled_choice.use_xla_cache(folder, env_id)
-from rlkit.run.compiled_ddpg import DDPGProgram
-from rlkit.run.compiled_dqn import DQNProgram
+from rlkit.run.compiled.ddpg import DDPGProgram
+from rlkit.run.compiled.dqn import DQNProgram
 plan = experiment.plan(agent_name, env_id, steps=100, seed=int(seed), eval_every=0,
                        checkpoint_every=0, preset="none", overrides=json.loads(overrides))
 env = make_envs(plan.settings, plan.spec)
@@ -263,7 +264,7 @@ def test_every_seed_of_a_configuration_compiles_to_the_same_xla_code(
 
 
 def test_a_sweeps_trials_keep_their_xla_code_in_one_folder(tmp_path, monkeypatch):
-    from rlkit.run.compiled_choice import CACHE_FLAG, use_xla_cache
+    from rlkit.run.compiled.choice import CACHE_FLAG, use_xla_cache
 
     monkeypatch.setenv("TF_XLA_FLAGS", "--tf_xla_min_cluster_size=4")
     assert use_xla_cache(tmp_path, "CartPole-v1") is None  # gymnasium's: nothing
@@ -302,7 +303,7 @@ def test_a_sweeps_seeds_share_one_compile_and_each_equals_rlkit_train(capsys, tm
 
 def test_a_chunk_lasts_about_a_second_at_the_speed_of_the_last_one(tmp_path):
     from rlkit.run import experiment
-    from rlkit.run.compiled_loop import CHUNK_SECONDS, FIRST_CHUNK
+    from rlkit.run.compiled.trainer import CHUNK_SECONDS, FIRST_CHUNK
 
     trainer = experiment.start(_plan(100_000, 0), tmp_path, tensorboard=False)
     try:

@@ -10,7 +10,7 @@ from rlkit.agents.dqn.config import DQNConfig
 from rlkit.agents.dqn.distributional_config import RainbowConfig
 from rlkit.cli.main import main
 from rlkit.replay.in_graph import GraphReplay
-from rlkit.run.compiled_choice import choose_loop
+from rlkit.run.compiled.choice import choose_loop
 
 BREAKOUT = "rlkit/MinAtar-Breakout-v0"
 
@@ -69,7 +69,7 @@ def _straight_and_resumed(tmp_path, agent="dqn", overrides=SMALL):
     """The same 500-step run whole (chunks of 40) and stopped at 200 then resumed; asserts
     they end equal (every program variable, the weights, metrics.csv) and returns both."""
     from rlkit.run import experiment
-    from rlkit.run.compiled_loop import CompiledTrainer
+    from rlkit.run.compiled.trainer import CompiledTrainer
 
     straight = experiment.start(_plan(0, agent, overrides), tmp_path / "a", tensorboard=False)
     assert isinstance(straight, CompiledTrainer)

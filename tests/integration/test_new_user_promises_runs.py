@@ -133,7 +133,7 @@ class StopWhileEvaluating(gym.Wrapper):
 @pytest.mark.slow  # three small runs: ~20 s
 def test_12_ctrl_c_during_an_evaluation_stops_it_and_the_resume_is_exact(tmp_path):
     from rlkit.run import experiment
-    from rlkit.run.hooks.evaluation import EvaluationHook
+    from rlkit.run.hooks.evaluation_hook import EvaluationHook
 
     whole = experiment.run(small_plan(), tmp_path / "whole", handle_signals=False)
     assert whole.status == experiment.FINISHED

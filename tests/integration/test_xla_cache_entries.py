@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import tensorflow as tf
 
-from rlkit.run.xla_cache import damage, host_cpu
+from rlkit.run.compiled.xla_cache import damage, host_cpu
 
 #: TensorFlow's writer and reader of the cache (a header: the template's code is in it)
 PERSISTOR = Path(
@@ -36,11 +36,11 @@ def test_tensorflow_writes_an_entry_to_a_temporary_file_and_renames_it_into_plac
 #: a child that compiles a small program of seed 0 with rlkit's cache in a folder
 CHILD = """
 import json, sys
-from rlkit.run.xla_cache import use_xla_cache
+from rlkit.run.compiled.xla_cache import use_xla_cache
 use_xla_cache(sys.argv[1], "rlkit/CartPole-v1")
 from rlkit.envs.tf import make_tf_env
 from rlkit.run import experiment
-from rlkit.run.compiled_dqn import DQNProgram
+from rlkit.run.compiled.dqn import DQNProgram
 from rlkit.run.plan import make_envs
 plan = experiment.plan("dqn", "rlkit/CartPole-v1", steps=100, seed=0, eval_every=0,
                        checkpoint_every=0, preset="none",

@@ -7,7 +7,7 @@ and, when exploring, adds noise (:mod:`rlkit.learn.noise`, a fraction of the hal
 actions are uniform in the bounds instead. The noise process restarts when an episode ends.
 
 Its in-graph twin, :func:`graph_noisy_action` (the compiled loop's acting,
-:mod:`rlkit.run.compiled_ddpg`; Gaussian noise only), takes the same actions from the same
+:mod:`rlkit.run.compiled.ddpg`; Gaussian noise only), takes the same actions from the same
 random numbers to float32's rounding (``tests/unit/agents/test_exploration_twins.py``); its
 numbers are stateless draws (:func:`graph_exploration_draws`), not the generators'.
 """

@@ -285,7 +285,7 @@ class DDPGLearner(Learner):
 
     def critic_step(self, obs, actions, rewards, next_obs, pcont, weights, smoothing):
         """One critic update on one minibatch, for use inside a traced graph (the update
-        block's body and the compiled loop's, ``rlkit/run/compiled_ddpg.py``).
+        block's body and the compiled loop's, ``rlkit/run/compiled/ddpg.py``).
 
         ``obs [B, obs_dim]``, ``actions [B, act_dim]``, ``rewards``/``pcont``/``weights [B]``,
         ``smoothing [B, act_dim]`` (TD3's target-action noise, zeros without it). Returns the

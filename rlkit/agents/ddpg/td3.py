@@ -4,7 +4,7 @@ every ``policy_delay`` critic updates. DDPG is the same learner with one critic,
 smoothing and a delay of 1: there is no TD3 branch, only these numbers.
 
 Both loops read them here: the Python loop's learner (:mod:`rlkit.agents.ddpg.learner`) and
-the compiled loop's (:mod:`rlkit.run.compiled_ddpg`) place the actor steps by
+the compiled loop's (:mod:`rlkit.run.compiled.ddpg`) place the actor steps by
 :meth:`LearnerTerms.actor_due` and count them by :meth:`LearnerTerms.actor_updates`; the
 smoothing noise has a twin in the graph, :meth:`LearnerTerms.graph_smoothing_noise`, equal to
 :meth:`LearnerTerms.smoothing_noise` on the same normals to float32's rounding

@@ -8,7 +8,7 @@ fixed ``eval_epsilon`` drawing from a generator of its own, so that evaluating n
 changes what training draws. Actions are ``action_start + [0, num_actions)``.
 
 Its in-graph twin, :func:`graph_epsilon_greedy` (the compiled loop's acting,
-:mod:`rlkit.run.compiled_dqn`), makes the same decisions from the same random numbers
+:mod:`rlkit.run.compiled.dqn`), makes the same decisions from the same random numbers
 (``tests/unit/agents/test_epsilon_greedy_twins.py``); its numbers are stateless draws
 (:func:`graph_epsilon_draws`), not the generator's.
 """

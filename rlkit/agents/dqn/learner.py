@@ -281,7 +281,7 @@ class DQNLearner(Learner):
 
     def update_step(self, obs, actions, rewards, next_obs, pcont, weights, next_q_target=None):
         """One gradient update on one minibatch, for use inside a traced graph: the update
-        block's body, and the compiled training loop's (``rlkit/run/compiled_dqn.py``).
+        block's body, and the compiled training loop's (``rlkit/run/compiled/dqn.py``).
 
         Tensors ``obs [B, ...]``, ``actions [B]`` int, ``rewards [B]``, ``next_obs [B, ...]``,
         ``pcont [B]`` (discount times not-terminal), ``weights [B]`` (importance weights;

@@ -6,7 +6,7 @@ multiple of ``target_update`` (:func:`rlkit.core.schedules.crossed`: a vector st
 an update ran since). With Polyak averaging (``target_tau > 0``) there is no hard copy.
 
 =============================================  ================================================
-original (:mod:`rlkit.agents.dqn.learner`)       in-graph twin (:mod:`rlkit.run.compiled_dqn`)
+original (:mod:`rlkit.agents.dqn.learner`)       in-graph twin (:mod:`rlkit.run.compiled.dqn`)
 =============================================  ================================================
 :func:`target_copy_due`                        :func:`graph_target_copy_due`
 =============================================  ================================================

@@ -75,7 +75,7 @@ class SACActing(Acting):
         return actions if rows is not None else actions[0]
 
 
-# -- the in-graph twin (the compiled loop's acting, rlkit.run.compiled_sac) -------------------
+# -- the in-graph twin (the compiled loop's acting, rlkit.run.compiled.sac) -------------------
 def graph_sac_action(
     out: tf.Tensor, step: tf.Tensor, seed: tf.Tensor, bounds: ActionBounds, config: Any
 ) -> tf.Tensor:

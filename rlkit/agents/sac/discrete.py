@@ -213,7 +213,7 @@ class CategoricalActing(Acting):
         return actions if rows is not None else int(actions[0])
 
 
-# -- the in-graph twin (the compiled loop's acting, rlkit.run.compiled_sac) -------------------
+# -- the in-graph twin (the compiled loop's acting, rlkit.run.compiled.sac) -------------------
 def graph_categorical_action(
     logits: tf.Tensor, step: tf.Tensor, seed: tf.Tensor, learning_starts: int
 ) -> tf.Tensor:

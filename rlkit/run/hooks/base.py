@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any
 from rlkit.core.errors import UsageError
 
 if TYPE_CHECKING:  # (annotations only: the loop imports the hooks, not the reverse)
-    from rlkit.run.loop import Trainer
     from rlkit.run.metrics import MetricsLogger
     from rlkit.run.state import TrainHistory
+    from rlkit.run.trainer_base import TrainerBase
 
 
 class LoopContext:
@@ -25,7 +25,7 @@ class LoopContext:
 
     __slots__ = ("_loop", "agent", "env", "history", "logger", "seed")
 
-    def __init__(self, loop: Trainer) -> None:
+    def __init__(self, loop: TrainerBase) -> None:
         self._loop = loop
         self.agent = loop.agent
         self.env = loop.env

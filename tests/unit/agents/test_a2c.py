@@ -212,11 +212,11 @@ def test_an_action_space_it_cannot_parameterise_is_refused_naming_a2c():
     "env_id", ["CartPole-v1", pytest.param("Pendulum-v1", marks=pytest.mark.slow)]
 )
 def test_the_compiled_programs_update_is_the_python_learners(env_id, monkeypatch):
-    """The compiled loop runs A2C with PPO's program (rlkit/run/compiled_ppo.py): on one
+    """The compiled loop runs A2C with PPO's program (rlkit/run/compiled/ppo.py): on one
     rollout and one row order its update (values, GAE with lambda 1, the whole rollout as
     one minibatch) leaves the weights and RMSprop's mean squares where ``learn`` does."""
     from rlkit.envs.tf import make_tf_env
-    from rlkit.run.compiled_ppo import PPOProgram
+    from rlkit.run.compiled.ppo import PPOProgram
 
     settings = {"lr_end_fraction": 0.0, "lr_anneal_steps": 1000}
     python, compiled = tiny_agent(env_id, **settings), tiny_agent(env_id, **settings)
@@ -326,7 +326,7 @@ def test_the_compiled_loop_runs_a2c_and_resumes_exactly(tmp_path):
     at a checkpoint mid-rollout and resumed ends where the uninterrupted one does, bit for
     bit."""
     from rlkit.run import experiment
-    from rlkit.run.compiled_loop import CompiledTrainer
+    from rlkit.run.compiled.trainer import CompiledTrainer
 
     settings = {"hidden_sizes": [16], "value_hidden_sizes": [16], "n_steps": 12}
 

@@ -19,18 +19,18 @@ FAMILIES = {
     "dqn": {  # (and its members: C51, QR-DQN, Rainbow, IQN, M-DQN, each a registry entry)
         "rlkit/agents/registry.py",  # its entries
         "rlkit/exporting/signatures.py",  # its export builder
-        "rlkit/run/compiled_dqn.py",  # its compiled program
+        "rlkit/run/compiled/dqn.py",  # its compiled program
     },
     "sac": {
         "rlkit/agents/registry.py",  # one entry
         "rlkit/exporting/signatures.py",  # its export builder
-        "rlkit/run/compiled_sac.py",  # its compiled program
+        "rlkit/run/compiled/sac.py",  # its compiled program
         "rlkit/learn/max_entropy.py",  # its formulas
     },
     "ddpg": {  # (and TD3, its registry alias)
         "rlkit/agents/registry.py",  # one entry
         "rlkit/exporting/signatures.py",  # its export builder
-        "rlkit/run/compiled_ddpg.py",  # its compiled program
+        "rlkit/run/compiled/ddpg.py",  # its compiled program
         "rlkit/learn/noise.py",  # its formulas: the exploration noise processes
     },
     "reinforce": {
@@ -41,7 +41,7 @@ FAMILIES = {
     "ppo": {  # (and A2C, its variant module a2c.py with a registry entry of its own)
         "rlkit/agents/registry.py",  # its entries: ppo and a2c
         "rlkit/exporting/signatures.py",  # its export builder
-        "rlkit/run/compiled_ppo.py",  # its compiled program
+        "rlkit/run/compiled/ppo.py",  # its compiled program
         "rlkit/learn/advantages.py",  # its formulas: GAE, the clipped surrogate
         "rlkit/learn/normalization.py",  # running statistics (norm_obs, norm_reward)
     },
@@ -67,9 +67,9 @@ def test_every_family_folder_is_listed_here_and_in_the_docs():
 
 def places_naming(family: str) -> set[str]:
     """Files of rlkit/ and cli/ outside the family's folder that import it or name one of its
-    modules (``rlkit.agents.sac``, ``compiled_sac``)."""
+    modules (``rlkit.agents.sac``, ``rlkit.run.compiled.sac``)."""
     found = set()
-    pattern = re.compile(rf"rlkit\.agents\.{family}\b|\bcompiled_{family}\b")
+    pattern = re.compile(rf"rlkit\.agents\.{family}\b|rlkit\.run\.compiled\.{family}\b")
     for folder in ("rlkit", "cli"):
         for path in (ROOT / folder).rglob("*.py"):
             relative = path.relative_to(ROOT).as_posix()
@@ -87,7 +87,7 @@ def places_naming(family: str) -> set[str]:
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_nothing_outside_the_documented_files_reaches_into_the_family(family):
-    allowed = FAMILIES[family] | {f"rlkit/run/compiled_{family}.py"}
+    allowed = FAMILIES[family] | {f"rlkit/run/compiled/{family}.py"}
     reaching = places_naming(family) - allowed
     assert reaching == set(), (
         f"{sorted(reaching)} reach into agents/{family}/ (docs/architecture.md)"

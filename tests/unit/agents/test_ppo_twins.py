@@ -1,5 +1,5 @@
 """PPO's two loops, one algorithm: each in-graph twin of the compiled loop
-(rlkit/run/compiled_ppo.py) fed the same inputs as its Python original, the program's whole
+(rlkit/run/compiled/ppo.py) fed the same inputs as its Python original, the program's whole
 update against the Python learner's on one rollout, and the compiled loop's run: it learns
 and resumes exactly (slow)."""
 
@@ -160,7 +160,7 @@ def test_the_graph_rollout_keeps_minatars_boards_bool_as_the_python_rollout_does
 
 def _program(agent):
     from rlkit.envs.tf import make_tf_env
-    from rlkit.run.compiled_ppo import PPOProgram
+    from rlkit.run.compiled.ppo import PPOProgram
 
     if agent.obs_format.kind == "image":
         env_id = "rlkit/MinAtar-Breakout-v0"
@@ -225,7 +225,7 @@ def test_the_compiled_loop_runs_ppo_and_resumes_exactly(tmp_path, env_id, overri
     mid-rollout and resumed ends where the uninterrupted one does, bit for bit (on MinAtar:
     its preset, bool boards in the program's rollout, the shared torso)."""
     from rlkit.run import experiment
-    from rlkit.run.compiled_loop import CompiledTrainer
+    from rlkit.run.compiled.trainer import CompiledTrainer
 
     settings = {"hidden_sizes": [16], "value_hidden_sizes": [16], "n_steps": 24,
                 "batch_size": 16, "n_epochs": 2, **overrides}  # fmt: skip
@@ -266,7 +266,7 @@ def test_compiled_ppo_learns_cartpole():
     compiled loop: the last 20 training episodes average >= 450 within 59,392 steps (seeds 0
     and 1 gave 500.0; PureJaxRL's slower settings reach ~340 at 150k and ~485 at 500k)."""
     from rlkit.envs.tf import make_tf_env
-    from rlkit.run.compiled_ppo import PPOProgram
+    from rlkit.run.compiled.ppo import PPOProgram
 
     agent = rlkit.agents.PPO.from_env(
         gym.make("CartPole-v1"), seed=0, n_steps=32, batch_size=256, n_epochs=20,

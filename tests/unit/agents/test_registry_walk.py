@@ -17,7 +17,7 @@ import pytest
 
 from rlkit.agents.registry import AGENTS, ALIASES, load
 from rlkit.config import presets
-from rlkit.run.compiled_choice import compiled_agents, unsupported
+from rlkit.run.compiled.choice import compiled_agents, unsupported
 
 ROOT = Path(__file__).resolve().parents[3]
 NAMES = sorted(AGENTS)
@@ -74,7 +74,7 @@ def test_an_agent_without_an_export_builder_is_refused_in_one_line(monkeypatch):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_compiled_program_claim_matches_the_loop_choice(name):
-    from rlkit.run.compiled_program import CompiledProgram
+    from rlkit.run.compiled.program import CompiledProgram
 
     spec = AGENTS[name]
     config = spec.config_class()

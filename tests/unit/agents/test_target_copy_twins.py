@@ -1,7 +1,7 @@
 """DQN's hard target-copy cadence in the compiled loop against the Python loop's, on the same
 step counts: :func:`rlkit.agents.dqn.target_copy.graph_target_copy_due` equals
 :func:`~rlkit.agents.dqn.target_copy.target_copy_due` bit for bit (booleans), and, driven
-through the same vector steps, the compiled program's :meth:`~rlkit.run.compiled_dqn.
+through the same vector steps, the compiled program's :meth:`~rlkit.run.compiled.dqn.
 DQNProgram.learn` copies at exactly the steps where the Python loop's
 :meth:`~rlkit.agents.off_policy.OffPolicyAgent._blocks_due`, :meth:`~rlkit.agents.dqn.learner.
 DQNLearner.learn` and :meth:`~rlkit.agents.dqn.learner.DQNLearner.after_blocks` copy (both
@@ -18,7 +18,7 @@ import tensorflow as tf
 from rlkit.agents.dqn.learner import DQNLearner
 from rlkit.agents.dqn.target_copy import graph_target_copy_due, target_copy_due
 from rlkit.agents.off_policy import OffPolicyAgent
-from rlkit.run.compiled_dqn import DQNProgram
+from rlkit.run.compiled.dqn import DQNProgram
 
 
 def test_the_graph_rule_equals_the_python_rule():

@@ -8,7 +8,7 @@ loop's, on the same inputs:
   smoothing; eagerly and compiled with XLA;
 - the policy delay: both loops' update code run on the same blocks (the Python learner's
   :meth:`~rlkit.agents.ddpg.learner.DDPGLearner.learn` and its update block, and the compiled
-  program's :meth:`~rlkit.run.compiled_ddpg.DDPGProgram.learn` and ``after_chunk``, on
+  program's :meth:`~rlkit.run.compiled.ddpg.DDPGProgram.learn` and ``after_chunk``, on
   stand-ins for the networks and the replay: the cadence, no learning) take an actor step
   after exactly the same critic updates, every ``policy_delay``-th over the run, and count
   the same actor updates (integers: exact)."""
@@ -24,7 +24,7 @@ import tensorflow as tf
 from rlkit.agents.ddpg.learner import DDPGLearner
 from rlkit.agents.ddpg.td3 import LearnerTerms
 from rlkit.agents.off_policy import OffPolicyAgent
-from rlkit.run.compiled_ddpg import DDPGProgram
+from rlkit.run.compiled.ddpg import DDPGProgram
 
 HALF_RANGE = np.float32([2.0, 0.5, 7.0])
 

@@ -168,7 +168,7 @@ def test_unsupported_options_are_one_line_usage_errors(kwargs, message):
 
 def test_the_compiled_loop_runs_the_value_learners_on_them_and_says_so_for_others():
     from rlkit.agents.dqn.config import DQNConfig
-    from rlkit.run.compiled_choice import choose_loop
+    from rlkit.run.compiled.choice import choose_loop
 
     assert choose_loop("rlkit/MinAtar-Seaquest-v0", "dqn", DQNConfig())[0] is True
     assert choose_loop("rlkit/MinAtar-Seaquest-v0", "c51", object())[0] is True

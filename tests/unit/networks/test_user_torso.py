@@ -128,7 +128,7 @@ def test_the_cli_trains_rainbow_on_a_torso_and_refuses_a_misfit(torsos, tmp_path
 
 
 def test_the_compiled_loop_says_it_takes_no_torso_of_ones_own():
-    from rlkit.run.compiled_choice import unsupported
+    from rlkit.run.compiled.choice import unsupported
 
     config = dqn_config.DQNConfig(torso="torsos:torso")
     assert "torso of your own" in unsupported("rlkit/CartPole-v1", "dqn", config)

@@ -2,7 +2,7 @@
 loop's, on the same transitions, bit for bit: :func:`rlkit.replay.nstep.graph_pcont` against
 :func:`~rlkit.replay.nstep.pcont` as :func:`~rlkit.replay.nstep.n_step` (``n = 1``) and
 :meth:`~rlkit.replay.batch.Batch.discount_or` give it, eagerly and compiled with XLA; and the
-compiled program's one-step minibatch (:meth:`~rlkit.run.compiled_program.CompiledProgram.
+compiled program's one-step minibatch (:meth:`~rlkit.run.compiled.program.CompiledProgram.
 gather` on a :class:`~rlkit.replay.in_graph.GraphReplay`) against the Python replay's
 (:class:`~rlkit.replay.memory.ReplayMemory`) on the same vector steps: rewards, pcont and next
 observations equal. (The n-step walk's is tied in ``test_graph_priorities.py``.)"""
@@ -19,7 +19,7 @@ from rlkit.replay.batch import Batch
 from rlkit.replay.in_graph import GraphReplay
 from rlkit.replay.memory import ReplayMemory
 from rlkit.replay.nstep import graph_pcont, n_step, pcont
-from rlkit.run.compiled_program import CompiledProgram
+from rlkit.run.compiled.program import CompiledProgram
 
 GAMMAS = [0.99, 0.9, 1.0, 0.0, 0.997, 0.5, 1 / 3]
 

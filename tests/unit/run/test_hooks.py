@@ -10,9 +10,9 @@ import rlkit
 from rlkit.core.errors import UsageError
 from rlkit.run.folder import RunFolder
 from rlkit.run.hooks import Hook
-from rlkit.run.hooks.checkpointing import CheckpointHook
-from rlkit.run.hooks.evaluation import EvaluationHook
-from rlkit.run.hooks.metrics import MetricsHook
+from rlkit.run.hooks.checkpoint_hook import CheckpointHook
+from rlkit.run.hooks.evaluation_hook import EvaluationHook
+from rlkit.run.hooks.metrics_hook import MetricsHook
 from rlkit.run.loop import Trainer
 
 SMALL = {"hidden_sizes": (8,), "learning_starts": 50, "train_freq": 25, "gradient_steps": 2,

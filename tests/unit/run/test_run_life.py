@@ -1,4 +1,4 @@
-"""The run object (rlkit.run.life.Run) owns a run's life: config.toml written once, the
+"""The run object (rlkit.run.run.Run) owns a run's life: config.toml written once, the
 folder held by one process and let go in one place, hooks attached through the public
 door (experiment.start/resume, as sweeps and tunes do) with their state resumed."""
 
@@ -11,8 +11,8 @@ import rlkit
 from rlkit.core.errors import UsageError
 from rlkit.run.folder import RunFolder
 from rlkit.run.hooks import Hook
-from rlkit.run.life import Run
 from rlkit.run.loop import Trainer
+from rlkit.run.run import Run
 
 SMALL = {"hidden_sizes": (8,), "learning_starts": 50, "train_freq": 25, "gradient_steps": 2,
          "jit_compile": False}  # fmt: skip

@@ -80,3 +80,25 @@ def test_a_newer_format_or_no_object_is_refused():
         migrate(_state({}, format=RUN_FORMAT + 1))
     with pytest.raises(TypeError):
         migrate([])  # type: ignore[arg-type]
+
+
+def test_a_checkpoint_pickled_before_the_compiled_room_still_loads():
+    """A compiled run's env.pkl written when ProgramState lived in rlkit.run.compiled_choice
+    (before issue 51's rooms) loads as the class at its new place."""
+    import pickle
+
+    import numpy as np
+
+    from rlkit.run.compiled.choice import ProgramState
+    from rlkit.run.migrate import load_pickle
+
+    state = ProgramState("rlkit/CartPole-v1", 2, {"step": np.arange(3)})
+    data = pickle.dumps(state, protocol=4)
+    old = data.replace(b"rlkit.run.compiled.choice", b"rlkit.run.compiled_choice")
+    assert old != data  # the pickle names the module: the old name is what an old file holds
+    with pytest.raises(ModuleNotFoundError):
+        pickle.loads(old)
+    loaded = load_pickle(old)
+    assert type(loaded) is ProgramState
+    assert loaded.env_id == "rlkit/CartPole-v1" and loaded.num_envs == 2
+    assert loaded.arrays["step"].tolist() == [0, 1, 2]

@@ -1,4 +1,4 @@
-"""The shared XLA cache's check of its entries (rlkit/run/xla_cache.py), on entries built
+"""The shared XLA cache's check of its entries (rlkit/run/compiled/xla_cache.py), on entries built
 here byte for byte as TensorFlow frames them (real ones:
 tests/integration/test_xla_cache_entries.py)."""
 
@@ -7,7 +7,7 @@ import os
 import pytest
 
 from rlkit.core.errors import RlkitWarning
-from rlkit.run.xla_cache import (
+from rlkit.run.compiled.xla_cache import (
     CACHE_FLAG,
     PREFIX_FLAG,
     damage,

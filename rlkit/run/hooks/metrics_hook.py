@@ -1,7 +1,7 @@
 """The built-in hook that logs: episode and game rows to ``metrics.csv`` (through the loop's
 :class:`~rlkit.run.metrics.MetricsLogger`), update scalars, the step rate and the agent's
 diagnostics to TensorBoard. The evaluation rows are written by
-:class:`~rlkit.run.hooks.evaluation.EvaluationHook`, which runs the evaluations."""
+:class:`~rlkit.run.hooks.evaluation_hook.EvaluationHook`, which runs the evaluations."""
 
 from __future__ import annotations
 

@@ -13,32 +13,28 @@ step limit, or after at most ``chunk_steps`` steps; a stop request is answered a
 the end of the chunk in progress. A hook runs once per chunk, not per step.
 
 A checkpoint holds the agent as always and the program's variables in place of the
-pickled environment (:class:`~rlkit.run.compiled_choice.ProgramState`): ``rlkit resume``
+pickled environment (:class:`~rlkit.run.compiled.choice.ProgramState`): ``rlkit resume``
 continues the same run, step for step as if it had not stopped.
 """
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from rlkit.agents.registry import AGENTS, load
 from rlkit.envs.tf import make_tf_env
-from rlkit.run.compiled_choice import ProgramState
-from rlkit.run.compiled_program import ChunkOutput, CompiledProgram
-from rlkit.run.folder import RunFolder
-from rlkit.run.hooks.base import Hook, LoopContext
-from rlkit.run.hooks.checkpointing import CheckpointHook
-from rlkit.run.hooks.evaluation import EvaluationHook
-from rlkit.run.hooks.metrics import MetricsHook
-from rlkit.run.life import Run
-from rlkit.run.loop import record_update, run_session
-from rlkit.run.state import LoopState, TrainHistory
+from rlkit.run.compiled.choice import ProgramState
+from rlkit.run.compiled.program import ChunkOutput, CompiledProgram
+from rlkit.run.hooks.base import Hook
+from rlkit.run.hooks.checkpoint_hook import CheckpointHook
+from rlkit.run.hooks.evaluation_hook import EvaluationHook
+from rlkit.run.run import Run
+from rlkit.run.state import TrainHistory
+from rlkit.run.trainer_base import TrainerBase
 
 #: the most environment steps one chunk runs (the progress line and a stop request wait
 #: for a chunk: ~0.5 s at 40,000 steps/s)
@@ -52,9 +48,10 @@ CHUNK_SECONDS = 1.0
 FIRST_CHUNK = 256
 
 
-class CompiledTrainer:
-    """Trains a DQN or DDPG agent on ``num_envs`` copies of the TensorFlow env ``env_id`` with the
-    compiled loop; the hooks, history and checkpoints of :class:`~rlkit.run.loop.Trainer`.
+class CompiledTrainer(TrainerBase):
+    """Trains an agent on ``num_envs`` copies of the TensorFlow env ``env_id`` with the
+    compiled loop; the hooks, history and checkpoints of :class:`~rlkit.run.loop.Trainer`
+    (both are a :class:`~rlkit.run.trainer_base.TrainerBase`).
 
     Args:
         agent: an agent with a compiled program (``rlkit.agents.DQN``, ``DDPG``, ...; built
@@ -62,7 +59,7 @@ class CompiledTrainer:
         env_id: an rlkit TensorFlow environment (``rlkit/CartPole-v1``).
         num_envs: ``N``.
         seed: the run's seed (the program's stateless keys, evaluations' seeds).
-        run: the :class:`~rlkit.run.life.Run` it trains in (metrics, checkpoints, best/); a
+        run: the :class:`~rlkit.run.run.Run` it trains in (metrics, checkpoints, best/); a
             restored one says where the program starts.
         eval_env, eval_every, eval_episodes, hooks: as :class:`~rlkit.run.loop.Trainer`'s.
         chunk_steps: the most environment steps per chunk.
@@ -73,26 +70,17 @@ class CompiledTrainer:
         eval_every: int = 0, eval_episodes: int = 10, hooks: Iterable[Hook] = (),
         chunk_steps: int = CHUNK_STEPS,
     ) -> None:  # fmt: skip
-        if eval_every and eval_env is None:
-            raise ValueError("eval_every needs an eval_env")
-        self.owner = run
-        self.agent, self.seed = agent, int(seed)
         self.num_envs = int(num_envs)
+        #: what a checkpoint keeps in place of the environment (:meth:`env_to_save`)
+        env = ProgramState(env_id, self.num_envs, {})
+        self._shown_step: int | None = None  # the step hooks see while an episode is logged
+        super().__init__(agent, env, seed, run, eval_env, eval_every, eval_episodes, hooks)
         restored = run.restored
-        self.state = LoopState() if restored is None else restored.state
-        self.history = TrainHistory() if restored is None else restored.history
         if restored is None:
             self.state.episode_return = [0.0] * self.num_envs
             self.state.episode_length = [0] * self.num_envs
         else:
             self.history.earlier_seconds = self.state.seconds
-        self.logger = run.logger
-        self.hooks: list[Hook] = [MetricsHook()]
-        if eval_every:
-            self.hooks.append(EvaluationHook(eval_env, eval_every, eval_episodes, run.keep_best))
-        self.hooks.append(run.checkpointer)
-        self.hooks.extend(hooks)
-        self._active = self.hooks  # and a session's own hooks while run() runs
         chunk = max(1, int(chunk_steps) // self.num_envs)
         program = load(AGENTS[agent.name].compiled_program)  # the registry names it
         self.program: CompiledProgram = program(
@@ -100,19 +88,12 @@ class CompiledTrainer:
         )
         if restored is not None:
             self.program.load_state_dict(restored.env.arrays)
-        #: what a checkpoint keeps in place of the environment (:meth:`env_to_save`)
-        self.env = ProgramState(env_id, self.num_envs, {})
-        self.obs = None
         self.compile_seconds: float | None = None
         self._vector_steps_per_second: float | None = None  # measured over the last chunk
-        self._stop = threading.Event()
-        self._shown_step: int | None = None  # the step hooks see while an episode is logged
-        self.context = LoopContext(self)
-        run.attach(self)
 
     @classmethod
     def restored(cls, agent, saved: ProgramState, run: Run, **kwargs) -> CompiledTrainer:
-        """The trainer of a restored ``run`` (:meth:`~rlkit.run.life.Run.restore`):
+        """The trainer of a restored ``run`` (:meth:`~rlkit.run.run.Run.restore`):
         ``agent`` loaded from its checkpoint, ``saved`` the program's state there."""
         return cls(agent, saved.env_id, saved.num_envs, agent.seed, run, **kwargs)
 
@@ -121,32 +102,9 @@ class CompiledTrainer:
         return ProgramState(self.env.env_id, self.num_envs, self.program.state_dict())
 
     @property
-    def folder(self) -> RunFolder:
-        return self.owner.folder
-
-    @property
-    def resumed_from(self) -> Path | None:
-        return self.owner.resumed_from
-
-    @property
-    def skipped_checkpoints(self) -> list[str]:
-        return self.owner.skipped_checkpoints
-
-    @property
     def step(self) -> int:
         """Environment steps taken (an episode's own step while hooks log it)."""
         return self.agent.num_steps if self._shown_step is None else self._shown_step
-
-    @property
-    def run_dir(self) -> Path:
-        return self.owner.folder.path
-
-    def request_stop(self) -> None:
-        """Stop at the end of the chunk in progress (safe from a signal handler)."""
-        self._stop.set()
-
-    def stop_requested(self) -> bool:
-        return self._stop.is_set()
 
     def compile(self) -> float:
         """Compile the program now (the first chunk would); returns the seconds it took."""
@@ -166,8 +124,8 @@ class CompiledTrainer:
         if total_steps <= 0:
             raise ValueError(f"steps must be > 0, got {total_steps}")
         self.compile()
-        return run_session(
-            self, total_steps, max_episodes, hooks,
+        return self.run_session(
+            total_steps, max_episodes, hooks,
             lambda: self._chunk(self._chunk_length(total_steps), max_episodes),
         )  # fmt: skip
 
@@ -208,32 +166,15 @@ class CompiledTrainer:
     def _record_update(self, out: ChunkOutput, info: dict[str, Any]) -> None:
         names, sums = self.program.metric_names, out.metric_sums
         metrics = {name: float(x) / out.updates for name, x in zip(names, sums, strict=True)}
-        record_update(self, metrics, info, when="by")
+        self.record_update(metrics, info, when="by")
 
     def _record_episodes(self, out: ChunkOutput, before: int, info: dict[str, Any]) -> None:
         """Each episode that ended, in the Python loop's order (by step, then copy), logged
         at the step it ended."""
-        history = self.history
         try:
             for row, copy in np.argwhere(out.done):
                 ret, length = float(out.returns[row, copy]), int(out.lengths[row, copy])
                 self._shown_step = before + (int(row) + 1) * self.num_envs
-                self.state.episodes += 1
-                history.episode_returns.append(ret)
-                history.episode_lengths.append(length)
-                history.episode_end_steps.append(self._shown_step)
-                info["episode_return"], info["episode_length"] = ret, length
-                for hook in self._active:
-                    hook.on_episode(self.context, ret, length)
+                self.record_episode(ret, length, info)
         finally:
             self._shown_step = None
-
-    # -- the run's ---------------------------------------------------------------------
-    def checkpoint(self) -> Path:
-        """Write a full checkpoint now (:meth:`rlkit.run.life.Run.checkpoint`: the agent, the
-        loop state, the hooks' state and the program's variables); its folder."""
-        return self.owner.checkpoint()
-
-    def close(self) -> None:
-        """Close the metrics files and let go of the run folder."""
-        self.owner.close()

@@ -22,7 +22,7 @@ class EvaluationHook(Hook):
 
     Logs an ``eval`` row, adds ``info["eval"] = (mean, std)`` and, when the mean is the
     best so far (ties go to the later, more trained model), hands the agent to
-    ``keep_best`` (a run's :meth:`rlkit.run.life.Run.keep_best` saves it to ``best/``).
+    ``keep_best`` (a run's :meth:`rlkit.run.run.Run.keep_best` saves it to ``best/``).
     Its counters (``evaluations``, ``best_eval``, ``best_step``, an evaluation
     ``pending`` after a stop request cut it short) are its own state (:meth:`state`), so
     they are checkpointed with the run.

@@ -1,7 +1,7 @@
 """DDPG's and TD3's whole training loop as one XLA-compiled program, for rlkit's continuous
 TensorFlow environments (``rlkit/Pendulum-v1``, ``rlkit/MountainCarContinuous-v0``).
 
-:class:`DDPGProgram` is the :class:`~rlkit.run.compiled_program.CompiledProgram` of a DDPG
+:class:`DDPGProgram` is the :class:`~rlkit.run.compiled.program.CompiledProgram` of a DDPG
 agent (TD3 with ``td3 = true``): each vector step does what the Python loop does,
 
 - acting at step ``t``: uniform actions in the box before ``learning_starts``, then
@@ -14,8 +14,8 @@ agent (TD3 with ``td3 = true``): each vector step does what the Python loop does
   optimizers, the learning rates scaled by their schedule at ``now``. The minibatches are
   uniform, or with ``prioritized`` drawn by priority for a whole block before it and the
   first critic's TD errors written back after it; with ``n_step > 1`` the replay's n-step
-  view (:meth:`~rlkit.run.compiled_program.CompiledProgram.prioritized_block`,
-  :meth:`~rlkit.run.compiled_program.CompiledProgram.gather`), as the Python loop does.
+  view (:meth:`~rlkit.run.compiled.program.CompiledProgram.prioritized_block`,
+  :meth:`~rlkit.run.compiled.program.CompiledProgram.gather`), as the Python loop does.
 
 Its metric sums are ``(critic_loss, actor_loss * policy_delay where an actor step ran,
 q)``: divided by the updates, the second is the mean over actor steps.
@@ -34,12 +34,12 @@ import tensorflow as tf
 from rlkit.agents.ddpg.acting import graph_noisy_action
 from rlkit.core.schedules import graph_blocks_due, graph_linear
 from rlkit.envs.tf.base import split_seed
-from rlkit.run.compiled_program import CompiledProgram
+from rlkit.run.compiled.program import CompiledProgram
 
 
 class DDPGProgram(CompiledProgram):
     """The compiled loop of a :class:`~rlkit.agents.ddpg.agent.DDPG` agent (see
-    :class:`~rlkit.run.compiled_program.CompiledProgram` for the arguments)."""
+    :class:`~rlkit.run.compiled.program.CompiledProgram` for the arguments)."""
 
     metric_names = ("critic_loss", "actor_loss", "q")
 

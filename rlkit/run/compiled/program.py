@@ -36,7 +36,7 @@ from rlkit.networks.patch_conv import convolutions_as_patches
 from rlkit.replay.graph_priorities import GraphPrioritized
 from rlkit.replay.in_graph import GraphReplay
 from rlkit.replay.nstep import graph_pcont
-from rlkit.run.life import TrainingDiverged
+from rlkit.run.run import TrainingDiverged
 
 #: a word for the seed stream of the compiled loop (its stateless keys)
 SEED_STREAM = 0x636F6D70

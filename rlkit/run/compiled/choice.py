@@ -2,7 +2,7 @@
 
 No TensorFlow here: ``rlkit train`` decides (and refuses a forced ``--loop compiled`` it
 cannot run, in one line) before paying for the import. The compiled loop
-(:mod:`rlkit.run.compiled_loop`) runs DQN and its family's value learners (C51, QR-DQN,
+(:mod:`rlkit.run.compiled.trainer`) runs DQN and its family's value learners (C51, QR-DQN,
 Rainbow, noisy networks included) on rlkit's discrete TensorFlow environments
 (``rlkit/CartPole-v1``, ..., and MinAtar's games ``rlkit/MinAtar-Breakout-v0``, ...) and
 DDPG/TD3 on the continuous ones (``rlkit/Pendulum-v1``), prioritized replay and n-step
@@ -25,9 +25,9 @@ import numpy as np
 from rlkit.agents.registry import AGENTS
 from rlkit.core.errors import UsageError
 from rlkit.envs.tf import ENV_IDS, MINATAR_IDS, is_tf_env
-from rlkit.run.xla_cache import CACHE_FLAG as CACHE_FLAG  # re-exported: callers import
-from rlkit.run.xla_cache import XLA_CACHE as XLA_CACHE  # them from here too
-from rlkit.run.xla_cache import use_xla_cache as use_xla_cache
+from rlkit.run.compiled.xla_cache import CACHE_FLAG as CACHE_FLAG  # re-exported: callers import
+from rlkit.run.compiled.xla_cache import XLA_CACHE as XLA_CACHE  # them from here too
+from rlkit.run.compiled.xla_cache import use_xla_cache as use_xla_cache
 
 LOOPS = ("auto", "compiled", "python")
 

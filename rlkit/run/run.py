@@ -5,36 +5,35 @@ A run is its folder (:class:`~rlkit.run.folder.RunFolder`): held by one process 
 (the lock taken by :meth:`Run.claim` and let go by :meth:`Run.close`, nowhere else), its
 ``config.toml`` (written once: :meth:`Run.create`, or :meth:`Run.begin` for a folder a
 user's Trainer made), ``metrics.csv`` and TensorBoard (the :class:`MetricsLogger` it
-owns), its checkpoints and their cadence (:class:`~rlkit.run.hooks.checkpointing.
+owns), its checkpoints and their cadence (:class:`~rlkit.run.hooks.checkpoint_hook.
 CheckpointHook` calls :meth:`Run.checkpoint`), the hooks' saved state, and resume
 (:meth:`Run.restore` reads a checkpoint; the Trainer that takes the Run starts from it).
 
-The loop (:class:`~rlkit.run.loop.Trainer`) only steps the environment and the agent; it
-hands the Run to nobody and the Run never sets the loop's attributes.
+The loop (:class:`~rlkit.run.trainer_base.TrainerBase`: the Python loop's Trainer, the
+compiled loop's) only steps the environment and the agent. The tie goes one way: the loop
+reports to its Run through one callable handed to :meth:`Run.attach` (a
+:class:`LoopSnapshot` of what a checkpoint keeps) and :meth:`Run.begin`; the Run never holds,
+reads or sets the loop.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from rlkit.core import structure
 from rlkit.core.errors import UsageError
 from rlkit.run.folder import RunFolder
-from rlkit.run.hooks.base import hook_states, load_hook_states
-from rlkit.run.hooks.checkpointing import CheckpointHook
-from rlkit.run.hooks.evaluation import EvaluationHook
+from rlkit.run.hooks.checkpoint_hook import CheckpointHook
 from rlkit.run.metrics import MetricsLogger
 from rlkit.run.state import LoopState, TrainHistory
 
-if TYPE_CHECKING:  # (annotations only: the loop imports the run, not the reverse)
+if TYPE_CHECKING:
     from rlkit.config.run import RunConfig
-    from rlkit.run.loop import Trainer
 
 
 class TrainingDiverged(RuntimeError):
@@ -53,6 +52,21 @@ class Restored:
     state: LoopState
     history: TrainHistory
     hooks: dict[str, dict[str, Any]]
+
+
+@dataclass
+class LoopSnapshot:
+    """What the loop reports to its Run for a checkpoint: the agent, the step, the loop state
+    (its :class:`~rlkit.run.state.LoopState` as a dict, with ``obs`` and ``seconds``), the
+    history's dict, the hooks' states (``{state_key: state}``) and what stands for the
+    training env (the env itself, or the compiled program's state)."""
+
+    agent: Any
+    step: int
+    state: dict[str, Any]
+    history: dict[str, Any]
+    hooks: dict[str, dict[str, Any]]
+    env: Any
 
 
 class Run:
@@ -78,7 +92,7 @@ class Run:
         self.keep_checkpoints = keep_checkpoints
         self.restored: Restored | None = None  # set by restore(): where the loop starts
         self.skipped_checkpoints: list[str] = []  # newer ones that did not load (set aside)
-        self._loop: Trainer | None = None
+        self._report: Callable[[], LoopSnapshot] | None = None  # the loop's, once attached
 
     # -- the folder, one process at a time -------------------------------------------------
     @staticmethod
@@ -111,40 +125,19 @@ class Run:
         self.folder.unlock()
 
     # -- the loop it serves ----------------------------------------------------------------
-    def attach(self, loop: Trainer) -> None:
-        """``loop`` trains in this run: checkpoints save it, and after :meth:`restore` its
-        hooks take back their saved state."""
-        if self._loop is not None:
+    def attach(self, report: Callable[[], LoopSnapshot]) -> None:
+        """A loop trains in this run: ``report()`` gives what a checkpoint keeps of it."""
+        if self._report is not None:
             raise ValueError(f"{self.folder.path} already has its Trainer")
-        self._loop = loop
-        if self.restored is not None:
-            load_hook_states(loop.hooks, self.restored.hooks)
+        self._report = report
 
-    def begin(self, total_steps: int, max_episodes: int | None) -> None:
+    def begin(self, settings: RunConfig | None, agent_config: Any) -> None:
         """A session of the loop begins: give a folder made by a user's Trainer its
-        ``config.toml`` (if it has none), so that ``rlkit resume`` and ``rlkit evaluate``
-        work on it as on a CLI run. Skipped for an agent or environment rlkit cannot
-        rebuild by name (an unregistered env)."""
-        import gymnasium as gym
-
-        from rlkit.agents.registry import AGENTS
-        from rlkit.config.run import RunConfig
-
-        loop = self._attached()
-        if self.folder.has_config:
-            return
-        env = loop.env.envs[0] if isinstance(loop.env, gym.vector.SyncVectorEnv) else loop.env
-        if env.spec is None or loop.agent.name not in AGENTS:
-            return
-        evaluation = next((h for h in loop.hooks if isinstance(h, EvaluationHook)), None)
-        run = RunConfig(
-            agent=loop.agent.name, env=env.spec.id, steps=total_steps, seed=loop.seed,
-            num_envs=max(1, loop.num_envs), episodes=max_episodes or 0,
-            eval_every=evaluation.every if evaluation else 0,
-            eval_episodes=evaluation.episodes if evaluation else 10,
-            checkpoint_every=self.checkpointer.every,
-        )  # fmt: skip
-        self.folder.write_config(run, loop.agent.config)
+        ``config.toml`` (if it has none) from the loop's ``settings``, so that ``rlkit
+        resume`` and ``rlkit evaluate`` work on it as on a CLI run (None: an agent or
+        environment rlkit cannot rebuild by name, nothing written)."""
+        if settings is not None and not self.folder.has_config:
+            self.folder.write_config(settings, agent_config)
 
     def keep_best(self, agent: Any) -> None:
         """Save ``agent`` as the run's best model (``best/``)."""
@@ -152,24 +145,21 @@ class Run:
 
     # -- checkpoints -----------------------------------------------------------------------
     def checkpoint(self) -> Path:
-        """Write a full checkpoint (:mod:`rlkit.run.checkpoint`) of the loop, its hooks'
-        state and the metrics row count; return its folder."""
+        """Write a full checkpoint (:mod:`rlkit.run.checkpoint`) of what the loop reports,
+        with the metrics row count; return its folder."""
         from rlkit.run.checkpoint import save_checkpoint
 
-        loop = self._attached()
+        if self._report is None:
+            raise ValueError(f"no Trainer trains in {self.folder.path} yet")
+        loop = self._report()
         _check_finite(loop.agent)
-        state = asdict(loop.state) | {
-            "obs": structure.to_json(loop.obs),
-            "seconds": loop.history.total_seconds,
-        }
         saved = {
-            "state": {"step": loop.step, **state},
-            "history": loop.history.to_dict(),
-            "hooks": hook_states(loop.hooks),
+            "state": {"step": loop.step, **loop.state},
+            "history": loop.history,
+            "hooks": loop.hooks,
             "run": {"metrics_rows": self.logger.rows_written},
         }
-        env = loop.env_to_save()  # the env (pickled where it can be), or what stands for it
-        path = save_checkpoint(self.folder, loop.agent, saved, env, self.keep_checkpoints)
+        path = save_checkpoint(self.folder, loop.agent, saved, loop.env, self.keep_checkpoints)
         self.checkpointer.last_step = loop.step
         return path
 
@@ -212,11 +202,6 @@ class Run:
     def resumed_from(self) -> Path | None:
         """The checkpoint folder the run was restored from (None for a new run)."""
         return None if self.restored is None else self.restored.checkpoint
-
-    def _attached(self) -> Trainer:
-        if self._loop is None:
-            raise ValueError(f"no Trainer trains in {self.folder.path} yet")
-        return self._loop
 
 
 def _check_finite(agent: Any) -> None:

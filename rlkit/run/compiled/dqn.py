@@ -1,6 +1,6 @@
 """DQN's whole training loop as one XLA-compiled program, for rlkit's TensorFlow environments.
 
-:class:`DQNProgram` is the :class:`~rlkit.run.compiled_program.CompiledProgram` of a DQN
+:class:`DQNProgram` is the :class:`~rlkit.run.compiled.program.CompiledProgram` of a DQN
 agent: each vector step does what the Python loop does,
 
 - acting at step ``t`` (the count before the vector step) epsilon-greedy on the online
@@ -38,12 +38,12 @@ from rlkit.agents.dqn.acting import graph_epsilon_greedy
 from rlkit.agents.dqn.config import anneal_start
 from rlkit.agents.dqn.target_copy import graph_target_copy_due
 from rlkit.core.schedules import graph_blocks_due, graph_linear
-from rlkit.run.compiled_program import CompiledProgram
+from rlkit.run.compiled.program import CompiledProgram
 
 
 class DQNProgram(CompiledProgram):
     """The compiled loop of a :class:`~rlkit.agents.dqn.agent.DQN` agent (see
-    :class:`~rlkit.run.compiled_program.CompiledProgram` for the arguments)."""
+    :class:`~rlkit.run.compiled.program.CompiledProgram` for the arguments)."""
 
     def __init__(self, agent, env, num_envs: int, seed: int, chunk: int) -> None:
         super().__init__(agent, env, num_envs, seed, chunk)

@@ -2,7 +2,7 @@
 ``rlkit/Pendulum-v1`` and ``rlkit/MountainCarContinuous-v0`` (SAC), ``rlkit/CartPole-v1``,
 ``rlkit/Acrobot-v1``, ``rlkit/MountainCar-v0`` and MinAtar's games (discrete SAC).
 
-:class:`SACProgram` is the :class:`~rlkit.run.compiled_program.CompiledProgram` of a
+:class:`SACProgram` is the :class:`~rlkit.run.compiled.program.CompiledProgram` of a
 :class:`~rlkit.agents.sac.agent.SAC` agent: each vector step does what the Python loop does,
 
 - acting at step ``t``: uniform actions before ``learning_starts``, then a sample of the
@@ -25,12 +25,12 @@ from rlkit.agents.sac.acting import graph_sac_action
 from rlkit.agents.sac.discrete import graph_categorical_action
 from rlkit.core.schedules import graph_blocks_due, graph_linear
 from rlkit.envs.tf.base import split_seed
-from rlkit.run.compiled_program import CompiledProgram
+from rlkit.run.compiled.program import CompiledProgram
 
 
 class SACProgram(CompiledProgram):
     """The compiled loop of a :class:`~rlkit.agents.sac.agent.SAC` agent (see
-    :class:`~rlkit.run.compiled_program.CompiledProgram` for the arguments)."""
+    :class:`~rlkit.run.compiled.program.CompiledProgram` for the arguments)."""
 
     metric_names = ("critic_loss", "actor_loss", "alpha")
 

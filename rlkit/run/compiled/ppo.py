@@ -3,7 +3,7 @@ environments (``rlkit/CartPole-v1``, ``rlkit/Acrobot-v1``, ``rlkit/MountainCar-v
 ``rlkit/Pendulum-v1``, ``rlkit/MountainCarContinuous-v0``, and MinAtar's games
 ``rlkit/MinAtar-Breakout-v0``, ...: bool boards through the shared convolutional torso).
 
-:class:`PPOProgram` is the on-policy :class:`~rlkit.run.compiled_program.CompiledProgram`:
+:class:`PPOProgram` is the on-policy :class:`~rlkit.run.compiled.program.CompiledProgram`:
 its memory is a :class:`~rlkit.replay.graph_rollout.GraphRollout` of ``n_steps`` vector
 steps, and each vector step does what the Python loop does,
 
@@ -29,7 +29,7 @@ Each in-graph part is the Python loop's twin or the Python loop's own code, tied
 (stateless, keyed by the run's seed and the vector step). The chunk's metrics are the
 updates' means (policy and value loss, entropy, approximate KL, clip fraction, loss),
 averaged over the chunk's updates. Observation normalisation and reward scaling are the
-Python loop's (the compiled loop refuses them: :mod:`rlkit.run.compiled_choice`).
+Python loop's (the compiled loop refuses them: :mod:`rlkit.run.compiled.choice`).
 """
 
 from __future__ import annotations
@@ -42,12 +42,12 @@ from rlkit.agents.ppo.acting import graph_clip_action, graph_ppo_action
 from rlkit.agents.ppo.learner import METRICS
 from rlkit.learn.advantages import graph_gae
 from rlkit.replay.graph_rollout import GraphRollout
-from rlkit.run.compiled_program import CompiledProgram
+from rlkit.run.compiled.program import CompiledProgram
 
 
 class PPOProgram(CompiledProgram):
     """The compiled loop of a :class:`~rlkit.agents.ppo.agent.PPO` agent (see
-    :class:`~rlkit.run.compiled_program.CompiledProgram` for the arguments)."""
+    :class:`~rlkit.run.compiled.program.CompiledProgram` for the arguments)."""
 
     metric_names = METRICS
 

@@ -1,4 +1,4 @@
-"""The hook through which a run (:class:`rlkit.run.life.Run`) checkpoints every so many
+"""The hook through which a run (:class:`rlkit.run.run.Run`) checkpoints every so many
 steps and when a session of the loop ends."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 
 class CheckpointHook(Hook):
-    """``save()`` (a full checkpoint, for exact resume; :meth:`rlkit.run.life.Run.checkpoint`)
+    """``save()`` (a full checkpoint, for exact resume; :meth:`rlkit.run.run.Run.checkpoint`)
     every ``every`` steps (0: none on the way) and at the end of each
     :meth:`~rlkit.run.loop.Trainer.run` (its last step, or a stop request), unless one was
     just written at that step (``last_step``). A checkpoint written in a step is in
