@@ -11,7 +11,7 @@ learner's policy snapshot returns), so the DQN learner and epsilon-greedy acting
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import tensorflow as tf
@@ -21,6 +21,21 @@ from rlkit.learn.value_losses import CategoricalLoss, QuantileLoss, ValueLoss, l
 from rlkit.networks.custom import GIVEN_IN_PYTHON
 
 Policy = Callable[[Any], np.ndarray]
+
+
+class ValueHead(Protocol):
+    """What DQN's learner and acting need of a head (each family member brings one: the
+    three below, IQN's :class:`~rlkit.agents.dqn.iqn_learner.IQNHead`): ``per_action``
+    outputs per action, ``Q(s, .)`` from them in a graph, the loss that learns them, and
+    how acting reads a row of them."""
+
+    per_action: int
+
+    def q_values_graph(self, outputs: tf.Tensor) -> tf.Tensor: ...
+
+    def value_loss(self, name: str, clip_delta: float, given: ValueLoss | None) -> ValueLoss: ...
+
+    def acting(self, policy: Policy) -> Policy: ...
 
 
 class ScalarHead:
@@ -91,9 +106,6 @@ class QuantileHead:
 
     def acting(self, policy: Policy) -> Policy:
         return lambda x: self.q_values(policy(x))
-
-
-ValueHead = ScalarHead | CategoricalHead | QuantileHead
 
 
 def given_loss(named: str, given: ValueLoss | None) -> ValueLoss | None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 import keras
 import numpy as np
@@ -100,7 +100,7 @@ class IQNLearner(DQNLearner):
         self._diagnostic_fractions = keras.random.SeedGenerator(diagnostic_seed)
         self._policies: dict[str, Callable] = {}
         self._values_at: CompiledFunction | None = None
-        head = cast(ValueHead, IQNHead(config.kappa))  # the head's duck type, not the union
+        head: ValueHead = IQNHead(config.kappa)
         super().__init__(config, obs_format, observation_space, action_space, seed, q_network,
                          None, head)  # fmt: skip
 
