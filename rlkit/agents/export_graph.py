@@ -123,7 +123,7 @@ def _action_box(space: spaces.Box) -> tuple[np.ndarray, np.ndarray, np.ndarray, 
     return low, high, (high64 + low64) / 2, (high64 - low64) / 2
 
 
-def _to_space(action, space: spaces.Box):
+def _to_space(action, space: spaces.Box | spaces.MultiDiscrete):
     """``[B, act_dim]`` -> ``[B, *shape]`` in the space's dtype."""
     return tf.reshape(tf.cast(action, tf.as_dtype(space.dtype)), [-1, *space.shape])
 
@@ -304,9 +304,10 @@ def reinforce_module(agent, specs, encode, frozen: bool = False) -> PolicyModule
 
 
 def ppo_module(agent, specs, encode, frozen: bool = False) -> PolicyModule:
-    """PPO: ``action``, the greedy action: ``argmax`` of the logits (``start`` added), or
-    the Gaussian's mean (in the action's units) clipped to the bounds, as acting's greedy;
-    with ``norm_obs`` the observations normalised first (the statistics in use, constants)."""
+    """PPO: ``action``, the greedy action: ``argmax`` of the logits (``start`` added; for a
+    MultiDiscrete each dimension's ``argmax`` over its slice), or the Gaussian's mean (in
+    the action's units) clipped to the bounds, as acting's greedy; with ``norm_obs`` the
+    observations normalised first (the statistics in use, constants)."""
     models = {"policy": agent.learner.policy_network.model}
     module = PolicyModule(models)
     policy, space, norm = network(models["policy"], frozen), agent.action_space, agent.obs_norm
@@ -319,6 +320,16 @@ def ppo_module(agent, specs, encode, frozen: bool = False) -> PolicyModule:
             return {"action": tf.argmax(out, axis=-1, output_type=tf.int64) + start}
 
         module.add("action", greedy, specs)
+        return module
+    if isinstance(space, spaces.MultiDiscrete):
+        nvec, starts = agent.learner.nvec, np.asarray(space.start, np.int64).reshape(-1)
+
+        def each_argmax(inputs):
+            parts = tf.split(policy(x_of(inputs)), list(nvec), axis=-1)
+            chosen = tf.stack([tf.argmax(p, axis=-1, output_type=tf.int64) for p in parts], -1)
+            return {"action": _to_space(chosen + starts, space)}
+
+        module.add("action", each_argmax, specs)
         return module
     low, high, _, _ = _action_box(space)
 
