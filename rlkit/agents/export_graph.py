@@ -304,10 +304,9 @@ def reinforce_module(agent, specs, encode, frozen: bool = False) -> PolicyModule
 
 
 def ppo_module(agent, specs, encode, frozen: bool = False) -> PolicyModule:
-    """PPO: ``action``, the greedy action: ``argmax`` of the logits (``start`` added; for a
-    MultiDiscrete each dimension's ``argmax`` over its slice), or the Gaussian's mean (in
-    the action's units) clipped to the bounds, as acting's greedy; with ``norm_obs`` the
-    observations normalised first (the statistics in use, constants)."""
+    """PPO: ``action``, the greedy action: ``argmax`` of the logits (each dimension's for a
+    MultiDiscrete; ``start`` added), or the Gaussian's mean clipped to the bounds, as acting's
+    greedy; with ``norm_obs`` the observations normalised first (the statistics in use)."""
     models = {"policy": agent.learner.policy_network.model}
     module = PolicyModule(models)
     policy, space, norm = network(models["policy"], frozen), agent.action_space, agent.obs_norm
@@ -321,15 +320,10 @@ def ppo_module(agent, specs, encode, frozen: bool = False) -> PolicyModule:
 
         module.add("action", greedy, specs)
         return module
-    if isinstance(space, spaces.MultiDiscrete):
-        nvec, starts = agent.learner.nvec, np.asarray(space.start, np.int64).reshape(-1)
-
-        def each_argmax(inputs):
-            parts = tf.split(policy(x_of(inputs)), list(nvec), axis=-1)
-            chosen = tf.stack([tf.argmax(p, axis=-1, output_type=tf.int64) for p in parts], -1)
-            return {"action": _to_space(chosen + starts, space)}
-
-        module.add("action", each_argmax, specs)
+    if isinstance(space, spaces.MultiDiscrete):  # each dimension's argmax, start added
+        head, starts = agent.learner.head, np.asarray(space.start, np.int64).reshape(-1)
+        module.add("action", lambda x: {"action": _to_space(
+            head.graph_greedy(policy(x_of(x))) + starts, space)}, specs)  # fmt: skip
         return module
     low, high, _, _ = _action_box(space)
 

@@ -143,8 +143,8 @@ class PPO(Agent):
     # -- acting ------------------------------------------------------------------------------
     def act(self, obs, explore: bool = True) -> int | np.ndarray:
         """Sample ``a ~ pi(.|s)`` (``explore=True``) or act greedily (``argmax`` of the
-        logits, or the Gaussian's mean clipped to the bounds): one observation (one action)
-        or a batch ``[N, ...]`` (``N`` actions)."""
+        logits, each dimension's for MultiDiscrete, or the Gaussian's mean clipped to the
+        bounds): one observation (one action) or a batch ``[N, ...]`` (``N`` actions)."""
         try:
             return self.acting.act(obs, explore, self.num_steps)
         except (ValueError, IndexError, KeyError, TypeError) as exc:

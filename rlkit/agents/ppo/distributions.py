@@ -82,6 +82,13 @@ class ActionHead:
         return (gaussian_log_prob(out, log_std, actions),
                 gaussian_entropy(log_std, tf.shape(out)[0]))  # fmt: skip
 
+    def graph_greedy(self, out: tf.Tensor) -> tf.Tensor:
+        """MultiDiscrete's greedy action in a graph (the export's): each dimension's
+        ``argmax`` over its slice, ``[B, sum(nvec)] -> [B, D]`` int64, counted from 0."""
+        assert self.nvec is not None
+        parts = tf.split(out, list(self.nvec), axis=-1)
+        return tf.stack([tf.argmax(p, axis=-1, output_type=tf.int64) for p in parts], axis=-1)
+
     def describe_output(self, action_space) -> str:
         """What the policy's outputs are, for a refusal's line."""
         if self.kind == DISCRETE:
