@@ -182,15 +182,16 @@ def test_action_spaces_still_not_built_are_refused_in_one_line(space, message):
 def test_no_tensorflow_env_has_multidiscrete_actions_and_the_compiled_program_refuses_them():
     """The compiled loop runs only on rlkit's TensorFlow environments, none of which has
     MultiDiscrete actions; its PPO program refuses them in one line all the same."""
+    from rlkit.agents.spec import load
     from rlkit.envs.tf import ALL_IDS, register_envs
-    from rlkit.run.compiled_ppo import PPOProgram
 
+    program = load(rlkit.agents.AGENTS["ppo"].compiled_program)  # (PPOProgram, where it is)
     register_envs()
     for env_id in ALL_IDS:
         space = gym.make(env_id).action_space
         assert isinstance(space, spaces.Discrete | spaces.Box), (env_id, space)
     with pytest.raises(UsageError, match="no MultiDiscrete actions .*--loop python") as caught:
-        PPOProgram(tiny_agent(), None, 2, 0, 8)
+        program(tiny_agent(), None, 2, 0, 8)
     assert "\n" not in str(caught.value)
 
 
