@@ -151,9 +151,17 @@ def require_box_actions(space: spaces.Space, agent: str, env_id: str = "the envi
 
 
 def space_to_dict(space: spaces.Space) -> dict[str, Any]:
-    """A JSON-friendly description of a Box or Discrete space."""
+    """A JSON-friendly description of a Box, Discrete or MultiDiscrete space (or a Dict or
+    Tuple of them)."""
     if isinstance(space, spaces.Discrete):
         return {"type": "Discrete", "n": int(space.n), "start": int(space.start)}
+    if isinstance(space, spaces.MultiDiscrete):
+        return {
+            "type": "MultiDiscrete",
+            "nvec": np.asarray(space.nvec).tolist(),
+            "start": np.asarray(space.start).tolist(),
+            "dtype": str(space.dtype),
+        }
     if isinstance(space, spaces.Box):
         return {
             "type": "Box",
@@ -173,6 +181,9 @@ def space_from_dict(data: dict[str, Any]) -> spaces.Space:
     """Inverse of :func:`space_to_dict`."""
     if data["type"] == "Discrete":
         return spaces.Discrete(data["n"], start=data["start"])
+    if data["type"] == "MultiDiscrete":
+        return spaces.MultiDiscrete(np.array(data["nvec"], dtype=data["dtype"]),
+                                    dtype=data["dtype"], start=np.array(data["start"]))  # fmt: skip
     if data["type"] == "Box":
         return spaces.Box(
             low=np.array(data["low"], dtype=data["dtype"]),

@@ -182,6 +182,9 @@ def compare(agent, exported, batch, quantized: bool = False) -> CheckResult:
     got, want = got.astype(np.float64), want.astype(np.float64)
     result.equal = int(np.all(got == want, axis=tuple(range(1, got.ndim))).sum())
     result.largest_difference = float(np.abs(got - want).max()) if got.size else 0.0
+    if isinstance(agent.action_space, spaces.MultiDiscrete):  # (integers: equal, or not)
+        result.passed = quantized or result.equal == result.observations
+        return result
     span = np.asarray(agent.action_space.high, np.float64) - agent.action_space.low
     result.passed = quantized or result.largest_difference <= tolerance * max(1.0, span.max())
     return result

@@ -123,7 +123,7 @@ def _action_box(space: spaces.Box) -> tuple[np.ndarray, np.ndarray, np.ndarray, 
     return low, high, (high64 + low64) / 2, (high64 - low64) / 2
 
 
-def _to_space(action, space: spaces.Box):
+def _to_space(action, space: spaces.Box | spaces.MultiDiscrete):
     """``[B, act_dim]`` -> ``[B, *shape]`` in the space's dtype."""
     return tf.reshape(tf.cast(action, tf.as_dtype(space.dtype)), [-1, *space.shape])
 
@@ -304,9 +304,9 @@ def reinforce_module(agent, specs, encode, frozen: bool = False) -> PolicyModule
 
 
 def ppo_module(agent, specs, encode, frozen: bool = False) -> PolicyModule:
-    """PPO: ``action``, the greedy action: ``argmax`` of the logits (``start`` added), or
-    the Gaussian's mean (in the action's units) clipped to the bounds, as acting's greedy;
-    with ``norm_obs`` the observations normalised first (the statistics in use, constants)."""
+    """PPO: ``action``, the greedy action: ``argmax`` of the logits (each dimension's for a
+    MultiDiscrete; ``start`` added), or the Gaussian's mean clipped to the bounds, as acting's
+    greedy; with ``norm_obs`` the observations normalised first (the statistics in use)."""
     models = {"policy": agent.learner.policy_network.model}
     module = PolicyModule(models)
     policy, space, norm = network(models["policy"], frozen), agent.action_space, agent.obs_norm
@@ -319,6 +319,11 @@ def ppo_module(agent, specs, encode, frozen: bool = False) -> PolicyModule:
             return {"action": tf.argmax(out, axis=-1, output_type=tf.int64) + start}
 
         module.add("action", greedy, specs)
+        return module
+    if isinstance(space, spaces.MultiDiscrete):  # each dimension's argmax, start added
+        head, starts = agent.learner.head, np.asarray(space.start, np.int64).reshape(-1)
+        module.add("action", lambda x: {"action": _to_space(
+            head.graph_greedy(policy(x_of(x))) + starts, space)}, specs)  # fmt: skip
         return module
     low, high, _, _ = _action_box(space)
 

@@ -9,7 +9,9 @@ habit), so each formula is checked against a hand-computed case in the tests.
   (:func:`rlkit.replay.nstep.pcont`, :func:`rlkit.replay.nstep.graph_pcont`);
 - DDPG / TD3: :func:`bootstrap_target`, :func:`squared_error`, :func:`smooth_target_action`;
 - REINFORCE: :func:`softmax_log_loss`, :func:`softmax_entropy`, :func:`gaussian_log_prob`,
-  :func:`gaussian_log_loss`, :func:`gaussian_entropy`, :func:`value_loss`, :func:`normalize`.
+  :func:`gaussian_log_loss`, :func:`gaussian_entropy`, :func:`value_loss`, :func:`normalize`;
+- PPO and A2C with ``MultiDiscrete`` actions: :func:`multi_categorical_log_prob`,
+  :func:`multi_categorical_entropy` (one softmax per dimension over its slice of the logits).
 """
 
 from __future__ import annotations
@@ -162,6 +164,29 @@ def gaussian_entropy(log_std: tf.Tensor, num_examples: tf.Tensor) -> tf.Tensor:
     """Entropy of the diagonal Gaussian, repeated ``num_examples`` times: ``[T]`` (nats)."""
     entropy = tf.reduce_sum(log_std + 0.5 * (_LOG_2PI + 1.0))
     return tf.fill([num_examples], entropy)
+
+
+def multi_categorical_log_prob(logits: tf.Tensor, actions: tf.Tensor,
+                               nvec: tuple[int, ...]) -> tf.Tensor:  # fmt: skip
+    """Log-probability of ``D`` independent categoricals (a ``MultiDiscrete(nvec)`` action).
+
+    ``logits [B, sum(nvec)]`` hold dimension ``d``'s ``nvec[d]`` logits in the slice after
+    the first ``d`` dimensions'; ``actions [B, D]`` int (each counted from 0). Returns ``[B]``:
+    ``sum_d log softmax(logits_d)[a_d]`` (SB3's ``MultiCategoricalDistribution``, CleanRL's
+    ``ppo_multidiscrete.py``). Dimension ``d``'s gradient reaches its own slice only.
+    """
+    parts = tf.split(logits, list(nvec), axis=-1)
+    taken = [
+        tf.gather(tf.nn.log_softmax(part, axis=-1), actions[:, d], axis=-1, batch_dims=1)
+        for d, part in enumerate(parts)
+    ]
+    return tf.add_n(taken)
+
+
+def multi_categorical_entropy(logits: tf.Tensor, nvec: tuple[int, ...]) -> tf.Tensor:
+    """Entropy of ``D`` independent categoricals, ``[B, sum(nvec)] -> [B]`` (nats): the sum
+    of each dimension's softmax entropy."""
+    return tf.add_n([softmax_entropy(part) for part in tf.split(logits, list(nvec), axis=-1)])
 
 
 def value_loss(values: tf.Tensor, returns: tf.Tensor) -> tf.Tensor:

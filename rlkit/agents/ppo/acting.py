@@ -1,13 +1,19 @@
 """PPO's acting rule, in numpy: sample from the policy's snapshot, or act greedily.
 
 Discrete actions are drawn with the Gumbel-max trick (``argmax(logits + Gumbel noise)``,
-an exact sample from ``softmax(logits)``); Box actions from the diagonal Gaussian
+an exact sample from ``softmax(logits)``), MultiDiscrete ones the same way in each
+dimension's slice of the logits (:func:`multi_discrete_sample`: one draw of Gumbel noise
+over all ``sum(nvec)`` logits); Box actions from the diagonal Gaussian
 ``mean + std * noise`` in the action's own units (SB3's and CleanRL's: no rescaling), the
 *unclipped* sample kept for the rollout (its log-probability is then exact) and clipped to
-the bounds only on its way to the environment. Greedy: ``argmax`` of the logits, or the
-mean (clipped). No TensorFlow call per step for the tanh MLPs and MinAtar's torso: their numpy
-snapshot is refreshed after each update; the Nature CNN acts through one compiled call per
-(batched) step, reading the live weights (:class:`~rlkit.agents.ppo.networks.ConvActorCritic`).
+the bounds only on its way to the environment. Greedy: ``argmax`` of the logits (each
+dimension's for MultiDiscrete), or the mean (clipped). No TensorFlow call per step for the
+tanh MLPs, MinAtar's torso and a user's Dense stack: their numpy snapshot is refreshed after
+each update; the Nature CNN (and other networks of one's own) acts through one compiled call
+per (batched) step, reading the live weights
+(:class:`~rlkit.agents.ppo.networks.ConvActorCritic`).
+
+MultiDiscrete actions have no compiled loop (no rlkit TensorFlow environment has them).
 
 The compiled loop's acting is :func:`graph_ppo_action` (and :func:`graph_clip_action` on
 the way to the environment), whose draws go through :func:`graph_discrete_sample` and
@@ -34,6 +40,17 @@ def discrete_sample(logits: np.ndarray, gumbel: np.ndarray) -> np.ndarray:
     standard Gumbel noise an exact sample of ``softmax(logits)``; with zeros the greedy
     action."""
     return np.argmax(logits + gumbel, axis=-1)
+
+
+def multi_discrete_sample(logits: np.ndarray, gumbel: np.ndarray,
+                          nvec: tuple[int, ...]) -> np.ndarray:  # fmt: skip
+    """``argmax`` of ``logits + gumbel`` within each dimension's slice of the last axis
+    (``[..., sum(nvec)] -> [..., D]``, int64, each counted from 0): with standard Gumbel
+    noise an exact sample of each dimension's softmax, independently; with zeros the
+    per-dimension greedy action."""
+    cuts = np.cumsum(nvec)[:-1]
+    parts = np.split(logits + gumbel, cuts, axis=-1)
+    return np.stack([np.argmax(part, axis=-1) for part in parts], axis=-1)
 
 
 def gaussian_sample(mean: np.ndarray, std: np.ndarray, noise: np.ndarray) -> np.ndarray:
@@ -75,7 +92,7 @@ class PPOActing(Acting):
     """Sample ``a ~ pi(.|s)`` from the snapshot last given to :meth:`follow`.
 
     Args:
-        action_space: ``Discrete(n)`` or ``Box``.
+        action_space: ``Discrete(n)``, ``MultiDiscrete(nvec)`` or ``Box``.
         encode: observations -> what the policy takes: float32 ``[obs_dim]`` / ``[N,
             obs_dim]``, or images ``[(N,) H, W, C]`` in their own dtype.
         rng: the generator of the draws (one draw of the output's shape per call).
@@ -86,8 +103,12 @@ class PPOActing(Acting):
         self.encode = encode
         self.rng = rng
         self.discrete = isinstance(action_space, spaces.Discrete)
+        self.nvec: tuple[int, ...] | None = None
         if self.discrete:
             self.action_start = int(action_space.start)
+        elif isinstance(action_space, spaces.MultiDiscrete):
+            self.nvec = tuple(int(n) for n in np.asarray(action_space.nvec).reshape(-1))
+            self._starts = np.asarray(action_space.start, np.int64).reshape(-1)
         else:
             self._low = np.asarray(action_space.low, np.float64).reshape(-1)
             self._high = np.asarray(action_space.high, np.float64).reshape(-1)
@@ -107,6 +128,11 @@ class PPOActing(Acting):
             gumbel = self.rng.gumbel(size=out.shape) if explore else np.zeros(out.shape)
             action = discrete_sample(out, gumbel) + self.action_start
             return int(action) if out.ndim == 1 else action
+        if self.nvec is not None:
+            gumbel = self.rng.gumbel(size=out.shape) if explore else np.zeros(out.shape)
+            chosen = multi_discrete_sample(out, gumbel, self.nvec) + self._starts
+            shape = (*out.shape[:-1], *self.action_space.shape)
+            return chosen.reshape(shape).astype(self.action_space.dtype)
         std = self.snapshot.std
         assert std is not None  # (Box actions)
         raw = gaussian_sample(out, std, self.rng.standard_normal(out.shape)) if explore else out
@@ -118,12 +144,16 @@ class PPOActing(Acting):
         return sent
 
     def stored_actions(self, actions) -> np.ndarray:
-        """Actions as the rollout keeps them: Discrete counted from 0 (int64); Box as the
-        unclipped Gaussian sample ``[(N,) A]`` float32 when ``actions`` are those the last
-        draw sent, else ``actions`` themselves, flattened."""
+        """Actions as the rollout keeps them: Discrete counted from 0 (int64); MultiDiscrete
+        flattened ``[(N,) D]``, each dimension counted from 0 (int64); Box as the unclipped
+        Gaussian sample ``[(N,) A]`` float32 when ``actions`` are those the last draw sent,
+        else ``actions`` themselves, flattened."""
         if self.discrete:
             return np.asarray(actions, np.int64) - self.action_start
         actions = np.asarray(actions)
+        if self.nvec is not None:
+            rows = (-1,) if actions.shape == self.action_space.shape else (len(actions), -1)
+            return actions.astype(np.int64).reshape(rows) - self._starts
         if self._last is not None and np.array_equal(actions, self._last[0]):
             return self._last[1]
         flat = actions.reshape(-1) if actions.shape == self.action_space.shape else (

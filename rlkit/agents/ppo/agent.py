@@ -29,23 +29,32 @@ from rlkit.agents.ppo.normalization import ObservationNormalizer, RewardScaler
 from rlkit.core import seeding
 from rlkit.core.errors import UsageError
 from rlkit.core.spaces import IMAGE, observation_format
+from rlkit.networks.custom import GIVEN_IN_PYTHON
 from rlkit.replay.rollout import Rollout
 
 __all__ = ["PPO"]
 
 
 class PPO(Agent):
-    """PPO with the clipped surrogate and GAE, for Discrete or Box actions.
+    """PPO with the clipped surrogate and GAE, for Discrete, MultiDiscrete or Box actions.
 
     Args:
         observation_space: ``Box`` vectors (flattened), ``Box`` images ``[H, W, C]`` (kept in
             their own dtype: uint8 frames, MinAtar's bool boards; the shared convolutional
             torso) or ``Discrete`` (one-hot) observations.
-        action_space: ``Discrete(n)`` (softmax policy) or a float ``Box`` (diagonal
-            Gaussian, state-independent log std, actions clipped to the bounds only when sent).
+        action_space: ``Discrete(n)`` (softmax policy), ``MultiDiscrete(nvec)`` (one
+            softmax per dimension) or a float ``Box`` (diagonal Gaussian, state-independent
+            log std, actions clipped to the bounds only when sent).
         config: a :class:`PPOConfig`; keyword arguments override its keys.
         seed: seeds the weights, the action draws (``sample``) and the minibatches
             (``replay``).
+        actor, critic, torso: networks of one's own (:mod:`rlkit.agents.ppo.user_networks`):
+            a Keras model, a builder ``(observation_space, action_space) -> keras.Model``, or
+            the name of an importable builder ``"package.module:function"`` (kept in the
+            config under the same key). ``actor``: ``[B, obs] -> [B, outputs]`` (logits, or
+            the Gaussian's mean); ``critic``: ``[B, obs] -> [B]`` or ``[B, 1]``; ``torso``:
+            ``[B, obs] -> [B, D]`` under rlkit's two heads (or the name of rlkit's torso,
+            ``"auto"``, ``"nature"``, ``"minatar"``).
 
     Attributes:
         learner: the :class:`PPOLearner`.
@@ -60,7 +69,11 @@ class PPO(Agent):
     check_spaces = staticmethod(ppo_config.check_spaces)
 
     def __init__(self, observation_space, action_space, config=None, seed: int = 0,
-                 **overrides) -> None:  # fmt: skip
+                 actor=None, critic=None, torso=None, **overrides) -> None:  # fmt: skip
+        self._networks = {"actor": actor, "critic": critic, "torso": torso}
+        for key, given in self._networks.items():
+            if given is not None:
+                overrides[key] = given if isinstance(given, str) else GIVEN_IN_PYTHON
         super().__init__(observation_space, action_space, config, seed, **overrides)
         cfg = self.learner_config()
         fmt = observation_format(observation_space, self.name, images=True)
@@ -72,12 +85,10 @@ class PPO(Agent):
             )
         self.obs_format, self.encode = fmt, fmt.encode
         self.discrete = isinstance(action_space, spaces.Discrete)
-        if self.discrete:
-            action_shape: tuple[int, ...] = ()
-            action_dtype: Any = np.int64
-        else:
-            action_shape, action_dtype = (int(np.prod(action_space.shape)),), np.float32
-        self.learner = PPOLearner(cfg, fmt, action_space, seed)
+        self.learner = PPOLearner(cfg, fmt, action_space, seed, observation_space,
+                                  self._networks)  # fmt: skip
+        action_shape = self.learner.head.action_shape
+        action_dtype: Any = np.float32 if isinstance(action_space, spaces.Box) else np.int64
         self.rollout = Rollout(cfg.n_steps, fmt.shape, fmt.dtype, action_shape, action_dtype)
         self.reward_clip = cfg.reward_clip
         self.rng = seeding.generator(seed, "sample")
@@ -92,6 +103,14 @@ class PPO(Agent):
         """The :class:`PPOConfig` the learner, the rollout and the normalisers are built with:
         the agent's own (A2C's is its config's :meth:`~rlkit.agents.ppo.config.A2CConfig.ppo`)."""
         return self.config
+
+    def python_networks(self) -> dict:
+        """The networks of one's own given as Python objects (saved in Keras' format)."""
+        networks = self.learner.networks
+        models = {"actor": getattr(networks.policy_network, "model", None),
+                  "critic": getattr(networks.value_network, "model", None),
+                  "torso": getattr(networks, "torso", None)}  # fmt: skip
+        return {k: m for k, m in models.items() if getattr(self.config, k) == GIVEN_IN_PYTHON}
 
     # -- the parts' public faces -------------------------------------------------------------
     @property
@@ -124,8 +143,8 @@ class PPO(Agent):
     # -- acting ------------------------------------------------------------------------------
     def act(self, obs, explore: bool = True) -> int | np.ndarray:
         """Sample ``a ~ pi(.|s)`` (``explore=True``) or act greedily (``argmax`` of the
-        logits, or the Gaussian's mean clipped to the bounds): one observation (one action)
-        or a batch ``[N, ...]`` (``N`` actions)."""
+        logits, each dimension's for MultiDiscrete, or the Gaussian's mean clipped to the
+        bounds): one observation (one action) or a batch ``[N, ...]`` (``N`` actions)."""
         try:
             return self.acting.act(obs, explore, self.num_steps)
         except (ValueError, IndexError, KeyError, TypeError) as exc:

@@ -26,6 +26,13 @@ def _fraction_or_off(value: float) -> str | None:
     return None if value == -1.0 or 0.0 <= value <= 1.0 else "must be in [0, 1], or -1 (off)"
 
 
+def torso_choice(value: str) -> str | None:
+    """rlkit's torso kinds, ``package.module:function`` or a Python object's placeholder."""
+    if value in BUILT_IN_TORSOS or ":" in value or value == "<python object>":
+        return None
+    return "must be auto, nature, minatar or a builder 'package.module:function'"
+
+
 @dataclass(frozen=True)
 class PPOConfig:
     """PPO (Schulman et al. 2017), clipped surrogate with GAE.
@@ -134,8 +141,23 @@ class PPOConfig:
         "nature (the Nature CNN 32 8x8/4, 64 4x4/2, 64 3x3/1, then 512: CleanRL's "
         "ppo_atari.py, SB3's CnnPolicy) | minatar (16 3x3/1, then 128: MinAtar's network) | "
         "auto (nature from 36 pixels a side, else minatar); vector observations keep the "
-        "separate tanh networks of hidden_sizes and value_hidden_sizes",
-        one_of(*BUILT_IN_TORSOS),
+        "separate tanh networks of hidden_sizes and value_hidden_sizes; or your own torso "
+        "under rlkit's two heads, vectors or images: an importable builder "
+        "'package.module:function' returning a keras.Model [B, obs] -> [B, D]",
+        torso_choice,
+    )
+    actor: str = option(
+        "",
+        "your own policy network: an importable builder 'package.module:function' taking "
+        "(observation_space, action_space) and returning a keras.Model [B, obs] -> logits "
+        "[B, n] (Discrete), [B, sum(nvec)] (MultiDiscrete: one slice per dimension) or the "
+        "Gaussian's mean [B, action] in the action's units (Box) (empty: rlkit's tanh MLP "
+        "from hidden_sizes)",
+    )
+    critic: str = option(
+        "",
+        "your own value network: an importable builder returning a keras.Model [B, obs] -> "
+        "[B] or [B, 1] (empty: rlkit's tanh MLP from value_hidden_sizes)",
     )
     reward_clip: float = option(
         0.0,
@@ -161,6 +183,11 @@ class PPOConfig:
     clip_reward: float = option(10.0, "bound of the scaled rewards", positive)
 
     def cross_check(self) -> str | None:
+        if (self.actor or self.critic) and self.torso not in BUILT_IN_TORSOS:
+            return (
+                "actor and critic are whole networks, torso one under rlkit's two heads: give "
+                "a torso, or an actor and a critic, not both"
+            )
         if self.lr_end_fraction >= 0 and self.lr_anneal_steps <= 0 >= self.lr_anneal_fraction:
             return (
                 "lr_end_fraction needs lr_anneal_steps > 0 (e.g. the run's steps) or "
@@ -270,6 +297,8 @@ class A2CConfig:
     log_std_init: float = _ppo_option("log_std_init")
     ortho_init: bool = _ppo_option("ortho_init")
     torso: str = _ppo_option("torso")
+    actor: str = _ppo_option("actor")
+    critic: str = _ppo_option("critic")
     reward_clip: float = _ppo_option("reward_clip")
     bootstrap_truncated: bool = _ppo_option("bootstrap_truncated")
     norm_obs: bool = _ppo_option("norm_obs")
@@ -288,9 +317,9 @@ class A2CConfig:
 
 def check_spaces(observation_space, action_space, env_id: str = "the environment",
                  agent: str = "ppo") -> None:  # fmt: skip
-    """PPO (and A2C, ``agent``) take Discrete actions (a softmax policy) or a float Box (a
-    diagonal Gaussian), with Box observations (vectors, or images ``[H, W, C]`` for the
-    convolutional torso) or Discrete ones."""
+    """PPO (and A2C, ``agent``) take Discrete actions (a softmax policy), MultiDiscrete ones
+    (one softmax per dimension) or a float Box (a diagonal Gaussian), with Box observations
+    (vectors, or images ``[H, W, C]`` for the convolutional torso) or Discrete ones."""
     import numpy as np
     from gymnasium import spaces
 
@@ -301,10 +330,17 @@ def check_spaces(observation_space, action_space, env_id: str = "the environment
         if not np.issubdtype(action_space.dtype, np.floating):
             raise UsageError(f"{agent}'s Gaussian policy needs float Box actions, but {env_id} "
                              f"has {action_space}")  # fmt: skip
-    elif not isinstance(action_space, spaces.Discrete):
+    elif isinstance(action_space, spaces.MultiBinary):
         raise UsageError(
-            f"{agent} takes Discrete or Box actions, but {env_id} has {action_space} "
-            "(MultiDiscrete and others are not built); reinforce or dqn may take it"
+            f"{agent} takes Discrete, MultiDiscrete or Box actions, but {env_id} has "
+            f"{action_space} (not built): MultiBinary(n) is MultiDiscrete([2] * n), so wrap "
+            "the environment in a gymnasium ActionWrapper whose action_space is that"
+        )
+    elif not isinstance(action_space, spaces.Discrete | spaces.MultiDiscrete):
+        raise UsageError(
+            f"{agent} takes Discrete, MultiDiscrete or Box actions, but {env_id} has "
+            f"{type(action_space).__name__} actions (not built): flatten them into one of "
+            "those with a gymnasium ActionWrapper"
         )
     observation_format(observation_space, agent, images=True)
 

@@ -35,7 +35,8 @@ from gymnasium import spaces
 
 from rlkit.agents.parts import Learner
 from rlkit.agents.ppo.config import PPOConfig
-from rlkit.agents.ppo.networks import make_networks
+from rlkit.agents.ppo.distributions import DISCRETE, ActionHead
+from rlkit.agents.ppo.user_networks import build_networks
 from rlkit.core.spaces import ObservationFormat, vector_format
 from rlkit.learn.advantages import (
     approx_kl,
@@ -46,7 +47,6 @@ from rlkit.learn.advantages import (
     value_error,
 )
 from rlkit.learn.gradients import UpdatePipeline, transforms_from_config
-from rlkit.learn.losses import gaussian_entropy, gaussian_log_prob, softmax_entropy
 from rlkit.learn.optimizers import torch_adam, torch_rmsprop
 from rlkit.replay.rollout import RolloutBatch
 
@@ -60,10 +60,11 @@ class PolicySnapshot:
 
     Attributes:
         forward: encoded observations ``[*obs_shape]`` / ``[N, *obs_shape]`` -> logits
-            ``[(N,) n]`` (Discrete) or the Gaussian's mean ``[(N,) act_dim]`` (Box, in the
-            action's own units): a numpy copy of the policy (the tanh MLP; MinAtar's
-            torso), or one compiled call reading the live weights (the Nature CNN).
-        std: the Gaussian's std ``[act_dim]``; None for Discrete.
+            ``[(N,) n]`` (Discrete; ``[(N,) sum(nvec)]`` MultiDiscrete) or the Gaussian's
+            mean ``[(N,) act_dim]`` (Box, in the action's own units): a numpy copy of the
+            policy (the tanh MLP; MinAtar's torso; a user's Dense stack), or one compiled
+            call reading the live weights (the Nature CNN; other networks of one's own).
+        std: the Gaussian's std ``[act_dim]``; None for Discrete and MultiDiscrete.
     """
 
     forward: Callable[[np.ndarray], np.ndarray]
@@ -81,35 +82,45 @@ class PPOLearner(Learner):
         obs_format: the encoded observations' format (an int: float32 vectors that wide);
             images get the shared convolutional torso (``config.torso``), vectors the
             separate tanh networks (:func:`~rlkit.agents.ppo.networks.make_networks`).
-        action_space: ``Discrete(n)`` (softmax over ``n`` logits) or a ``Box`` (a diagonal
-            Gaussian over its flattened ``A`` dimensions, state-independent log std).
+        action_space: ``Discrete(n)`` (softmax over ``n`` logits), ``MultiDiscrete(nvec)``
+            (one softmax per dimension over its slice of ``sum(nvec)`` logits) or a ``Box``
+            (a diagonal Gaussian over its flattened ``A`` dimensions, state-independent log
+            std): :class:`~rlkit.agents.ppo.distributions.ActionHead`.
         seed: seeds the weights.
+        given: networks of one's own given as Python objects, ``{"actor": ..., "critic":
+            ..., "torso": ...}`` (None where not; the config names them:
+            :func:`~rlkit.agents.ppo.user_networks.build_networks`).
 
     Attributes:
         obs_format: the observations' format.
+        head: the :class:`~rlkit.agents.ppo.distributions.ActionHead`; ``discrete`` (a
+            ``Discrete`` space) and ``nvec`` (a ``MultiDiscrete`` one's sizes, else None)
+            are its.
         networks: :class:`~rlkit.agents.ppo.networks.SeparateMLPs` or
             :class:`~rlkit.agents.ppo.networks.ConvActorCritic` (``networks.shared``).
         policy_network, value_network: ``.model`` ``[B, *obs_shape] -> [B, n or A]`` and
             ``[B, *obs_shape] -> [B, 1]`` (the tanh MLPs, or the shared torso's two heads).
-        log_std: ``[A]`` variable (Box); None for Discrete.
+        log_std: ``[A]`` variable (Box); None for Discrete and MultiDiscrete.
         pipeline: the :class:`UpdatePipeline` over the variables of :meth:`variables`, group
             by group (the shared torso's, then the policy's and the log std, then the
             value's).
     """
 
     def __init__(self, config: PPOConfig, obs_format: ObservationFormat | int, action_space,
-                 seed: int) -> None:  # fmt: skip
+                 seed: int, observation_space=None, given: dict | None = None) -> None:  # fmt: skip
         cfg = self.config = config
         if isinstance(obs_format, int):
             obs_format = vector_format(obs_format)
         self.obs_format = obs_format
-        self.discrete = isinstance(action_space, spaces.Discrete)
-        out_dim = int(action_space.n) if self.discrete else int(np.prod(action_space.shape))
-        self.networks = make_networks(obs_format, out_dim, cfg, seed)
+        self.head = ActionHead(action_space)
+        self.discrete, self.nvec = self.head.kind == DISCRETE, self.head.nvec
+        out_dim = self.head.out_dim
+        self.networks = build_networks(obs_format, self.head, cfg, seed,
+                                       (observation_space, action_space), given or {})  # fmt: skip
         self.policy_network = self.networks.policy_network
         self.value_network = self.networks.value_network
         self.log_std = None
-        if not self.discrete:
+        if isinstance(action_space, spaces.Box):
             self.log_std = tf.Variable(np.full(out_dim, cfg.log_std_init, np.float32),
                                        name="policy_log_std")  # fmt: skip
         variables = [v for group in self.variables().values() for v in group]
@@ -122,8 +133,7 @@ class PPOLearner(Learner):
         self.num_updates = 0
         self.last_epochs = 0.0
         obs_spec = tf.TensorSpec([None, *obs_format.shape], obs_format.dtype)
-        action_spec = (tf.TensorSpec([None], tf.int32) if self.discrete
-                       else tf.TensorSpec([None, out_dim], tf.float32))  # fmt: skip
+        action_spec = self.head.spec()
         flat = tf.TensorSpec([None], tf.float32)
         self._evaluate = tf.function(
             self._evaluate_graph, input_signature=[obs_spec, obs_spec, action_spec]
@@ -166,14 +176,8 @@ class PPOLearner(Learner):
 
     def _log_prob_entropy(self, out, actions) -> tuple[tf.Tensor, tf.Tensor]:
         """``log pi(a|s)`` and the entropy of ``pi(.|s)``, both ``[B]``, from the policy's
-        outputs ``out`` (logits, or the Gaussian's mean)."""
-        if self.discrete:
-            log_probs = tf.nn.log_softmax(out, axis=-1)
-            taken = tf.gather(log_probs, actions, axis=-1, batch_dims=1)
-            return taken, softmax_entropy(out)
-        assert self.log_std is not None  # (Box actions)
-        return (gaussian_log_prob(out, self.log_std, actions),
-                gaussian_entropy(self.log_std, tf.shape(out)[0]))  # fmt: skip
+        outputs ``out`` (logits, or the Gaussian's mean): :class:`ActionHead`'s."""
+        return self.head.log_prob_entropy(out, actions, self.log_std)
 
     def _evaluate_graph(self, obs, next_obs, actions):
         """``V(obs)``, ``V(next_obs)`` and ``log pi(actions|obs)``, each ``[M]``."""
@@ -275,11 +279,7 @@ class PPOLearner(Learner):
         shape, dtype = self.obs_format.shape, self.obs_format.dtype
         obs = tf.constant(batch.obs.reshape(m, *shape), dtype)
         next_obs = tf.constant(batch.next_obs.reshape(m, *shape), dtype)
-        if self.discrete:
-            actions = tf.constant(batch.actions.reshape(m), tf.int32)
-        else:
-            actions = tf.constant(batch.actions.reshape(m, -1), tf.float32)
-        return obs, actions, next_obs
+        return obs, self.head.flat(batch.actions, m), next_obs
 
     def advantages(self, batch: RolloutBatch) -> tuple[np.ndarray, ...]:
         """``(values, log_probs, advantages, returns)`` of a rollout, each ``[T, N]``: one

@@ -40,8 +40,10 @@ import tensorflow as tf
 from rlkit.agents.off_policy import graph_clip_rewards
 from rlkit.agents.ppo.acting import graph_clip_action, graph_ppo_action
 from rlkit.agents.ppo.learner import METRICS
+from rlkit.core.errors import UsageError
 from rlkit.learn.advantages import graph_gae
 from rlkit.replay.graph_rollout import GraphRollout
+from rlkit.run.compiled.choice import PYTHON_LOOP
 from rlkit.run.compiled.program import CompiledProgram
 
 
@@ -55,6 +57,9 @@ class PPOProgram(CompiledProgram):
         """The rollout: ``n_steps`` vector steps of the ``N`` copies, observations as the
         environment gives them (float32 ``[obs_dim]``; MinAtar's bool ``[10, 10, C]``)."""
         learner = self.learner
+        if learner.nvec is not None:  # (no rlkit/ TensorFlow env has MultiDiscrete actions)
+            raise UsageError(f"the compiled loop has no MultiDiscrete actions "
+                             f"({self.agent.action_space}); {PYTHON_LOOP}")  # fmt: skip
         action_shape = () if learner.discrete else (int(learner.log_std.shape[0]),)
         self.obs_shape = tuple(self.env.obs_shape or (self.env.obs_dim,))
         self.rollout = GraphRollout(self.config.n_steps, self.num_envs, self.obs_shape,
