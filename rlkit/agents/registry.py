@@ -254,7 +254,7 @@ AGENTS: dict[str, AgentSpec] = {
     ),
     "ppo": AgentSpec(
         name="ppo",
-        summary="PPO: clipped surrogate, GAE; tanh MLPs, or a shared CNN on pixels (Discrete/Box)",
+        summary="PPO: clipped surrogate, GAE; MLPs or a shared CNN (Discrete, MultiDiscrete, Box)",
         agent_path="rlkit.agents.ppo.agent:PPO",
         config_class=ppo_config.PPOConfig,
         check_spaces=ppo_config.check_spaces,
