@@ -216,11 +216,10 @@ def _search(spec: tuning.TuneSpec, out: Path, resume: bool, interval: float) -> 
             ),  # fmt: skip
         )
     results = tuner.fit()
-    # (a ResultGrid iterates by __getitem__, the old protocol mypy does not follow)
-    errors = [r for r in results if r.error is not None]  # type: ignore[attr-defined]
+    errors = [r for r in results if r.error is not None]
     if errors:
         raise SweepFailed("; ".join(_error_line(r.error) for r in errors))
-    done = sum(ended(r.metrics) for r in results)  # type: ignore[attr-defined]  # (as above)
+    done = sum(ended(r.metrics) for r in results)
     if done < spec.trials:
         raise SweepInterrupted(
             f"tune stopped with {done} of {spec.trials} search trials done; "
