@@ -225,14 +225,15 @@ def validate(config: Any) -> None:
         problem = check(getattr(config, f.name)) if check else None
         if problem:
             raise UsageError(f"bad value {getattr(config, f.name)!r} for {f.name}: {problem}")
-    sizes = getattr(config, "buffer_size", None), getattr(config, "batch_size", None)
-    if sizes[0] is not None and sizes[0] >= MAX_BUFFER_SIZE:  # what the replay can index
+    buffer_size = getattr(config, "buffer_size", None)
+    batch_size = getattr(config, "batch_size", None)
+    if buffer_size is not None and buffer_size >= MAX_BUFFER_SIZE:  # what the replay can index
         raise UsageError(
-            f"bad value {sizes[0]!r} for buffer_size: must be < 2**31 ({MAX_BUFFER_SIZE:,}) "
+            f"bad value {buffer_size!r} for buffer_size: must be < 2**31 ({MAX_BUFFER_SIZE:,}) "
             "transitions"
         )
-    if None not in sizes and sizes[0] < sizes[1]:
-        raise UsageError(f"buffer_size ({sizes[0]}) must be at least batch_size ({sizes[1]})")
+    if buffer_size is not None and batch_size is not None and buffer_size < batch_size:
+        raise UsageError(f"buffer_size ({buffer_size}) must be at least batch_size ({batch_size})")
     cross_check = getattr(config, "cross_check", None)
     if cross_check is not None:
         problem = cross_check()

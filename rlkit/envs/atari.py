@@ -27,6 +27,7 @@ their observations are ``[10, 10, channels]`` bool images, sticky actions 0.1 (t
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -85,6 +86,12 @@ def make_atari(
     return ChannelsLast(env)
 
 
+def ale_of(env: gym.Env) -> Any:
+    """The ALE interface (``ale_py.ALEInterface``, untyped) of an Atari env under wrappers."""
+    atari_env: Any = env.unwrapped  # (ale_py's AtariEnv)
+    return atari_env.ale
+
+
 class ChannelsLast(gym.ObservationWrapper):
     """Observations ``[C, H, W]`` -> ``[H, W, C]`` (contiguous): TF's CPU convolutions want
     NHWC."""
@@ -92,6 +99,8 @@ class ChannelsLast(gym.ObservationWrapper):
     def __init__(self, env: gym.Env) -> None:
         super().__init__(env)
         space = env.observation_space
+        if not isinstance(space, gym.spaces.Box):
+            raise TypeError(f"ChannelsLast takes a Box observation, got {space}")
         self.observation_space = gym.spaces.Box(
             np.moveaxis(space.low, 0, -1), np.moveaxis(space.high, 0, -1), dtype=space.dtype
         )
@@ -128,7 +137,7 @@ class LifeLossTerminal(gym.Wrapper):
         obs, reward, terminated, truncated, info = self.env.step(action)
         self.game_return += float(reward)
         self.game_length += 1
-        lives = self.env.unwrapped.ale.lives()
+        lives = ale_of(self.env).lives()
         self.life_lost = lives < self.lives and not (terminated or truncated)
         self.lives = lives
         info["life_lost"] = self.life_lost
@@ -146,7 +155,7 @@ class LifeLossTerminal(gym.Wrapper):
         if new_game:
             self.game_return, self.game_length = 0.0, 0
         self.life_lost = False
-        self.lives = self.env.unwrapped.ale.lives()
+        self.lives = ale_of(self.env).lives()
         return obs, info
 
 

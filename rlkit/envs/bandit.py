@@ -37,6 +37,7 @@ class MultiArmedBandit(gym.Env):
     """
 
     metadata: dict[str, Any] = {"render_modes": []}
+    action_space: gym.spaces.Discrete
 
     def __init__(self, arm_means: Sequence[float] = DEFAULT_ARM_MEANS, std: float = 1.0) -> None:
         means = np.asarray(arm_means, dtype=np.float64).reshape(-1)

@@ -52,12 +52,13 @@ class MinAtarFrames(gym.Wrapper):
         self.metadata = {**env.metadata, "render_modes": ["rgb_array"], "render_fps": FPS}
 
     @property
-    def render_mode(self) -> str:
+    def render_mode(self) -> str:  # type: ignore[override]  # read-only, as gymnasium's Wrapper
         return "rgb_array"
 
     def render(self) -> np.ndarray:
         """The current state as MinAtar shows it, scaled up (``uint8 [H, W, 3]``)."""
-        return minatar_frame(self.env.unwrapped.game.state(), self.scale)
+        minatar_env: Any = self.env.unwrapped  # (minatar's gymnasium env: untyped, has .game)
+        return minatar_frame(minatar_env.game.state(), self.scale)
 
 
 def make_minatar(env_id: str, **kwargs: Any) -> gym.Env:

@@ -33,12 +33,14 @@ The base environment's ``np_random`` travels too (rlkit's Atari no-op starts dra
 from __future__ import annotations
 
 import pickle
+from collections.abc import Mapping
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 from gymnasium.utils import EzPickle
 
+from rlkit.envs.atari import ale_of
 from rlkit.envs.mujoco_envs import is_mujoco_env, physics_state, restore_physics
 
 PICKLE, ALE, MUJOCO, REPLAY = "pickle", "ale", "mujoco", "replay"
@@ -77,12 +79,12 @@ def needs_wrapper(env: gym.Env) -> bool:
     return how_state_is_kept(env) != PICKLE
 
 
-def _rng_state(env: gym.Env) -> dict[str, Any] | None:
+def _rng_state(env: gym.Env) -> Mapping[str, Any] | None:
     rng = env.unwrapped._np_random  # (not .np_random: reading that seeds a missing one)
     return None if rng is None else rng.bit_generator.state
 
 
-def _set_rng_state(env: gym.Env, state: dict[str, Any] | None) -> None:
+def _set_rng_state(env: gym.Env, state: Mapping[str, Any] | None) -> None:
     if state is None:
         env.unwrapped._np_random = None
         return
@@ -123,7 +125,7 @@ class ResumableEnv(gym.Wrapper):
     def __getstate__(self) -> dict[str, Any]:
         state = {"env": self.env, "kept_by": self.kept_by, "rng": _rng_state(self.env)}
         if self.kept_by == ALE:
-            state["ale"] = self.env.unwrapped.ale.cloneState(include_rng=True)
+            state["ale"] = ale_of(self.env).cloneState(include_rng=True)
         elif self.kept_by == MUJOCO:
             state["mujoco"] = physics_state(self.env)
         elif self.kept_by == REPLAY:
@@ -135,7 +137,7 @@ class ResumableEnv(gym.Wrapper):
         self.kept_by = state["kept_by"]
         self._reset_args, self._actions, self._used = None, [], False
         if self.kept_by == ALE:
-            self.env.unwrapped.ale.restoreState(state["ale"])
+            ale_of(self.env).restoreState(state["ale"])
         elif self.kept_by == MUJOCO:
             restore_physics(self.env, state["mujoco"])
         elif self.kept_by == REPLAY and state["reset_args"] is not None:

@@ -29,8 +29,10 @@ from rlkit.learn.compiled import CompiledFunction
 from rlkit.networks.builders import NumpyMLP, layer_weights
 from rlkit.networks.output_checks import check_input_dtype, check_q_outputs
 from rlkit.networks.structured import (
+    Sample,
     critic_sample,
     first_line,
+    flat_sample,
     structured_policy,
     structured_sample,
 )
@@ -101,11 +103,12 @@ def _batch_shape(shape: tuple) -> str:
 
 
 def check_output(model: keras.Model, obs_format: ObservationFormat, needs: tuple, key: str,
-                 also: tuple = ()) -> np.ndarray:  # fmt: skip
+                 also: tuple = ()) -> Sample:  # fmt: skip
     """Call ``model`` on a batch of two encoded observations; UsageError unless it accepts
     them and returns ``[2, *needs]`` (or ``[2, *shape]`` for a shape in ``also``). Returns
     that batch ``[2, *obs_format.shape]`` (a ``Dict`` or ``Tuple`` observation: that
     structure of ``[2, *part_shape]`` arrays, see :mod:`rlkit.networks.structured`)."""
+    sample: Sample
     if obs_format.parts:
         sample, got = structured_sample(model, obs_format, key)
     else:
@@ -206,15 +209,16 @@ class KerasQNetwork(UserNetwork):
     """A user's Keras model in the place of :class:`~rlkit.networks.q_network.QNetwork`: the same
     ``model``, ``variables`` and ``policy()``."""
 
-    def __init__(self, model: keras.Model, sample: np.ndarray, parts: tuple = ()) -> None:
+    def __init__(self, model: keras.Model, sample: Sample, parts: tuple = ()) -> None:
         """``parts``: those of a ``Dict`` or ``Tuple`` observation (``sample`` is then that
         structure): no fast path, one compiled call taking the structure."""
         self.model = model
         self.convs: list = []
         self.parts = parts
-        stack = None if parts else dense_stack(model, sample)
+        flat = None if parts else flat_sample(sample)
+        stack = None if flat is None else dense_stack(model, flat)
         self.layers = None if stack is None else stack[0]
-        self.obs_rank = 0 if parts else sample.ndim - 1
+        self.obs_rank = 0 if flat is None else flat.ndim - 1
         self._compiled: Callable | None = None
 
     def mirror_weights(self) -> list:
@@ -244,16 +248,18 @@ class KerasActor(UserNetwork):
     A Dense stack with a linear or tanh output acts through a numpy copy refreshed after
     each block of updates; any other model through one compiled call per step."""
 
-    def __init__(self, model: keras.Model, sample: np.ndarray, parts: tuple = ()) -> None:
+    def __init__(self, model: keras.Model, sample: Sample, parts: tuple = ()) -> None:
         """``parts``: those of a ``Dict`` or ``Tuple`` observation (``sample`` is then that
         structure of ``[2, *part_shape]`` arrays): no fast path, one compiled call taking it."""
         self.model = model
-        stack = None if parts else dense_stack(model, sample, outputs=("linear", "tanh"))
+        flat = None if parts else flat_sample(sample)
+        stack = None if flat is None else dense_stack(model, flat, outputs=("linear", "tanh"))
         self.layers, self._output = (None, None) if stack is None else stack
-        if parts:
+        self._compiled: Callable[[np.ndarray], np.ndarray] | None = None
+        if flat is None:
             self._compiled = structured_policy(model, parts)
-        else:
-            self._compiled = None if stack is not None else compiled_policy(model, sample.ndim - 1)
+        elif stack is None:
+            self._compiled = compiled_policy(model, flat.ndim - 1)
 
     def layer_weights(self) -> list:
         """The Dense stack's ``[kernel_0, bias_0, ...]`` (empty for a compiled actor)."""
@@ -263,7 +269,7 @@ class KerasActor(UserNetwork):
 
     def to_numpy(self, arrays) -> Callable[[np.ndarray], np.ndarray]:
         """What acting reads, from the arrays of :meth:`layer_weights`."""
-        if self.layers is None:
+        if self._compiled is not None:  # (set exactly when there is no Dense stack)
             return self._compiled
         return NumpyMLP.from_arrays(list(arrays), output=self._output)
 
@@ -330,7 +336,7 @@ def network_source(key: str, named: str, given: Any) -> Any:
     return given
 
 
-def make_actor(source: Any, spaces: tuple, obs_format: ObservationFormat, act_dim: int,
+def make_actor(source: Any, spaces: tuple[Any, Any], obs_format: ObservationFormat, act_dim: int,
                seed: int) -> KerasActor:  # fmt: skip
     """DDPG's actor from a user's model or builder, checked: ``[B, obs] -> [B, act_dim]``
     (a ``Dict`` or ``Tuple`` observation: that structure of ``[B, *part_shape]`` in)."""
@@ -339,7 +345,7 @@ def make_actor(source: Any, spaces: tuple, obs_format: ObservationFormat, act_di
     return KerasActor(model, sample, obs_format.parts)
 
 
-def make_critics(source: Any, spaces: tuple, obs_format: ObservationFormat, act_dim: int,
+def make_critics(source: Any, spaces: tuple[Any, Any], obs_format: ObservationFormat, act_dim: int,
                  seeds: list[int]) -> list[KerasCritic]:  # fmt: skip
     """One critic per seed (TD3: two) from a user's builder, each built with its own seed
     (a model instance: cloned for the second), each checked: ``[observation, action] ->

@@ -25,7 +25,7 @@ from rlkit.networks.custom import (
     compiled_policy,
     dense_stack,
 )
-from rlkit.networks.structured import structured_policy
+from rlkit.networks.structured import Sample, flat_sample, structured_policy
 
 _softmax = keras.activations.softmax
 
@@ -85,17 +85,19 @@ class KerasPolicyNetwork(UserNetwork):
     """
 
     def __init__(
-        self, model: keras.Model, sample: np.ndarray | dict | tuple,
+        self, model: keras.Model, sample: Sample,
         outputs: tuple[str, ...] = ("linear",), parts: tuple[Part, ...] = (),
     ) -> None:  # fmt: skip
         self.model = model
+        self._compiled: Callable[[np.ndarray], np.ndarray] | None
         if parts:
             self.layers, self._output = None, None
             self._compiled = structured_policy(model, parts)
             return
-        stack = dense_stack(model, sample, outputs)
+        flat = flat_sample(sample)
+        stack = dense_stack(model, flat, outputs)
         self.layers, self._output = (None, None) if stack is None else stack
-        self._compiled = None if stack is not None else compiled_policy(model, sample.ndim - 1)
+        self._compiled = None if stack is not None else compiled_policy(model, flat.ndim - 1)
 
     def layer_weights(self) -> list:
         """The Dense stack's ``[kernel_0, bias_0, ...]`` (empty for a compiled model)."""
@@ -104,7 +106,7 @@ class KerasPolicyNetwork(UserNetwork):
     def to_numpy(self, arrays: Sequence[np.ndarray]) -> Callable[[np.ndarray], np.ndarray]:
         """What acting reads, from the arrays of :meth:`layer_weights` (the compiled call
         when the model is not a Dense stack)."""
-        if self.layers is None:
+        if self._compiled is not None:  # (set exactly when there is no Dense stack)
             return self._compiled
         return NumpyMLP.from_arrays(arrays, output=self._output)
 
@@ -113,8 +115,8 @@ class KerasPolicyNetwork(UserNetwork):
 
 
 def make_policy(
-    source: Any, spaces: tuple, obs_format: ObservationFormat, out_dim: int, discrete: bool,
-    seed: int,
+    source: Any, spaces: tuple[Any, Any], obs_format: ObservationFormat, out_dim: int,
+    discrete: bool, seed: int,
 ) -> KerasPolicyNetwork:  # fmt: skip
     """REINFORCE's policy from a user's model or builder, checked: ``[B, obs] -> [B, out_dim]``
     (logits per action for Discrete actions; the Gaussian's mean in the action box scaled to
@@ -130,7 +132,7 @@ def make_policy(
 
 
 def make_baseline(
-    source: Any, spaces: tuple, obs_format: ObservationFormat, seed: int
+    source: Any, spaces: tuple[Any, Any], obs_format: ObservationFormat, seed: int
 ) -> KerasPolicyNetwork:
     """REINFORCE's value baseline from a user's model or builder, checked: ``[B, obs] ->
     [B, 1]`` or ``[B]`` (one value per observation; a ``Dict`` or ``Tuple`` observation as

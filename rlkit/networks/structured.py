@@ -23,6 +23,18 @@ from rlkit.core.spaces import ObservationFormat
 from rlkit.core.structure import DICT, Part, describe, is_single, zeros
 from rlkit.learn.compiled import NestedCompiledFunction
 
+#: a batch of encoded observations a user's model was checked on: an array, or a ``Dict``'s
+#: or ``Tuple``'s structure of ``[batch, *part_shape]`` arrays
+Sample = np.ndarray | dict | tuple
+
+
+def flat_sample(sample: Sample) -> np.ndarray:
+    """``sample`` as the array of an observation without parts; TypeError for a structure
+    (that goes with its parts, to :func:`structured_policy`)."""
+    if not isinstance(sample, np.ndarray):
+        raise TypeError(f"an observation without parts: expected an array, got {type(sample)}")
+    return sample
+
 
 def _declared(model: keras.Model):
     """The structure of a functional model's Inputs (a dict, a list, or one Input); None

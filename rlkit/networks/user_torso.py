@@ -59,8 +59,8 @@ def check_torso(model: keras.Model, obs_format: ObservationFormat, key: str, who
     return features_width((None, *tuple(out.shape)[1:]), who, feeds)
 
 
-def user_torsos(named: str, given: Any, spaces: tuple, obs_format: ObservationFormat, seed: int,
-                key: str = "torso") -> tuple[keras.Model, keras.Model]:  # fmt: skip
+def user_torsos(named: str, given: Any, spaces: tuple[Any, Any], obs_format: ObservationFormat,
+                seed: int, key: str = "torso") -> tuple[keras.Model, keras.Model]:  # fmt: skip
     """The online network's torso and the target's (same architecture; the target's weights
     are copied from the online network's when the learner starts), built from the builder
     ``named`` in the config or the Python object ``given``, each checked to give ``[B, D]``.

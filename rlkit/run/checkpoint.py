@@ -16,6 +16,7 @@ import errno
 import json
 import pickle
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -108,7 +109,9 @@ def save_checkpoint(
     try:
         agent.save(tmp / MODEL_DIR)
         small, large = split_large(arrays)
-        np.savez(tmp / ARRAYS_FILE, **small)
+        # (mypy fears **small fills newer numpy's allow_pickle keyword: no state key has that
+        # name; passing allow_pickle=True instead would save an array of it on older numpy)
+        np.savez(tmp / ARRAYS_FILE, **small)  # type: ignore[arg-type]
         if large:
             manifest = save_blocks(large, root / BLOCKS_DIR)
             (tmp / MANIFEST_FILE).write_text(json.dumps(manifest))
@@ -155,6 +158,11 @@ def _no_space(folder: RunFolder, exc: OSError, arrays: dict, agent: Agent) -> Ch
     )
 
 
+def _returning(env: gym.Env) -> Callable[[], gym.Env]:
+    """An env maker that gives back ``env`` itself (a sub-environment kept whole)."""
+    return lambda: env
+
+
 class _VectorEnvState:
     """A SyncVectorEnv's sub-environments (the vector env itself holds unpicklable closures)."""
 
@@ -163,7 +171,7 @@ class _VectorEnvState:
 
     def rebuild(self):
         return gym.vector.SyncVectorEnv(
-            [lambda e=e: e for e in self.envs],
+            [_returning(e) for e in self.envs],
             autoreset_mode=gym.vector.AutoresetMode.SAME_STEP,
         )
 
@@ -263,6 +271,8 @@ def load_newest_usable(
         except UsageError as exc:
             first_error = first_error or exc
             skipped.append((path, str(exc)))
+    if first_error is None:
+        raise UsageError("no checkpoint to load")
     raise first_error
 
 

@@ -58,7 +58,8 @@ def save_blocks(arrays: dict[str, np.ndarray], store: Path) -> dict:
 
 
 def _save_block(block: np.ndarray, store: Path) -> str:
-    digest = hashlib.sha1(block, usedforsecurity=False)
+    # (an ndarray is a buffer; numpy's stubs say so for Python >= 3.12 only)
+    digest = hashlib.sha1(block, usedforsecurity=False)  # type: ignore[arg-type]
     digest.update(repr((block.dtype.str, block.shape)).encode())
     name = f"{digest.hexdigest()}.npy"
     path = store / name
@@ -123,7 +124,8 @@ def _read_block(path: Path, rest: np.ndarray, checkpoint: Path, key: str) -> int
             ):
                 raise UsageError(f"{where} does not fit its array")
             rows = rest[: shape[0]]
-            if f.readinto(rows.reshape(-1).view(np.uint8)) != rows.nbytes:
+            # (an ndarray is a buffer; numpy's stubs say so for Python >= 3.12 only)
+            if f.readinto(rows.reshape(-1).view(np.uint8)) != rows.nbytes:  # type: ignore[arg-type]
                 raise UsageError(f"{where} is cut short")
     except FileNotFoundError:
         raise UsageError(f"{where} is missing from {path.parent}") from None

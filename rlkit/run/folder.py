@@ -28,7 +28,7 @@ import shutil
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from rlkit.config.options import to_dict
 from rlkit.config.run import RunConfig, load_config_file, resolve_run_config, to_toml
@@ -58,7 +58,7 @@ class RunFolder:
 
     def __init__(self, path: str | os.PathLike) -> None:
         self.path = Path(path)
-        self._lock = None  # the open lock file while this process holds the run
+        self._lock: TextIO | None = None  # the open lock file while this process holds the run
         self._lock_made = False  # whether taking the lock made the file
 
     def __repr__(self) -> str:

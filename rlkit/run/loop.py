@@ -223,15 +223,16 @@ def train(
     env = env_of(env)
     check_fits(agent, env)
     callbacks = [callback] if callback else []
-    bar = contextlib.nullcontext()
+    bar: contextlib.AbstractContextManager[Any] = contextlib.nullcontext()
     if progress:
         from rlkit.run.progress import TrainingProgress
 
-        bar = TrainingProgress(
+        line = TrainingProgress(
             agent.num_steps + steps, f"{agent.name} {_env_name(env)}", start=agent.num_steps,
             total_episodes=max_episodes or 0,
         )  # fmt: skip
-        callbacks.append(bar)
+        callbacks.append(line)
+        bar = line
     trainer = Trainer(agent, env, seed=seed, callbacks=callbacks, hooks=hooks)
     try:
         with bar:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import time
 from pathlib import Path
+from typing import TextIO
 
 from rlkit.core.files import atomic_write_bytes
 
@@ -30,7 +31,7 @@ class MetricsLogger:
     def __init__(self, csv_path: Path | None, tensorboard_dir: Path | None = None) -> None:
         self.path = Path(csv_path) if csv_path is not None else None
         self.rows_written = 0
-        self._file = None
+        self._file: TextIO | None = None
         self._csv = None
         self._writer = None
         if self.path is None:
@@ -53,7 +54,7 @@ class MetricsLogger:
         """Keep only the header and the first ``rows`` data rows of ``metrics.csv``."""
         if self.path is None:
             return
-        self._file.close()
+        self._open_file().close()
         path = self.path
         lines = path.read_text().splitlines()  # LF or CRLF (files of older rlkit versions)
         atomic_write_bytes(path, "".join(line + "\n" for line in lines[: rows + 1]).encode())
@@ -67,7 +68,7 @@ class MetricsLogger:
             return
         std_text = "" if std is None else f"{std:.6g}"
         self._csv.writerow([kind, step, episode, f"{ret:.6g}", f"{length:.6g}", std_text])
-        self._file.flush()
+        self._open_file().flush()
         self.rows_written += 1
 
     def scalars(self, step: int, values: dict[str, float]) -> None:
@@ -81,6 +82,12 @@ class MetricsLogger:
             value=[Summary.Value(tag=name, simple_value=float(v)) for name, v in values.items()]
         )
         self._writer.add_event(Event(wall_time=time.time(), step=int(step), summary=summary))
+
+    def _open_file(self) -> TextIO:
+        """``metrics.csv`` as opened; ValueError once :meth:`close` has closed it."""
+        if self._file is None:
+            raise ValueError(f"{self.path} is closed (MetricsLogger.close)")
+        return self._file
 
     def close(self) -> None:
         if self._file is not None:

@@ -97,7 +97,8 @@ def plan(
 
     file_run, file_agent = load_config_file(config_file) if config_file else ({}, {})
     own_agent = dict(file_agent)  # the config file's own [agent] table, above the preset
-    alias, alias_settings = agent, {}
+    alias = agent
+    alias_settings: dict[str, Any] = {}
     if agent is not None:  # an alias ("td3"): its agent, with the keys it sets
         agent, alias_settings = resolve(agent)
     agent_name = agent if agent is not None else file_run.get("agent")
@@ -119,7 +120,7 @@ def plan(
         file_run = {**{k: v for k, v in picked.run.items() if k != "agent"}, **file_run}
         file_agent = {**picked.agent_config, **file_agent}
     file_run["preset"] = picked.name if picked is not None else presets.NONE
-    given = {
+    given: dict[str, Any] = {
         "agent": agent, "env": env, "steps": steps, "seed": seed, "episodes": episodes,
         "num_envs": num_envs, "eval_every": eval_every, "eval_episodes": eval_episodes,
         "checkpoint_every": checkpoint_every,

@@ -141,6 +141,7 @@ def group_runs(run_dirs: list[Path], labels: dict[Path, str] | None = None) -> l
     for run_dir in map(Path, run_dirs):
         variant, env, config = describe_run(run_dir)
         given = (labels or {}).get(run_dir)
+        key: tuple[str, str, tuple[tuple[str, str], ...]]
         if given:
             key = ("", env, (("label", given),))
         else:
@@ -149,13 +150,13 @@ def group_runs(run_dirs: list[Path], labels: dict[Path, str] | None = None) -> l
         configs[key] = config if not given else {}
     groups = []
     for key, runs in found.items():
-        variant, env, config = key
+        variant, env, pairs = key
         if not variant:  # a given label
-            label = dict(config)["label"]
+            label = dict(pairs)["label"]
         else:
             others = [configs[k] for k in found if k[:2] == key[:2]]
             label = _label(variant, env, configs[key], others)
-        groups.append(RunGroup(variant, env, config, tuple(runs), label))
+        groups.append(RunGroup(variant, env, pairs, tuple(runs), label))
     groups.sort(key=lambda g: (g.env, g.label))
     seen: dict[tuple[str, str], int] = defaultdict(int)
     for i, group in enumerate(groups):  # a label names one line of its panel

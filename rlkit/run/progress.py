@@ -74,7 +74,7 @@ class TrainingProgress:
         self._start_step, self._start_episodes = start, start_episodes
         self._start_time = self._last = time.perf_counter()
         self._drawn = False
-        self._drawn_state = None
+        self._drawn_state: tuple[int, int, float | None] | None = None
         self._state: tuple[int, int, float | None] = (start, start_episodes, None)
 
     def __enter__(self) -> TrainingProgress:

@@ -25,6 +25,7 @@ from rlkit.run.folder import CONFIG_FILE, RunFolder
 from rlkit.run.hooks.base import Hook
 from rlkit.run.loop import Trainer
 from rlkit.run.run import Run
+from rlkit.run.trainer_base import TrainerBase
 
 
 def resume_run(
@@ -219,7 +220,7 @@ def _restore(
     train_env_factory: Callable[[], Any] | None,
     skipped: list[tuple[Path, str]],
     **kwargs,
-) -> Trainer:
+) -> TrainerBase:
     """The Run restored from the first of ``candidates`` that loads, and the Trainer that
     starts from it (``kwargs``: the Trainer's; the run's own are the Run's)."""
     import inspect

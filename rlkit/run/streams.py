@@ -164,6 +164,7 @@ class Streams:
             return Step(rewards, next_obs, terminated, truncated, obs=next_obs)
         # the env already reset those: their last observations are in infos["final_obs"]
         final = infos["final_obs"]
+        last: np.ndarray | dict | tuple
         if isinstance(next_obs, np.ndarray):
             last = np.array(next_obs, copy=True)
             for i in ended:

@@ -176,7 +176,7 @@ def format_value(value: object) -> str:
     return str(value)
 
 
-def ties(agent: str, space: Mapping[str, Dimension], fixed: Mapping[str, str]) -> dict[str, str]:
+def ties(agent: str, space: Mapping[str, object], fixed: Mapping[str, str]) -> dict[str, str]:
     """The ties a trial applies (follower -> leader): those whose leader is searched and whose
     follower is neither searched nor fixed (:func:`trial_overrides`). A leader fixed with
     ``--set``, or left out of the space, ties nothing: its follower keeps the run's value."""

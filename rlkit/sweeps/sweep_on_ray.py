@@ -19,6 +19,7 @@ import json
 import os
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -79,7 +80,10 @@ def run_trial(tune_config: dict[str, Any], spec: SweepSpec, out: str) -> None:
     folder = RunFolder(trial_dir(Path(out), config["config"], config["seed"]))
     _log_attempt(folder.path)
     if folder.is_finished:  # finished before (a restored sweep): nothing to do
-        tune.report(_final_metrics(folder.read_summary()))
+        summary = folder.read_summary()
+        if summary is None:
+            raise ValueError(f"{folder.summary_path} does not read as JSON")
+        tune.report(_final_metrics(summary))
         return
     hooks = [_Reporter(folder.path)]  # through the door a user's own hooks take
     if folder.has_checkpoints():
@@ -288,7 +292,7 @@ def stopped_message(spec: SweepSpec, finished: int, out: Path) -> str:
 
 
 #: the operational options of ``rlkit sweep`` and how a restored sweep's saved value reads
-OPERATIONAL = {
+OPERATIONAL: dict[str, tuple[str, Callable[[Any], str]]] = {
     "max_concurrent": ("--max-concurrent", lambda v: str(v) if v else "as many as the CPUs allow"),
     "cpus_per_trial": ("--cpus-per-trial", lambda v: f"{v:g}"),
     "max_failures": ("--max-failures", str),

@@ -70,6 +70,8 @@ def search_trial(tune_config: dict[str, Any], spec: tuning.TuneSpec, out: str) -
     folder = RunFolder(tuning.search_run(Path(out), label, spec))
     if folder.is_finished:
         summary = folder.read_summary()
+        if summary is None:
+            raise ValueError(f"{folder.summary_path} does not read as JSON")
         final = summary["final_model"]["eval_return_mean"]
         tune.report({"step": summary["steps"], METRIC: final, RUNG_METRIC: final, FINISHED: 1})
         return
@@ -149,8 +151,8 @@ def _progress(interval: float, total: int):
             done = [t for t in trials if ended(t.last_result)]
             finished = sum(bool((t.last_result or {}).get(FINISHED)) for t in done)
             running = sum(t.status == "RUNNING" and not ended(t.last_result) for t in trials)
-            scores = [(t.last_result or {}).get(METRIC) for t in trials]
-            scores = [s for s in scores if s is not None]
+            reported = [(t.last_result or {}).get(METRIC) for t in trials]
+            scores = [s for s in reported if s is not None]
             best = f"; best evaluation {max(scores):.1f}" if scores else ""
             sys.stderr.write(f"search: {len(done)}/{total} trials done ({finished} ran to the "
                              f"end, {len(done) - finished} stopped early), {running} "
@@ -283,11 +285,11 @@ def run_tune(
     except SweepFailed as exc:  # a seed that failed every try counts as not finished
         sys.stderr.write(f"rlkit: ranking went on without a failed seed: {exc}\n")
     rows = tuning.search_trials(out, spec)
-    ranking = tuning.rank(out, spec, picked)
-    tuning.write_results(out, spec, rows, ranking)
-    best = ranking[0]
+    ranked = tuning.rank(out, spec, picked)
+    tuning.write_results(out, spec, rows, ranked)
+    best = ranked[0]
     score = f"final {best['final_mean']:.1f} over seeds {','.join(map(str, spec.seeds))}"
     text = tuning.best_config_text(spec, best["trial"], picked[best["trial"]], score)
     atomic_write_text(out / tuning.BEST_FILE, text)
-    stream.write(tuning.format_table(rows, ranking, spec) + "\n")
-    return ranking
+    stream.write(tuning.format_table(rows, ranked, spec) + "\n")
+    return ranked

@@ -210,7 +210,7 @@ def pick(rows: list[dict[str, Any]], top: int) -> dict[str, dict[str, str]]:
 def rank(out: Path, spec: TuneSpec, picked: dict[str, dict[str, str]]) -> list[dict[str, Any]]:
     """The picked trials by their fresh seeds' final returns (mean, best first), each with
     every seed's final return."""
-    ranking = []
+    ranking: list[dict[str, Any]] = []
     for label in picked:
         finals = []
         for seed in spec.seeds:

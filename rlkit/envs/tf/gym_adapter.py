@@ -55,6 +55,13 @@ def _spaces(env: TFEnv) -> tuple[gym.spaces.Box, gym.spaces.Space]:
     return obs_space, gym.spaces.Box(env.action_low, env.action_high, (1,), np.float32)
 
 
+def _action_shape(space: gym.spaces.Space) -> tuple[int, ...]:
+    """The shape of one action (``()`` for Discrete); TypeError for a space without one."""
+    if space.shape is None:
+        raise TypeError(f"an action space without a shape: {space}")
+    return space.shape
+
+
 @cache
 def _compiled(env_id: str) -> tuple[TFEnv, Any, Any, Any]:
     """``(env, reset, transition, step)`` of ``env_id``, compiled once per process."""
@@ -119,7 +126,7 @@ class TFGymEnv(gym.Env):
             raise gym.error.ResetNeeded("call reset before step")
         transition = _concrete(self.env_id, "transition", 1)
         dtype = self.tf_env.action_dtype.as_numpy_dtype
-        actions = np.asarray(action, dtype).reshape((1, *self.action_space.shape))
+        actions = np.asarray(action, dtype).reshape((1, *_action_shape(self.action_space)))
         state = EnvState(tf.constant(self._physics), tf.constant(self._time))
         state, obs, reward, terminated, truncated = transition(state, tf.constant(actions))
         self._physics, self._time = state.physics.numpy(), state.time.numpy()
@@ -191,7 +198,7 @@ class TFVectorEnv(gym.vector.VectorEnv):
         step = _concrete(self.env_id, "step", self.num_envs)
         space = self.single_action_space
         dtype = np.int32 if space.shape == () else np.float32
-        actions = np.asarray(actions, dtype).reshape((self.num_envs, *space.shape))
+        actions = np.asarray(actions, dtype).reshape((self.num_envs, *_action_shape(space)))
         state = EnvState(tf.constant(self._physics), tf.constant(self._time))
         out = step(state, tf.constant(actions), _seed_pair(self.np_random))
         self._physics, self._time = out.state.physics.numpy(), out.state.time.numpy()

@@ -245,8 +245,10 @@ class CompiledProgram:
         count ``now``), then ``update(batch, k, sums) -> (sums, td_errors [B])`` on each
         (``sums``: the metric sums so far, returned with the block's added), the block's TD
         errors written back as priorities after it."""
-        cfg = self.config
-        slots, weights = self.priorities.sample(
+        cfg, priorities = self.config, self.priorities
+        if priorities is None:
+            raise ValueError("prioritized_block: the replay is not prioritized (no priorities)")
+        slots, weights = priorities.sample(
             cfg.batch_size, seed, self.replay.size, self.importance_exponent(now), minibatches
         )
         td_errors = tf.TensorArray(tf.float32, size=minibatches, element_shape=[cfg.batch_size])
@@ -258,7 +260,7 @@ class CompiledProgram:
         _, sums, td_errors = tf.while_loop(
             lambda k, *_: k < minibatches, body, (tf.constant(0), sums, td_errors)
         )
-        self.priorities.update(tf.reshape(slots, [-1]), tf.reshape(td_errors.stack(), [-1]))
+        priorities.update(tf.reshape(slots, [-1]), tf.reshape(td_errors.stack(), [-1]))
         return sums
 
     def run_updates(self, updates, update, blocks, prioritized_block):
