@@ -87,7 +87,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.phase_timer import PhaseTimer, common_phase, marks, phases, split_line
+from benchmarks.phase_timer import (
+    PhaseTimer,
+    common_phase,
+    cpu_seconds,
+    marks,
+    phases,
+    split_line,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 #: each algorithm's default step count (--steps overrides it)
@@ -122,23 +129,19 @@ def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def _cpu_seconds() -> float:
-    times = os.times()
-    return times.user + times.system
-
-
 def _timed_learn(learn, timer, random_steps: int, steps: int) -> dict:
     """Run ``learn()`` under ``timer`` (its marks set); the run's seconds, steps/s, CPU
     seconds over wall seconds and its phases (:func:`benchmarks.phase_timer.phases`)."""
-    cpu = _cpu_seconds()
+    cpu = cpu_seconds()
     timer.start()
     learn()
     timer.stop()
-    cpu = _cpu_seconds() - cpu
+    cpu = cpu_seconds() - cpu
     seconds = timer.snapshots["end"][0] - timer.snapshots["start"][0]
+    whole = {"seconds": seconds, "steps": steps, "sps": steps / seconds,
+             "cpu_ms": cpu / steps * 1000}  # fmt: skip
     return {"seconds": seconds, "sps": steps / seconds, "cpu_per_wall": cpu / seconds,
-            "phases": {**phases(timer, random_steps, steps),
-                       "whole": {"seconds": seconds, "steps": steps, "sps": steps / seconds}},
+            "phases": {**phases(timer, random_steps, steps), "whole": whole},
             "first_update_s": timer.first_call.get("update", 0.0)}  # fmt: skip
 
 
@@ -224,16 +227,17 @@ def run_rlkit_compiled(seed: int, steps: int) -> dict:
     trainer = experiment.start(plan, "runs", tensorboard=False, loop="compiled")
     try:
         compile_seconds = trainer.compile()
-        cpu, start = _cpu_seconds(), time.perf_counter()
+        cpu, start = cpu_seconds(), time.perf_counter()
         trainer.run(steps)
-        seconds, cpu = time.perf_counter() - start, _cpu_seconds() - cpu
+        seconds, cpu = time.perf_counter() - start, cpu_seconds() - cpu
     finally:
         trainer.close()
     agent = trainer.agent
     mean, std = rlkit.evaluate(agent, gym.make("Pendulum-v1"), episodes=10, seed=seed + 10_000)
     threads = (tf.config.threading.get_intra_op_parallelism_threads(),
                tf.config.threading.get_inter_op_parallelism_threads())  # fmt: skip
-    whole = {"seconds": seconds, "steps": steps, "sps": steps / seconds}
+    whole = {"seconds": seconds, "steps": steps, "sps": steps / seconds,
+             "cpu_ms": cpu / steps * 1000}  # fmt: skip
     return {"seconds": seconds, "sps": steps / seconds, "cpu_per_wall": cpu / seconds,
             "phases": {"whole": whole}, "first_update_s": compile_seconds, "eval": mean,
             "eval_std": std, "rss_mb": _peak_rss_mb(), "updates": int(agent.num_updates),
@@ -357,30 +361,35 @@ def main() -> None:
             sps = statistics.median(r["sps"] for r in results)
             phase = common_phase(rows)
             learn = statistics.median(r["phases"][phase]["sps"] for r in results)
+            cpu = statistics.median(r["phases"][phase]["cpu_ms"] for r in results)
             wall = statistics.median(r["seconds"] for r in results)
             ev = statistics.median(r["eval"] for r in results)
             print(f"  {name:<12} {wall:8.1f} s {sps:8.1f} steps/s, {phase} {learn:7.1f} "
-                  f"steps/s  eval {ev:8.1f}{ratios(name, rows, phase)}")  # fmt: skip
+                  f"steps/s, CPU {cpu:6.2f} ms/step  eval {ev:8.1f}"
+                  f"{ratios(name, rows, phase)}")  # fmt: skip
     print(json.dumps({a: {n: [r["sps"] for r in rs] for n, rs in v.items()}
                       for a, v in summary.items()}))  # fmt: skip
 
 
 def ratios(name: str, rows: dict[str, list[dict]], phase: str) -> str:
-    """For an SB3 row: each rlkit row's median steps/s (whole run; the ``phase``) over its."""
+    """For an SB3 row: each rlkit row's median steps/s over its (the whole run; the ``phase``)
+    and its CPU milliseconds a step in the ``phase`` over rlkit's."""
     if not name.startswith("sb3"):
         return ""
 
-    def medians(results: list[dict]) -> tuple[float, float]:
+    def medians(results: list[dict]) -> tuple[float, float, float]:
         return (statistics.median(r["sps"] for r in results),
-                statistics.median(r["phases"][phase]["sps"] for r in results))  # fmt: skip
+                statistics.median(r["phases"][phase]["sps"] for r in results),
+                statistics.median(r["phases"][phase]["cpu_ms"] for r in results))  # fmt: skip
 
-    sb3_all, sb3_phase = medians(rows[name])
+    sb3_all, sb3_phase, sb3_cpu = medians(rows[name])
     parts = []
     for other, results in rows.items():
         if other.startswith("rlkit"):
-            all_, ph = medians(results)
-            parts.append(f"{other} {all_ / sb3_all:.2f}x ({phase} {ph / sb3_phase:.2f}x)")
-    return "  rlkit faster: " + ", ".join(parts)
+            all_, ph, cpu = medians(results)
+            parts.append(f"{other} {all_ / sb3_all:.2f}x ({phase} {ph / sb3_phase:.2f}x, "
+                         f"CPU a step {sb3_cpu / cpu:.2f}x less)")  # fmt: skip
+    return "\n      rlkit faster: " + ", ".join(parts)
 
 
 if __name__ == "__main__":

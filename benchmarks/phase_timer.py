@@ -12,9 +12,17 @@ wrappers.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from typing import Any
+
+
+def cpu_seconds() -> float:
+    """This process's CPU seconds so far (user and system, every thread)."""
+    times = os.times()
+    return times.user + times.system
+
 
 #: the learning steps left out of the "steady" phase: the first update's compile or warm-up
 WARM_STEPS = 100
@@ -31,7 +39,7 @@ class PhaseTimer:
     def __init__(self, marks: dict[int, str]) -> None:
         self.marks = dict(marks)
         self.seconds: dict[str, float] = {}
-        self.snapshots: dict[str, tuple[float, dict[str, float]]] = {}
+        self.snapshots: dict[str, tuple[float, dict[str, float], float]] = {}
         self.first_call: dict[str, float] = {}  # a label's first call after the "learn" mark
 
     def wrap(self, obj: Any, attribute: str, label: str) -> None:
@@ -54,26 +62,28 @@ class PhaseTimer:
 
     def start(self) -> None:
         """The run begins now (mark ``"start"``, and a mark at step 0)."""
-        self.snapshots["start"] = (time.perf_counter(), dict(self.seconds))
+        self.snapshots["start"] = (time.perf_counter(), dict(self.seconds), cpu_seconds())
         self.at_step(0)
 
     def at_step(self, step: int) -> None:
         """Called after each step with the step count: snapshot if ``step`` is a mark."""
         name = self.marks.get(step)
         if name is not None:
-            self.snapshots[name] = (time.perf_counter(), dict(self.seconds))
+            self.snapshots[name] = (time.perf_counter(), dict(self.seconds), cpu_seconds())
 
     def stop(self) -> None:
         """The run ends now (mark ``"end"``)."""
-        self.snapshots["end"] = (time.perf_counter(), dict(self.seconds))
+        self.snapshots["end"] = (time.perf_counter(), dict(self.seconds), cpu_seconds())
 
     def phase(self, first: str, last: str, steps: int) -> dict[str, float]:
         """The phase from mark ``first`` to mark ``last`` over ``steps`` environment steps:
-        ``seconds``, ``sps`` (steps/s) and, per wrapped label and ``other``, milliseconds per
-        step."""
-        (t0, s0), (t1, s1) = self.snapshots[first], self.snapshots[last]
+        ``seconds``, ``sps`` (steps/s), ``cpu_ms`` (the process's CPU milliseconds a step: on a
+        loaded machine steadier than the wall clock) and, per wrapped label and ``other``,
+        wall-clock milliseconds per step."""
+        (t0, s0, c0), (t1, s1, c1) = self.snapshots[first], self.snapshots[last]
         seconds = t1 - t0
-        out = {"seconds": seconds, "steps": steps, "sps": steps / seconds}
+        out = {"seconds": seconds, "steps": steps, "sps": steps / seconds,
+               "cpu_ms": (c1 - c0) / steps * 1000}  # fmt: skip
         inside = 0.0
         for label in s1:
             spent = s1[label] - s0.get(label, 0.0)
@@ -118,8 +128,9 @@ def split_line(result: dict) -> str:
         )
     rand = phases.get("random")
     head = f"random {rand['sps']:6.0f}/s  " if rand else ""
-    return (f"{head}{name} {p['sps']:6.1f}/s: env {p['env_ms']:.2f} act {p['act_ms']:.2f} "
-            f"update {p['update_ms']:.2f} other {p['other_ms']:.2f} ms/step; first update "
+    return (f"{head}{name} {p['sps']:6.1f}/s, CPU {p['cpu_ms']:.2f} ms/step; wall: env "
+            f"{p['env_ms']:.2f} act {p['act_ms']:.2f} update {p['update_ms']:.2f} other "
+            f"{p['other_ms']:.2f} ms/step; first update "
             f"{result['first_update_s']:.2f} s")  # fmt: skip
 
 

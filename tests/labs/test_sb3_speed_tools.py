@@ -24,6 +24,7 @@ class Clock:
 def test_phase_split_matches_a_clock_moved_by_hand(monkeypatch):
     clock = Clock()
     monkeypatch.setattr(phase_timer.time, "perf_counter", clock)
+    monkeypatch.setattr(phase_timer, "cpu_seconds", lambda: clock.now / 4)  # a quarter busy
 
     class Env:
         def step(self):
@@ -50,11 +51,11 @@ def test_phase_split_matches_a_clock_moved_by_hand(monkeypatch):
     out = phase_timer.phases(timer, 2, 4)
     # random: 2 steps of 0.5 + 1.0 s; learning: 2 steps of 0.5 + 1.0 + 2.0 s
     assert out["random"] == pytest.approx(
-        {"seconds": 3.0, "steps": 2, "sps": 2 / 3, "env_ms": 1000.0, "update_ms": 0.0,
-         "other_ms": 500.0})  # fmt: skip
+        {"seconds": 3.0, "steps": 2, "sps": 2 / 3, "cpu_ms": 375.0, "env_ms": 1000.0,
+         "update_ms": 0.0, "other_ms": 500.0})  # fmt: skip
     assert out["learning"] == pytest.approx(
-        {"seconds": 7.0, "steps": 2, "sps": 2 / 7, "env_ms": 1000.0, "update_ms": 2000.0,
-         "other_ms": 500.0})  # fmt: skip
+        {"seconds": 7.0, "steps": 2, "sps": 2 / 7, "cpu_ms": 875.0, "env_ms": 1000.0,
+         "update_ms": 2000.0, "other_ms": 500.0})  # fmt: skip
     assert "steady" not in out  # 2 learning steps: fewer than WARM_STEPS
     assert timer.first_call["update"] == 2.0  # the first update after the "learn" mark
 
