@@ -17,6 +17,8 @@ the steps/s any implementation of the same arithmetic reaches here.
     python -m benchmarks.update_flops                 # counts, then TF and torch, 1 and 2 threads
     python -m benchmarks.update_flops --count-only    # the FLOP counts alone
 
+(SAC on Pendulum-v1 at rl-zoo's settings, issue 52's compiled-loop case, is timed too.)
+
 What an update multiplies (``B`` examples, a layer of ``n_in`` inputs and ``n_out`` outputs:
 ``2·B·n_in·n_out`` FLOPs a product): a forward pass one product a layer; its backward pass
 the weight gradient (one product a layer) and the gradient to the layer's input (one a layer,
@@ -104,7 +106,9 @@ def cases() -> dict[str, tuple[list[Product], float]]:
     """Each timed product list and its weight in one update (TD3's actor: 1/delay)."""
     td3 = td3_products(BATCH, OBS, ACT, (400, 300), 2)
     return {"td3 critic step": (td3["critic"], 1.0), "td3 actor step": (td3["actor"], 0.5),
-            "sac update": (sac_products(BATCH, OBS, ACT, (256, 256)), 1.0)}  # fmt: skip
+            "sac update": (sac_products(BATCH, OBS, ACT, (256, 256)), 1.0),
+            # rl-zoo's SAC Pendulum-v1 (3 observations, 1 action): issue 52's compiled loop
+            "sac pendulum": (sac_products(BATCH, 3, 1, (256, 256)), 1.0)}  # fmt: skip
 
 
 def time_tf(products: list[Product], jit: bool, calls: int) -> float:
@@ -168,7 +172,8 @@ def print_counts() -> None:
         print(f"{name}: {len(products)} products, {flops(products) / 1e6:.1f} MFLOP "
               f"(x{weight} a update)")  # fmt: skip
     print(f"TD3 update (critic + actor / 2): {td3_update_flops() / 1e6:.1f} MFLOP; "
-          f"SAC update: {flops(cases()['sac update'][0]) / 1e6:.1f} MFLOP")  # fmt: skip
+          f"SAC update: {flops(cases()['sac update'][0]) / 1e6:.1f} MFLOP (Pendulum's: "
+          f"{flops(cases()['sac pendulum'][0]) / 1e6:.1f})")  # fmt: skip
 
 
 def td3_update_flops() -> float:

@@ -91,6 +91,12 @@ def test_sac_update_flops_by_hand():
                 + 2 * f_a - first_a)  # fmt: skip
     assert expected == 581_566_464
     assert update_flops.flops(update_flops.sac_products(256, 17, 6, (256, 256))) == expected
+    # Pendulum: 3 observations, 1 action
+    f_a = 2 * 256 * (3 * 256 + 256 * 256 + 256 * 2)
+    f_c = 2 * 256 * (4 * 256 + 256 * 256 + 256 * 1)
+    pendulum = 4 * f_a - 2 * 256 * 3 * 256 + 12 * f_c - 2 * (2 * 256 * 4 * 256)
+    assert pendulum == 545_914_880
+    assert update_flops.flops(update_flops.sac_products(256, 3, 1, (256, 256))) == pendulum
 
 
 @pytest.mark.parametrize(
