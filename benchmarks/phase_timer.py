@@ -12,7 +12,6 @@ wrappers.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from typing import Any
@@ -20,8 +19,7 @@ from typing import Any
 
 def cpu_seconds() -> float:
     """This process's CPU seconds so far (user and system, every thread)."""
-    times = os.times()
-    return times.user + times.system
+    return time.process_time()
 
 
 #: the learning steps left out of the "steady" phase: the first update's compile or warm-up

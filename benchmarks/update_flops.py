@@ -9,10 +9,12 @@ products, as plain matmuls of the same shapes on random data, on this machine:
 - PyTorch (SB3's venv, ``--sb3-venv``), with 1 and 2 threads.
 
 Each product list runs as one call (one ``tf.function``; one Python loop of ``torch.mm``),
-timed as the median of ``--calls`` calls after a warm-up; the GFLOP/s is the list's FLOPs over
-that time. The update can be no faster than its products at the best rate measured: that
-time, plus the environment step and acting measured by :mod:`benchmarks.compare_sb3`, bounds
-the steps/s any implementation of the same arithmetic reaches here.
+timed over ``--calls`` calls after a warm-up: the fastest call, the median call and the CPU
+seconds a call (on a machine shared with other jobs the fastest call and the CPU time are the
+steadier figures); the GFLOP/s is the list's FLOPs over that time. The update can be no
+faster than its products at the best rate measured: that time, plus the environment step and
+acting measured by :mod:`benchmarks.compare_sb3`, bounds the steps/s any implementation of the
+same arithmetic reaches here.
 
     python -m benchmarks.update_flops                 # counts, then TF and torch, 1 and 2 threads
     python -m benchmarks.update_flops --count-only    # the FLOP counts alone
@@ -111,8 +113,19 @@ def cases() -> dict[str, tuple[list[Product], float]]:
             "sac pendulum": (sac_products(BATCH, 3, 1, (256, 256)), 1.0)}  # fmt: skip
 
 
-def time_tf(products: list[Product], jit: bool, calls: int) -> float:
-    """Median seconds of one call running ``products`` in one ``tf.function``."""
+def summary(times: list[float], cpu: float) -> dict[str, float]:
+    """The fastest and the median call (seconds) and the CPU seconds a call (``cpu`` over
+    all of them)."""
+    return {"min": min(times), "median": statistics.median(times), "cpu": cpu / len(times)}
+
+
+def cpu_seconds() -> float:
+    """This process's CPU seconds so far."""
+    return time.process_time()
+
+
+def time_tf(products: list[Product], jit: bool, calls: int) -> dict[str, float]:
+    """:func:`summary` of calls running ``products`` in one ``tf.function``."""
     import tensorflow as tf
 
     gen = tf.random.Generator.from_seed(0)
@@ -123,16 +136,16 @@ def time_tf(products: list[Product], jit: bool, calls: int) -> float:
         return tf.add_n([tf.reduce_sum(tf.matmul(a, b)) for a, b in pairs])
 
     run(pairs).numpy()
-    times = []
+    times, cpu = [], cpu_seconds()
     for _ in range(calls):
         start = time.perf_counter()
         run(pairs).numpy()
         times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    return summary(times, cpu_seconds() - cpu)
 
 
-def time_torch(products: list[Product], calls: int) -> float:
-    """Median seconds of one Python loop of ``torch.mm`` over ``products``."""
+def time_torch(products: list[Product], calls: int) -> dict[str, float]:
+    """:func:`summary` of Python loops of ``torch.mm`` over ``products``."""
     import torch
 
     gen = torch.Generator().manual_seed(0)
@@ -141,15 +154,17 @@ def time_torch(products: list[Product], calls: int) -> float:
     times = []
     with torch.no_grad():
         for call in range(calls + 3):
+            if call == 3:
+                cpu = cpu_seconds()
             start = time.perf_counter()
             total = sum(float(torch.mm(a, b).sum()) for a, b in pairs)
             if call >= 3:
                 times.append(time.perf_counter() - start)
     assert total == total  # (the results are used)
-    return statistics.median(times)
+    return summary(times, cpu_seconds() - cpu)
 
 
-def child(kind: str, threads: int, calls: int) -> dict[str, float]:
+def child(kind: str, threads: int, calls: int) -> dict[str, dict[str, float]]:
     """In a fresh process: seconds a call of each case's products, ``kind`` ``xla``, ``tf``
     or ``torch`` on ``threads`` threads."""
     if kind == "torch":
@@ -200,7 +215,6 @@ def main() -> None:
         return
     sb3_python = Path(args.sb3_venv) / "bin" / "python"
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
-    per_update = {"td3": td3_update_flops(), "sac": flops(cases()["sac update"][0])}
     for kind in args.kinds.split(","):
         python = str(sb3_python) if kind == "torch" else sys.executable
         for threads in [int(t) for t in args.threads.split(",")]:
@@ -211,17 +225,20 @@ def main() -> None:
             )  # fmt: skip
             if done.returncode != 0:
                 sys.exit(f"{kind} on {threads} threads failed:\n{done.stderr[-2000:]}")
-            seconds = json.loads(done.stdout.strip().splitlines()[-1])
-            rates = {n: flops(cases()[n][0]) / s / 1e9 for n, s in seconds.items()}
-            td3_ms = 1000 * (seconds["td3 critic step"] + 0.5 * seconds["td3 actor step"])
-            sac_ms = 1000 * seconds["sac update"]
-            print(f"{kind:<5} {threads} thread(s): "
-                  + ", ".join(f"{n} {1000 * s:.2f} ms ({rates[n]:.0f} GFLOP/s)"
-                              for n, s in seconds.items())
-                  + f"; products of one update: TD3 {td3_ms:.2f} ms "
-                  f"({per_update['td3'] / td3_ms / 1e6:.0f} GFLOP/s), SAC {sac_ms:.2f} ms "
-                  f"({per_update['sac'] / sac_ms / 1e6:.0f} GFLOP/s); load "
-                  f"{os.getloadavg()[0]:.2f}", flush=True)  # fmt: skip
+            timed = json.loads(done.stdout.strip().splitlines()[-1])
+            print(f"{kind} on {threads} thread(s), load {os.getloadavg()[0]:.2f}:", flush=True)
+            for name, t in timed.items():
+                gflops = flops(cases()[name][0]) / 1e6
+                print(f"  {name:<16} fastest {1000 * t['min']:6.2f} ms "
+                      f"({gflops / t['min'] / 1e3:4.0f} GFLOP/s), median "
+                      f"{1000 * t['median']:6.2f} ms, CPU {1000 * t['cpu']:6.2f} ms a call "
+                      f"({gflops / t['cpu'] / 1e3:4.0f} GFLOP per CPU second)")  # fmt: skip
+            for what in ("min", "cpu"):
+                td3 = timed["td3 critic step"][what] + 0.5 * timed["td3 actor step"][what]
+                print(f"  one TD3 update's products: {1000 * td3:.2f} ms "
+                      f"({'fastest' if what == 'min' else 'CPU'}); SAC's: "
+                      f"{1000 * timed['sac update'][what]:.2f} ms; SAC Pendulum's: "
+                      f"{1000 * timed['sac pendulum'][what]:.2f} ms")  # fmt: skip
 
 
 if __name__ == "__main__":
