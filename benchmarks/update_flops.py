@@ -113,6 +113,12 @@ def cases() -> dict[str, tuple[list[Product], float]]:
             "sac pendulum": (sac_products(BATCH, 3, 1, (256, 256)), 1.0)}  # fmt: skip
 
 
+def timed_cases() -> dict[str, tuple[list[Product], float]]:
+    """:func:`cases` and, for the machine's own rate, one large square product (1024^3: 2.1
+    GFLOP, far beyond any call's fixed cost)."""
+    return {**cases(), "square 1024": ([(1024, 1024, 1024)], 0.0)}
+
+
 def summary(times: list[float], cpu: float) -> dict[str, float]:
     """The fastest and the median call (seconds) and the CPU seconds a call (``cpu`` over
     all of them)."""
@@ -171,14 +177,14 @@ def child(kind: str, threads: int, calls: int) -> dict[str, dict[str, float]]:
         import torch
 
         torch.set_num_threads(threads)
-        return {name: time_torch(p, calls) for name, (p, _) in cases().items()}
+        return {name: time_torch(p, calls) for name, (p, _) in timed_cases().items()}
     os.environ["TF_NUM_INTRAOP_THREADS"] = os.environ["TF_NUM_INTEROP_THREADS"] = str(threads)
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     import tensorflow as tf
 
     tf.config.threading.set_intra_op_parallelism_threads(threads)
     tf.config.threading.set_inter_op_parallelism_threads(threads)
-    return {name: time_tf(p, kind == "xla", calls) for name, (p, _) in cases().items()}
+    return {name: time_tf(p, kind == "xla", calls) for name, (p, _) in timed_cases().items()}
 
 
 def print_counts() -> None:
@@ -228,7 +234,7 @@ def main() -> None:
             timed = json.loads(done.stdout.strip().splitlines()[-1])
             print(f"{kind} on {threads} thread(s), load {os.getloadavg()[0]:.2f}:", flush=True)
             for name, t in timed.items():
-                gflops = flops(cases()[name][0]) / 1e6
+                gflops = flops(timed_cases()[name][0]) / 1e6
                 print(f"  {name:<16} fastest {1000 * t['min']:6.2f} ms "
                       f"({gflops / t['min'] / 1e3:4.0f} GFLOP/s), median "
                       f"{1000 * t['median']:6.2f} ms, CPU {1000 * t['cpu']:6.2f} ms a call "
