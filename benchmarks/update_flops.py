@@ -16,7 +16,7 @@ faster than its products at the best rate measured: that time, plus the environm
 acting measured by :mod:`benchmarks.compare_sb3`, bounds the steps/s any implementation of the
 same arithmetic reaches here.
 
-    python -m benchmarks.update_flops                 # counts, then TF and torch, 1 and 2 threads
+    python -m benchmarks.update_flops --omp-passive   # counts, then TF and torch, 1 and 2 threads
     python -m benchmarks.update_flops --count-only    # the FLOP counts alone
 
 (SAC on Pendulum-v1 at rl-zoo's settings, issue 52's compiled-loop case, is timed too.)
@@ -209,6 +209,8 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--kinds", default="xla,tf,torch")
     parser.add_argument("--count-only", action="store_true")
+    parser.add_argument("--omp-passive", action="store_true",
+                        help="OMP_WAIT_POLICY=PASSIVE (see benchmarks/compare_sb3.py)")  # fmt: skip
     parser.add_argument("--sb3-venv", default=os.environ.get("RLKIT_SB3_VENV", "/work/venv-sb3"))
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -220,14 +222,16 @@ def main() -> None:
     if args.count_only:
         return
     sb3_python = Path(args.sb3_venv) / "bin" / "python"
-    print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+    omp = {"OMP_WAIT_POLICY": "PASSIVE"} if args.omp_passive else {}
+    print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs; "
+          f"{omp or 'OMP_WAIT_POLICY unset'}")  # fmt: skip
     for kind in args.kinds.split(","):
         python = str(sb3_python) if kind == "torch" else sys.executable
         for threads in [int(t) for t in args.threads.split(",")]:
             done = subprocess.run(
                 [python, "-m", "benchmarks.update_flops", "--child", kind, str(threads),
                  str(args.calls)], capture_output=True, text=True, cwd=ROOT,
-                env={**os.environ, "PYTHONPATH": str(ROOT)},
+                env={**os.environ, "PYTHONPATH": str(ROOT), **omp},
             )  # fmt: skip
             if done.returncode != 0:
                 sys.exit(f"{kind} on {threads} threads failed:\n{done.stderr[-2000:]}")
