@@ -31,9 +31,11 @@ medians and the speed ratio. Settings are rl-zoo's:
   ``sac/HalfCheetah-v5``, docs/mujoco.md): TD3 net 400x300, lr 1e-3, batch 256, train_freq 1,
   gradient_steps 1, normal action noise 0.1, policy_delay 2, target noise 0.2 clipped at
   0.5; SAC SB3's defaults (net 256x256, lr 3e-4, batch 256, ent_coef auto), buffer 1M,
-  gamma 0.99, tau 0.005. A speed check, not a learning run: 6,000 steps of which the first
+  gamma 0.99, tau 0.005. A speed check, not a learning run: 5,000 steps of which the first
   1,000 are uniform random (``--learning-starts``; the zoo's 10,000 would be all random in a
   short run), then one update a step; the greedy evaluation is one episode (1,000 steps).
+- ``sac-compiled``: the preset ``sac/Pendulum-v1`` in rlkit's compiled loop on
+  ``rlkit/Pendulum-v1`` (one XLA program; compile timed apart) against SB3's ``sac`` run.
 
 Every run's training is timed in phases (benchmarks/phase_timer.py): the random steps, the
 learning steps, and the learning steps after the first 100 (``steady``: without the first
@@ -69,6 +71,7 @@ on one thread); it changes no arithmetic, and TensorFlow does not use OpenMP.
     python -m benchmarks.compare_sb3 --algo sac-lunar --reps 1 --torch-threads 1
     python -m benchmarks.compare_sb3 --algo td3-halfcheetah --reps 3 --threads 1,2
     python -m benchmarks.compare_sb3 --algo sac-halfcheetah --reps 3 --threads 1,2
+    python -m benchmarks.compare_sb3 --algo sac-compiled --steps 5000 --reps 2 --threads 1,2
 
 Each run's line ends with the 1-minute load average at its end: on a machine shared with
 other jobs the figures are the machine's as much as the agents' (docs/sac.md: two torch
@@ -99,7 +102,7 @@ from benchmarks.phase_timer import (
 ROOT = Path(__file__).resolve().parent.parent
 #: each algorithm's default step count (--steps overrides it)
 STEPS = {"dqn": 50_000, "ddpg": 20_000, "ddpg-episode": 20_000, "sac": 20_000,
-         "sac-lunar": 20_000, "td3-halfcheetah": 6_000, "sac-halfcheetah": 6_000,
+         "sac-lunar": 20_000, "td3-halfcheetah": 5_000, "sac-halfcheetah": 5_000,
          "sac-compiled": 20_000}  # fmt: skip
 #: the SAC benchmarks' environments
 SAC_ENVS = {"sac": "Pendulum-v1", "sac-lunar": "LunarLanderContinuous-v3"}
