@@ -105,6 +105,8 @@ def phases(timer: PhaseTimer, learning_starts: int, steps: int) -> dict[str, dic
     """``random`` (steps up to ``learning_starts``), ``learning`` (the rest) and ``steady``
     (the learning phase after its first :data:`WARM_STEPS` steps), as :meth:`PhaseTimer.phase`
     gives them."""
+    if learning_starts >= steps:  # a run too short to learn: all random
+        return {"random": timer.phase("start", "end", steps)}
     out = {}
     if learning_starts > 0:
         out["random"] = timer.phase("start", "learn", learning_starts)
@@ -117,14 +119,14 @@ def phases(timer: PhaseTimer, learning_starts: int, steps: int) -> dict[str, dic
 def split_line(result: dict) -> str:
     """The steady learning phase's steps/s and milliseconds a step, or the learning phase's."""
     phases = result["phases"]
-    name = next(n for n in ("steady", "learning", "whole") if n in phases)
+    name = next(n for n in ("steady", "learning", "random", "whole") if n in phases)
     p = phases[name]
     if "env_ms" not in p:  # the compiled loop: one program, no split
         return (
             f"{name} {p['sps']:6.1f}/s (one XLA program: no split); compile "
             f"{result['first_update_s']:.1f} s"
         )
-    rand = phases.get("random")
+    rand = phases.get("random") if name != "random" else None
     head = f"random {rand['sps']:6.0f}/s  " if rand else ""
     return (f"{head}{name} {p['sps']:6.1f}/s, CPU {p['cpu_ms']:.2f} ms/step; wall: env "
             f"{p['env_ms']:.2f} act {p['act_ms']:.2f} update {p['update_ms']:.2f} other "

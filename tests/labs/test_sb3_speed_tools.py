@@ -60,6 +60,21 @@ def test_phase_split_matches_a_clock_moved_by_hand(monkeypatch):
     assert timer.first_call["update"] == 2.0  # the first update after the "learn" mark
 
 
+def test_a_run_shorter_than_its_random_phase_is_all_random(monkeypatch):
+    clock = Clock()
+    monkeypatch.setattr(phase_timer.time, "perf_counter", clock)
+    monkeypatch.setattr(phase_timer, "cpu_seconds", lambda: 0.0)
+    timer = phase_timer.PhaseTimer(phase_timer.marks(10, 3))
+    timer.start()
+    for step in range(1, 4):
+        clock.now += 0.25
+        timer.at_step(step)
+    timer.stop()
+    assert phase_timer.phases(timer, 10, 3) == {
+        "random": {"seconds": 0.75, "steps": 3, "sps": 4.0, "cpu_ms": 0.0, "other_ms": 250.0}
+    }
+
+
 def test_marks_leave_the_warm_up_out_of_the_steady_phase():
     assert phase_timer.marks(1000, 6000) == {1000: "learn", 1000 + phase_timer.WARM_STEPS: "steady"}
     assert phase_timer.marks(1000, 1050) == {1000: "learn"}
