@@ -41,6 +41,20 @@ ZOO = {
     "ddpg/LunarLanderContinuous-v3-td3": ("td3", 207.451, 67.562, 300_000),
     "ddpg/BipedalWalker-v3": ("ddpg", 197.486, 141.580, 1_000_000),
     "ddpg/BipedalWalker-v3-td3": ("td3", 305.990, 56.886, 1_000_000),
+    "ppo/Acrobot-v1": ("ppo", -73.506, 18.201, 1_000_000),
+    "ppo/LunarLander-v3": ("ppo", 242.119, 31.823, 1_000_000),  # zoo: LunarLander-v2
+    "ppo/MountainCar-v0": ("ppo", -110.423, 19.473, 1_000_000),
+    "ppo/Pendulum-v1": ("ppo", -172.225, 104.159, 100_000),
+    "ppo/LunarLanderContinuous-v3": ("ppo", 270.863, 32.072, 1_000_000),  # zoo: -v2
+    "ppo/MountainCarContinuous-v0": ("ppo", 88.343, 2.572, 20_000),
+    "ppo/BipedalWalker-v3": ("ppo", 287.939, 2.448, 5_000_000),
+    "a2c/Acrobot-v1": ("a2c", -83.353, 17.213, 500_000),
+    "a2c/LunarLander-v3": ("a2c", 155.751, 80.419, 200_000),  # zoo: LunarLander-v2
+    "a2c/MountainCar-v0": ("a2c", -111.263, 24.087, 1_000_000),
+    "a2c/Pendulum-v1": ("a2c", -162.965, 103.210, 1_000_000),
+    "a2c/LunarLanderContinuous-v3": ("a2c", 84.225, 145.906, 5_000_000),  # zoo: -v2
+    "a2c/MountainCarContinuous-v0": ("a2c", 91.166, 0.255, 100_000),
+    "a2c/BipedalWalker-v3": ("a2c", 299.754, 23.459, 5_000_000),
 }
 
 
@@ -357,7 +371,7 @@ def report(out: Path, docs: Path) -> str:
         "| at zoo level | rlkit best model | steps | wall-clock / run | steps/s |",
         "|---|---|---:|---|---:|---|---:|---:|---:|",
     ]
-    figures = {}
+    figures: dict[str, dict[Path, str]] = {}
     for preset in ZOO:
         variants = sorted({r.get("variant", "") for r in rows if r["preset"] == preset})
         for budget, variant in ((b, v) for b in ("zoo", "preset") for v in variants):
@@ -412,6 +426,13 @@ def main() -> None:
     )
     parser.add_argument("--out", type=Path, default=ROOT / "zoo-runs")
     parser.add_argument("--report", action="store_true", help="only write docs/benchmarks.md")
+    parser.add_argument(
+        "--docs",
+        type=Path,
+        default=ROOT / "docs",
+        help="folder the report (benchmarks.md, benchmarks/*.png) is written to; another "
+        "one keeps docs/benchmarks.md as it is when --out holds only some of its runs",
+    )
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     if not args.report:
@@ -431,7 +452,7 @@ def main() -> None:
                 path.write_text(json.dumps(row, indent=2))
                 print(f"{preset} seed {seed}: final {row['model']['mean']:.1f}, "
                       f"{row['seconds']:.0f} s", flush=True)  # fmt: skip
-    print(report(args.out, ROOT / "docs"))
+    print(report(args.out, args.docs))
 
 
 if __name__ == "__main__":
