@@ -388,3 +388,15 @@ def test_tflite_bounds_finds_a_file_cut_short_without_tensorflow_reading_it(tmp_
     for fraction in (0.99, 0.5, 0.05):
         problem = tflite_bounds(whole[: int(len(whole) * fraction)])
         assert problem is not None and "past the file's" in problem, fraction
+
+
+def test_agent_export_checks_its_destination_as_the_cli_does(tmp_path):
+    """Agent.export goes through the one entry, so a path under a file is refused in one
+    line before anything is written (it moved into rlkit.exporting with issue 51; before,
+    only rlkit export checked it)."""
+    agent = DQN(gym.spaces.Box(-1, 1, (3,), np.float32), gym.spaces.Discrete(2), seed=0)
+    blocker = tmp_path / "a-file.txt"
+    blocker.write_text("x")
+    with pytest.raises(UsageError, match="is a file, not a folder"):
+        agent.export(blocker / "sub")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file.txt"]
