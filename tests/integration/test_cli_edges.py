@@ -32,6 +32,7 @@ def run_dir(tmp_path_factory):
     return path
 
 
+@pytest.mark.slow
 def test_resume_below_the_runs_step_is_refused_not_finished(capsys, run_dir):
     before = (run_dir / "summary.json").read_text()
     status, err = cli(capsys, "resume", run_dir, "--steps", "100")
@@ -76,6 +77,7 @@ def test_an_agent_name_in_capitals_gets_a_suggestion(capsys):
     )
 
 
+@pytest.mark.slow
 def test_a_video_into_a_missing_folder_is_refused_and_nothing_is_made(capsys, tmp_path, run_dir):
     target = tmp_path / "missing" / "deeper" / "x.mp4"
     status, err = cli(capsys, "evaluate", run_dir, "--video", target)
@@ -90,6 +92,7 @@ def test_seeds_given_twice_are_refused_by_name(capsys):
     )
 
 
+@pytest.mark.slow
 def test_evaluations_say_what_they_played(capsys, run_dir):
     from rlkit.run.evaluation import episodes_phrase
 

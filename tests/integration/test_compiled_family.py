@@ -22,6 +22,7 @@ def _trainer(agent, tmp_path, **overrides):
     return trainer
 
 
+@pytest.mark.slow
 def test_a_prioritized_block_draws_its_minibatches_before_any_priority_changes(tmp_path):
     trainer = _trainer("dqn", tmp_path, prioritized=True, n_step=2, gradient_steps=3,
                        importance_exponent=0.4, importance_anneal_steps=1000)  # fmt: skip

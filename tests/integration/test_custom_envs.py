@@ -69,6 +69,7 @@ def episode_returns(run_dir) -> list[float]:
         return [float(r["return"]) for r in csv.DictReader(f) if r["kind"] == "episode"]
 
 
+@pytest.mark.slow
 def test_module_id_and_env_kwargs_are_used_recorded_and_rebuilt(capsys, user_module):
     out = user_module / "runs"
     status, _, err = cli(capsys, "train", "dqn", "--env", ENV, "--env-kwargs", "length=7",

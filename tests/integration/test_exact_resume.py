@@ -87,6 +87,7 @@ def test_a_run_stopped_mid_episode_resumes_to_the_uninterrupted_metrics(tmp_path
     assert stopped.metrics_path.read_text() == whole.metrics_path.read_text()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "env_id",
     ["LunarLander-v3", "BipedalWalker-v3", pytest.param("ALE/Pong-v5", marks=pytest.mark.atari),

@@ -77,6 +77,7 @@ def _refused(argv, capsys) -> str:
     return err
 
 
+@pytest.mark.slow
 def test_cli_bad_input_is_one_line_exit_2_and_nothing_written(run_dir, tmp_path, capsys):
     import shutil
 
@@ -107,6 +108,7 @@ def test_cli_bad_input_is_one_line_exit_2_and_nothing_written(run_dir, tmp_path,
     assert no_leftovers(tmp_path, "out")
 
 
+@pytest.mark.slow
 def test_rlkit_export_from_python_and_a_replay_too_large_to_load(run_dir, tmp_path, monkeypatch,
                                                                  capsys):  # fmt: skip
     import rlkit

@@ -142,6 +142,7 @@ def test_bare_rlkit_prints_the_help(capsys):
     assert status == 0 and out.startswith("Usage: rlkit") and "train" in out and not err
 
 
+@pytest.mark.slow
 def test_checkpoint_every_zero_means_only_at_the_end_and_negative_is_refused(capsys, tmp_path):
     run_dir = train(capsys, tmp_path / "a", "--steps", "300", "--checkpoint-every", "0")
     assert [p.name for p in (run_dir / "checkpoints").glob("step-*")] == ["step-0000000300"]
@@ -182,6 +183,7 @@ def test_trainer_makes_its_run_folder_and_it_resumes_and_evaluates(capsys, tmp_p
 
 
 # -- 7: messages that named the wrong thing, and the corrupt newest checkpoint --------------------
+@pytest.mark.slow
 def test_evaluate_without_any_model_says_so(capsys, tmp_path):
     run_dir = train(capsys, tmp_path, "--steps", "300")
     shutil.rmtree(run_dir / "model")

@@ -181,6 +181,7 @@ def test_3_resume_on_a_read_only_filesystem_is_one_line(capsys, tmp_path, monkey
     assert [p.name for p in run.iterdir()] == ["config.toml"]
 
 
+@pytest.mark.slow
 def test_3_a_video_into_a_read_only_folder_is_refused_before_playing(
     capsys, tmp_path, monkeypatch, finished_run
 ):
@@ -343,6 +344,7 @@ def test_8_sweeps_that_would_never_start_are_refused(capsys, tmp_path, command, 
     assert nothing_in(tmp_path / "s")
 
 
+@pytest.mark.slow
 def test_8_resume_and_evaluate_take_the_same_ranges(capsys, finished_run):
     refused(capsys, "resume", finished_run, "--steps", "99999999999999999999",
             message="--steps: must be at most 1,000,000,000,000")  # fmt: skip

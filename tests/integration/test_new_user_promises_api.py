@@ -109,6 +109,7 @@ def test_17_a_builder_given_discrete_n_as_is_works():
 
 
 # -- 19: the final line and rlkit evaluate tell the same story ------------------------------------
+@pytest.mark.slow
 def test_19_evaluate_reproduces_the_runs_own_final_figures(capsys, finished_run):
     import json
 
@@ -138,6 +139,7 @@ def test_19_the_final_line_headlines_the_model_that_scored_higher():
 
 
 # -- 40: the Docs paragraph (numbered 40 here: the issue's own number) -----------------------------
+@pytest.mark.slow
 def test_40_a_schedule_longer_than_the_run_says_so(capsys, tmp_path):
     status, _, err = cli(capsys, "train", "dqn", "--preset", "none", "--steps", "300", "--out",
                          tmp_path, *TINY)  # fmt: skip
@@ -165,6 +167,7 @@ def tree(folder: Path) -> dict[str, tuple[int, int, bytes]]:
             for p in folder.rglob("*") if p.is_file()}  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", [[], ["--steps", "100"], ["--steps", "0"], ["--episodes", "-1"]])
 def test_50_a_refused_resume_leaves_the_run_folder_as_it_was(capsys, finished_run, args):
     import time
@@ -183,5 +186,6 @@ def test_50_a_refused_resume_makes_no_lock_file(capsys, stopped_run):
     assert not (stopped_run / ".lock").exists()
 
 
+@pytest.mark.slow
 def test_50_an_empty_plot_output_says_it_is_empty(capsys, finished_run, tmp_path):
     refused(capsys, "plot", finished_run, "-o", "", message="must not be empty")

@@ -41,6 +41,7 @@ def copy_stopped(tmp_path: Path, finished_run: Path) -> Path:
     return run
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("old", "new", "message"),
     [
@@ -63,6 +64,7 @@ def test_10_resume_refuses_a_config_that_no_longer_describes_the_run(
     assert sorted(p.name for p in (stopped_run / "checkpoints").iterdir()) == before
 
 
+@pytest.mark.slow
 def test_10_an_untouched_config_resumes(capsys, stopped_run):
     status, _, err = cli(capsys, "resume", stopped_run, "--steps", "400", "--quiet")
     assert status == 0, err
@@ -151,6 +153,7 @@ def test_12_ctrl_c_during_an_evaluation_stops_it_and_the_resume_is_exact(tmp_pat
     assert metrics[0] == metrics[1]  # the evaluation it stopped is made on resume
 
 
+@pytest.mark.slow
 def test_12_ctrl_c_after_the_final_line_keeps_the_finished_status(capsys, tmp_path, monkeypatch):
     import click
 
@@ -170,6 +173,7 @@ def test_12_ctrl_c_after_the_final_line_keeps_the_finished_status(capsys, tmp_pa
 
 
 # -- 13: a config of another agent; a video format that cannot be written -------------------------
+@pytest.mark.slow
 def test_13_a_config_of_another_agent_says_so(capsys, finished_run, tmp_path):
     for command in ("train", "sweep", "tune"):
         refused(capsys, command, "ddpg", "--config", finished_run / "config.toml", "--out",
@@ -178,6 +182,7 @@ def test_13_a_config_of_another_agent_says_so(capsys, finished_run, tmp_path):
     assert nothing_in(tmp_path / "r")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["out.txt", "out", "out.avi"])
 def test_13_a_video_name_of_no_video_format_is_refused_before_playing(
     capsys, tmp_path, monkeypatch, finished_run, name

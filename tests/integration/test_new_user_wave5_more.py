@@ -371,6 +371,7 @@ def test_6_the_bound_names_the_key_and_the_memory(monkeypatch, agent, key, value
     assert line.startswith(f"{named} makes {agent}'s networks need ~") and "64 GB" in line, line
 
 
+@pytest.mark.slow
 def test_6_every_agent_default_and_preset_fits_in_a_small_machine(monkeypatch):
     from rlkit.agents.registry import AGENTS
     from rlkit.config import memory, presets
@@ -528,6 +529,7 @@ def test_1_from_python_the_error_is_one_line_with_the_environments_own_cause(bad
     assert "non-finite reward in evaluation episode 1" in one_line(exc)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("mode", "message"),
     [

@@ -51,6 +51,7 @@ def weights(model_dir: Path) -> dict:
         return dict(data)
 
 
+@pytest.mark.slow
 def test_interrupted_and_resumed_run_equals_uninterrupted_run(capsys, tmp_path):
     # (a run extended by resume keeps the schedule of the length it started with: absolute
     # schedules make the 430-step start and the 900-step run the same run)
@@ -68,6 +69,7 @@ def test_interrupted_and_resumed_run_equals_uninterrupted_run(capsys, tmp_path):
         np.testing.assert_array_equal(a[key], b[key])
 
 
+@pytest.mark.slow
 def test_resume_restores_every_piece_of_state(tmp_path):
     env = gym.make("CartPole-v1")
     agent = rlkit.agents.DQN.from_env(
@@ -185,6 +187,7 @@ def test_sigterm_also_stops_cleanly(tmp_path):
     latest_checkpoint(RunFolder(only_run(tmp_path)))
 
 
+@pytest.mark.slow
 def test_nan_loss_stops_with_a_clear_error_and_keeps_last_good_checkpoint(tmp_path):
     env = gym.make("CartPole-v1")
     agent = rlkit.agents.DQN.from_env(env, hidden_sizes=(8,), learning_starts=50, train_freq=25,
@@ -225,6 +228,7 @@ def test_run_stopped_before_its_summary_is_finished_by_resume(capsys, tmp_path):
     assert status == 2 and "already at step 300" in err
 
 
+@pytest.mark.slow
 def test_corrupt_missing_and_mismatched_checkpoints_are_usage_errors(capsys, tmp_path):
     run_dir = train_run(capsys, tmp_path / "runs", "--steps", "300")
     (checkpoint,) = (run_dir / "checkpoints").glob("step-*")
@@ -382,6 +386,7 @@ def test_evaluate_command_in_a_fresh_process(tmp_path, capsys):
     assert "over 2 greedy episodes" in result.stdout
 
 
+@pytest.mark.slow
 def test_evaluate_on_an_env_with_other_spaces_is_a_usage_error(capsys, tmp_path):
     run_dir = train_run(capsys, tmp_path, "--steps", "200")
     status, _, err = cli(capsys, "evaluate", run_dir / "model", "--env", "Acrobot-v1")
@@ -426,6 +431,7 @@ def test_more_bad_train_input(capsys, tmp_path, args, message):
     assert not any(tmp_path.iterdir())
 
 
+@pytest.mark.slow
 def test_non_utf8_config_and_non_png_plot(capsys, tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_bytes(b"\xff\xfe\x00")

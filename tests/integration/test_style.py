@@ -109,6 +109,7 @@ def _spelled_run_folder_names(path: Path) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 def test_only_the_run_folder_spells_the_run_folder_file_names():
     owner = ROOT / "rlkit" / "run" / "folder.py"
     files = [p for d in ("rlkit", "cli") for p in sorted((ROOT / d).rglob("*.py")) if p != owner]

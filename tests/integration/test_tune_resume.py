@@ -96,6 +96,7 @@ def fake_trial(status: str, done: bool, finished: int = 0):
                                                         "eval_return": 1.0})  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.ray
 def test_the_progress_line_counts_a_trial_as_it_completes(capsys):
     """Tune calls on_trial_complete before it sets the trial TERMINATED: the trial that
@@ -135,6 +136,7 @@ class FakeTuner:
         return self.results
 
 
+@pytest.mark.slow
 @pytest.mark.ray
 @pytest.mark.parametrize("cut_off, created", [(2, 4), (1, 3)])
 def test_an_interrupted_search_counts_the_trials_that_ended(monkeypatch, tmp_path, cut_off,

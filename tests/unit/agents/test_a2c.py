@@ -97,6 +97,7 @@ def test_torch_rmsprop_steps_as_pytorch_computes_them():
     assert step_torch / step_keras == pytest.approx(math.sqrt(1e-10 + 1e-5) / 2e-5, rel=1e-3)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("normalize_advantage", [False, True])
 @pytest.mark.parametrize("env_id", ["CartPole-v1", "Pendulum-v1"])
 def test_two_updates_equal_sb3s_train_written_out(env_id, normalize_advantage):
@@ -169,6 +170,7 @@ def test_two_updates_equal_sb3s_train_written_out(env_id, normalize_advantage):
     assert learner.tracing_count == 1
 
 
+@pytest.mark.slow
 def test_a2c_is_ppos_learner_with_one_epoch_of_the_whole_rollout():
     agent = tiny_agent()
     cfg = agent.learner.config
@@ -208,9 +210,8 @@ def test_an_action_space_it_cannot_parameterise_is_refused_naming_a2c():
         rlkit.agents.A2C(gym.spaces.Box(-1, 1, (3,)), gym.spaces.MultiBinary(3))
 
 
-@pytest.mark.parametrize(
-    "env_id", ["CartPole-v1", pytest.param("Pendulum-v1", marks=pytest.mark.slow)]
-)
+@pytest.mark.slow
+@pytest.mark.parametrize("env_id", ["CartPole-v1", "Pendulum-v1"])
 def test_the_compiled_programs_update_is_the_python_learners(env_id, monkeypatch):
     """The compiled loop runs A2C with PPO's program (rlkit/run/compiled/ppo.py): on one
     rollout and one row order its update (values, GAE with lambda 1, the whole rollout as
@@ -263,6 +264,7 @@ def drive(agent, steps: int, seed: int) -> list[np.ndarray]:
     return taken
 
 
+@pytest.mark.slow
 def test_exact_resume_mid_rollout(tmp_path):
     """A checkpoint's state taken half-way through a rollout, loaded into a fresh agent: both
     then act and update alike (the rollout, the generators, RMSprop's mean squares)."""

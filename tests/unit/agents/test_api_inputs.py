@@ -11,6 +11,7 @@ import rlkit
 from rlkit.core.errors import UsageError
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("agent_class", ["DQN", "Reinforce"])
 def test_act_on_an_observation_of_another_shape_is_one_line(agent_class):
     env = gym.make("CartPole-v1")

@@ -46,6 +46,7 @@ def test_image_observations_are_refused_by_vector_agents_in_one_line(agent):
         agent_spec(agent).check_spaces(IMAGES, actions, "Pixels-v0")
 
 
+@pytest.mark.slow
 def test_dqn_on_images_uses_the_nature_cnn_and_compiled_acting():
     import tensorflow as tf
 

@@ -73,6 +73,7 @@ def test_a_dense_stack_policy_acts_through_the_numpy_copy_and_follows_updates(en
     np.testing.assert_allclose(copy(OBS), agent.value.model(OBS).numpy(), rtol=1e-5)
 
 
+@pytest.mark.slow
 def test_a_layer_norm_policy_and_a_flat_value_act_through_one_compiled_call(env):
     agent = rlkit.agents.Reinforce.from_env(env, policy=layer_norm, baseline=flat_value)
     assert not agent.policy.fast_path and not agent.value.fast_path
@@ -84,6 +85,7 @@ def test_a_layer_norm_policy_and_a_flat_value_act_through_one_compiled_call(env)
     assert agent.learner.policy().value(OBS).shape == (5,)
 
 
+@pytest.mark.slow
 def test_the_update_is_rlkits_own_a_twin_of_the_builtin_networks_learns_identically(env):
     """The same architecture and weights as the built-in MLPs, given as the user's models:
     the same losses and weights after the same episodes (the loss formula is unchanged)."""
@@ -103,6 +105,7 @@ def test_the_update_is_rlkits_own_a_twin_of_the_builtin_networks_learns_identica
         np.testing.assert_array_equal(a.numpy(), b.numpy())
 
 
+@pytest.mark.slow
 def test_a_gaussian_policy_of_ones_own_gives_the_mean_the_log_std_stays_the_agents(tmp_path):
     pendulum = gym.make("Pendulum-v1")
     agent = rlkit.agents.Reinforce.from_env(pendulum, policy=policy, baseline=False)
@@ -225,6 +228,7 @@ def test_the_cli_takes_importable_builders_records_them_and_resumes_exactly(
     assert not (tmp_path / "bad").exists() or not any((tmp_path / "bad").iterdir())
 
 
+@pytest.mark.slow
 def test_the_docs_example_runs(tmp_path, monkeypatch):
     doc = (Path(__file__).resolve().parents[3] / "docs" / "api.md").read_text()
     section = doc.split("### REINFORCE: a policy and a baseline of one's own", 1)[1]

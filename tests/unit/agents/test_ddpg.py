@@ -70,6 +70,7 @@ def fill(agent, n, seed=0):
 # -- EMA target networks -------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_initial_shadows_equal_the_online_weights():
     agent = make_agent(td3=True)
     for online, shadow in zip(agent.actor.variables, agent.actor_target_variables, strict=True):
@@ -97,6 +98,7 @@ def test_ema_shadow_after_n_updates_is_the_closed_form():
         np.testing.assert_allclose(shadow.numpy(), e, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_ema_runs_after_each_gradient_step_inside_the_compiled_update():
     tau = 0.1
     agent = make_agent(tau=tau)
@@ -111,6 +113,7 @@ def test_ema_runs_after_each_gradient_step_inside_the_compiled_update():
         np.testing.assert_allclose(shadow.numpy(), (1 - tau) * a + tau * b, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_target_forward_pass_is_the_model_on_the_shadow_weights():
     agent = make_agent(seed=2, tau=0.5)
     perturb(agent.actor.variables + agent.critics[0].variables)
@@ -132,6 +135,7 @@ def test_target_forward_pass_is_the_model_on_the_shadow_weights():
     )
 
 
+@pytest.mark.slow
 def test_td3_delays_actor_and_target_updates():
     agent = make_agent(td3=True, policy_delay=2)
     fill(agent, 5)
@@ -160,6 +164,7 @@ def test_td3_delays_actor_and_target_updates():
 # -- what each gradient reaches ------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_critic_gradient_reaches_neither_actor_nor_targets():
     agent = make_agent(td3=True)
     perturb(agent.critics[0].variables)
@@ -280,6 +285,7 @@ def test_td3_smoothing_noise_is_clipped_and_scaled_to_the_bounds():
     assert ddpg.rng.bit_generator.state == state  # ... and no draw
 
 
+@pytest.mark.slow
 def test_td3_is_ddpgs_learner_with_three_numbers():
     from rlkit.agents.ddpg.td3 import LearnerTerms
 
@@ -491,6 +497,7 @@ def test_torch_init_draws_layers_as_pytorch_linear(output_scale):
 # -- learning-rate schedule ----------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_learning_rates_fall_linearly_to_their_fraction_after_learning_starts():
     agent = make_agent(actor_learning_rate=1e-3, critic_learning_rate=2e-3, learning_starts=20,
                        lr_end_fraction=0.25, lr_anneal_steps=100)  # fmt: skip
@@ -506,6 +513,7 @@ def test_learning_rates_fall_linearly_to_their_fraction_after_learning_starts():
     assert "learning_rate_scale" not in make_agent().diagnostics()  # off by default
 
 
+@pytest.mark.slow
 def test_a_learning_rate_fallen_to_zero_leaves_actor_and_critics_as_they_are():
     agent = make_agent(td3=True, policy_delay=1, lr_end_fraction=0.0, lr_anneal_steps=5)
     fill(agent, 10)
@@ -644,6 +652,7 @@ def test_episode_unit_runs_one_update_per_step_collected_at_each_episode_end():
     assert _feed(agent, [20, 15, 10, 10, 3]) == [0, 5, 5, 10, 10]  # every 2nd episode: 5
 
 
+@pytest.mark.slow
 def test_gradient_steps_minus_one_per_step_is_train_freq_updates_a_block():
     env = gym.make("Pendulum-v1")
     agent = DDPG.from_env(env, seed=0, **{**SMALL, "learning_starts": 0, "train_freq": 10,

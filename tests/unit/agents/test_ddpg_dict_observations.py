@@ -164,6 +164,7 @@ class Seeing(keras.Model):
         return keras.ops.squeeze(out, axis=-1) if self.squeeze else keras.ops.tanh(out)
 
 
+@pytest.mark.slow
 def test_tuple_observations_reach_the_users_networks_as_tuples_in_their_dtypes(slides):
     env = gym.make("slides/GoalSlide-v0", structure="tuple")
     actor, critic = Seeing(), Seeing(squeeze=True)
@@ -176,6 +177,7 @@ def test_tuple_observations_reach_the_users_networks_as_tuples_in_their_dtypes(s
     assert critic.seen and all(seen == [("float32", "int64"), "float32"] for seen in critic.seen)
 
 
+@pytest.mark.slow
 def test_a_vector_env_acts_on_a_batch_and_stores_each_part(slides):
     from rlkit.envs.make import make_vector_env
 

@@ -229,6 +229,7 @@ def weights(agent) -> list[np.ndarray]:
     return [v.numpy().copy() for v in agent.q.variables]
 
 
+@pytest.mark.slow
 def test_dqn_learns_on_a_dict_env_and_replay_holds_what_the_env_gave(goals):
     env = gym.make("goals/GoalLine-v0")
     agent = rlkit.agents.DQN.from_env(env, seed=0, q_network=goals.build, buffer_size=100,
@@ -258,6 +259,7 @@ def test_dqn_learns_on_a_dict_env_and_replay_holds_what_the_env_gave(goals):
     assert agent.act(probe).shape == (5,) and agent.act(probe, explore=False).shape == (5,)
 
 
+@pytest.mark.slow
 def test_vector_envs_store_each_final_obs_of_a_dict_env(goals):
     from rlkit.envs.make import make_vector_env
 

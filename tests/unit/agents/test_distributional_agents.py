@@ -71,6 +71,7 @@ def test_heads_give_acting_expected_values():
     np.testing.assert_allclose(quantiles.q_values(np.array([1.0, 3.0, -2.0, 0.0])), [2.0, -1.0])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("agent_class", [C51, QRDQN])
 def test_the_agents_learn_save_and_load(agent_class, tmp_path):
     env = gym.make("CartPole-v1")
@@ -125,6 +126,7 @@ def test_listed_where_users_look(capsys):
     assert "num_atoms" in shown and "v_max" in shown
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("agent_class", [C51, QRDQN, Rainbow, MDQN])
 def test_an_export_acts_on_the_expected_values(agent_class, tmp_path):
     env = gym.make("CartPole-v1")
@@ -174,6 +176,7 @@ def test_a_noisy_network_explores_by_its_noise_and_evaluates_on_its_mean():
     assert len(acted) > 1  # exploring acts on noisy values (epsilon is 0)
 
 
+@pytest.mark.slow
 def test_noise_resumes_exactly_from_a_save(tmp_path):
     from rlkit.agents import DQN
 
@@ -195,6 +198,7 @@ def test_noisy_with_epsilon_is_refused_in_one_line():
         DQN.from_env(gym.make("CartPole-v1"), noisy=True)
 
 
+@pytest.mark.slow
 def test_rainbow_is_c51_with_every_part_on():
     from rlkit.agents import Rainbow
 
@@ -211,6 +215,7 @@ def test_rainbow_is_c51_with_every_part_on():
     assert len(np.unique(agent.prioritized.tree.values()[: len(agent.replay)])) > 10
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("agent_class", [C51, QRDQN])
 def test_minatar_acting_reads_the_numpy_mirror_the_update_block_returned(agent_class,
                                                                          monkeypatch):  # fmt: skip

@@ -152,6 +152,7 @@ def test_terminated_cuts_bootstrap_truncated_does_not():
     np.testing.assert_allclose(delta[1], batch.rewards[1] + 0.99 * q_next[1] - q[1], rtol=1e-5)
 
 
+@pytest.mark.slow
 def test_updates_change_online_network_only_until_target_copy():
     agent = DQN(OBS, ACTIONS, seed=9, train_freq=6, gradient_steps=3, target_update=12, **SMALL)
     online0 = [v.numpy().copy() for v in agent.q.variables]
@@ -251,6 +252,7 @@ def dopamine_update(model, target_model, batch, optimizer, gamma=0.99):
     optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables, strict=True))
 
 
+@pytest.mark.slow
 def test_dqn3_update_is_dopamine_update_with_epsilon_over_batch_squared():
     """DQN3.0 sums the clipped-delta gradient over the minibatch and adds 0.01 inside the
     centred RMSProp's root; Dopamine averages the Huber loss and adds 1e-5. A sum is B times

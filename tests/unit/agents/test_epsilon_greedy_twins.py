@@ -56,6 +56,7 @@ def cases(shapes):
             yield q, epsilon, tf.constant([k, int(epsilon * 1000)], tf.int32)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("jit", "shapes"), [(False, SHAPES), (True, SHAPES[-1:])], ids=["eager", "xla"]
 )

@@ -161,6 +161,7 @@ def test_six_value_observe_and_the_protocol_and_the_trainer_learn_the_same():
     assert (agents[1].replay.next_kind[:299][~ended[:299]] == LINKED).all()
 
 
+@pytest.mark.slow
 def test_a_vector_env_links_each_stream_and_restarts_the_ended_ones():
     env = make_vector_env("CartPole-v1", 3)
     agent = DQN.from_env(env, seed=0, **SMALL)
@@ -196,6 +197,7 @@ def test_a_second_run_on_the_same_agent_starts_new_episodes():
     assert agent.replay.truncated[34]  # and its episode was cut there (a return ends there)
 
 
+@pytest.mark.slow
 def test_reinforce_goes_on_after_a_full_memory_emptied_mid_episode():
     env = gym.make("CartPole-v1")
     agent = Reinforce.from_env(env, seed=0, buffer_size=8)
@@ -247,6 +249,7 @@ def test_a_vector_env_may_give_python_lists():
     assert agent.num_steps == 2 and len(agent.replay) == 2
 
 
+@pytest.mark.slow
 def test_an_agent_of_one_environment_refuses_a_batch():
     from rlkit.core.errors import UsageError
 

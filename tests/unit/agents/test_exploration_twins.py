@@ -54,6 +54,7 @@ def python_action(bounds, mu, step, noise_scale, learning_starts, uniform, norma
 EAGER = [(box, scale) for box in BOXES for scale in (0.1, 0.0, 1.5)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("jit", "cases"), [(False, EAGER), (True, EAGER[3:4])],
                          ids=["eager", "xla"])  # fmt: skip
 def test_the_same_numbers_make_the_same_actions(jit, cases):

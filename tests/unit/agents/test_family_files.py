@@ -85,6 +85,7 @@ def places_naming(family: str) -> set[str]:
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_nothing_outside_the_documented_files_reaches_into_the_family(family):
     allowed = FAMILIES[family] | {f"rlkit/run/compiled/{family}.py"}
@@ -114,6 +115,7 @@ def test_the_registry_points_into_the_familys_files(family):
             assert folder.is_dir(), f"{spec.name} claims presets but has no folder of them"
 
 
+@pytest.mark.slow
 def test_the_check_would_see_a_new_reach():
     """A module importing the family from outside the list is found."""
     assert "rlkit/agents/registry.py" in places_naming("sac")

@@ -94,6 +94,7 @@ def test_iqn_loss_by_hand_on_a_tiny_network(double_dqn):
     np.testing.assert_allclose(ended.loss.numpy(), [alone], rtol=1e-5)
 
 
+@pytest.mark.slow
 def test_iqn_acts_on_the_mean_over_k_fractions_and_its_streams_resume(tmp_path):
     env = gym.make("CartPole-v1")
     agent = IQN.from_env(env, seed=1, prioritized=True, n_step=3, **FEW, **SMALL)
@@ -140,6 +141,7 @@ def test_a_users_torso_feeds_iqns_head_or_is_refused_naming_its_shape():
         IQN.from_env(env, q_network=square, **FEW, **SMALL)
 
 
+@pytest.mark.slow
 def test_an_iqn_export_acts_on_the_k_midpoints_by_hand(tmp_path):
     """Z_a(x, tau) = k_a x relu(cos(pi tau)) + b_a at the K = 2 midpoints 1/4, 3/4:
     relu(cos(pi / 4)) = sqrt(2) / 2, relu(cos(3 pi / 4)) = 0, so Q_a = k_a x sqrt(2) / 4 + b_a;
@@ -166,6 +168,7 @@ def test_an_iqn_export_acts_on_the_k_midpoints_by_hand(tmp_path):
     np.testing.assert_array_equal(policy.act(xs), want.argmax(-1))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("format", ["saved_model", "tflite"])
 def test_a_trained_iqn_exports_and_its_check_passes(format, tmp_path):
     """A trained IQN's export (SavedModel or TFLite) acts as rlkit's own network at the same
@@ -229,6 +232,7 @@ def test_mdqn_reads_the_target_network_at_both_states():
     assert (cfg.tau, cfg.alpha, cfg.clip_value_min) == (0.03, 0.9, -1.0)  # the paper's
 
 
+@pytest.mark.slow
 def test_mdqn_learns_and_reloads(tmp_path):
     env = gym.make("CartPole-v1")
     agent = MDQN.from_env(env, seed=0, **SMALL)

@@ -58,7 +58,9 @@ def test_the_graph_clips_the_rewards_as_the_python_loop_stores_them(jit):
         assert clip == 0 or np.abs(got).max() <= np.float32(clip)
 
 
-@pytest.mark.parametrize("jit", [False, True], ids=["eager", "xla"])
+@pytest.mark.parametrize(
+    "jit", [False, pytest.param(True, marks=pytest.mark.slow)], ids=["eager", "xla"]
+)
 def test_the_graph_beta_equals_the_python_beta(jit):
     steps = [0, 1, 16, 17, 99, 100, 101, 349, 350, 1099, 1100, 1101, 5000]
     configs = [SimpleNamespace(importance_exponent=beta, importance_anneal_steps=anneal,

@@ -39,6 +39,7 @@ def random_rollout(agent, seed: int = 0) -> RolloutBatch:
     return RolloutBatch(obs, actions, rewards, next_obs, terminated, truncated)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("env_id", ["CartPole-v1", "Pendulum-v1"])
 def test_one_update_equals_sb3s_train_written_out(env_id):
     """SB3 ``PPO.train``: per minibatch, advantages normalised, ``-min(ratio A, clip(ratio) A)``
@@ -119,6 +120,7 @@ def test_one_update_equals_sb3s_train_written_out(env_id):
     assert learner.tracing_count == 1
 
 
+@pytest.mark.slow
 def test_without_bootstrap_truncated_a_truncation_is_a_termination():
     agent = tiny_agent()
     batch = random_rollout(agent)  # stream 1 truncated at t=5
@@ -132,6 +134,7 @@ def test_without_bootstrap_truncated_a_truncation_is_a_termination():
     assert not differs[6:, 1].any() and not differs[:, 0].any()
 
 
+@pytest.mark.slow
 def test_target_kl_stops_the_epochs_before_the_minibatch_that_crosses_it():
     agent = tiny_agent(target_kl=1e-9, learning_rate=0.1)
     before = [v.numpy().copy() for v in agent.learner.variables()["policy"]]
@@ -142,6 +145,7 @@ def test_target_kl_stops_the_epochs_before_the_minibatch_that_crosses_it():
     assert any(not np.array_equal(a, b.numpy()) for a, b in zip(before, after, strict=True))
 
 
+@pytest.mark.slow
 def test_box_actions_are_stored_unclipped_and_sent_clipped():
     agent = tiny_agent("Pendulum-v1", log_std_init=2.0)  # std e^2: most draws leave [-2, 2]
     obs = np.zeros((N, 3), np.float32)
@@ -156,6 +160,7 @@ def test_box_actions_are_stored_unclipped_and_sent_clipped():
     np.testing.assert_allclose(greedy, agent.learner.policy().forward(obs[0]), rtol=1e-6)
 
 
+@pytest.mark.slow
 def test_discrete_acting_samples_and_acts_greedily():
     agent = tiny_agent()
     obs = np.random.default_rng(0).normal(size=(64, 4)).astype(np.float32)
@@ -180,6 +185,7 @@ def test_bad_settings_are_refused_in_one_line(overrides, message):
     assert "\n" not in str(caught.value)
 
 
+@pytest.mark.slow
 def test_a_rollout_not_cut_into_whole_minibatches_is_refused():
     from rlkit.run.plan import plan
 
@@ -219,6 +225,7 @@ def drive(agent, steps: int, seed: int) -> list[np.ndarray]:
 NORMALIZED = {"norm_obs": True, "norm_reward": True}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("settings", [{}, NORMALIZED], ids=["plain", "normalized"])
 def test_exact_resume_mid_rollout(tmp_path, settings):
     """A checkpoint's state taken half-way through a rollout, loaded into a fresh agent:
@@ -244,6 +251,7 @@ def test_exact_resume_mid_rollout(tmp_path, settings):
             np.testing.assert_array_equal(mine.numpy(), theirs_v.numpy(), err_msg=group)
 
 
+@pytest.mark.slow
 def test_observations_are_normalised_with_the_statistics_frozen_at_the_last_update(tmp_path):
     agent = tiny_agent(**NORMALIZED)
     agent.observe_first(np.zeros((N, 4), np.float32))

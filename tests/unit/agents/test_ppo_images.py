@@ -64,6 +64,7 @@ def assert_orthogonal(kernel, gain: float) -> None:
                                atol=1e-5 * max(gain**2, 1e-2))  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "space, actions, kind, shapes",
     [
@@ -99,6 +100,7 @@ def test_the_shared_torsos_shapes_and_initial_gains(space, actions, kind, shapes
     assert out.shape == (3, actions) and value.shape == (3, 1)
 
 
+@pytest.mark.slow
 def test_a_torso_and_its_heads_are_seeded_from_the_run_seed():
     a, b, c = image_agent(), image_agent(), image_agent(seed=4)
     for x, y, z in zip(a.learner.networks.model.weights, b.learner.networks.model.weights,
@@ -108,6 +110,7 @@ def test_a_torso_and_its_heads_are_seeded_from_the_run_seed():
             assert not np.array_equal(x.numpy(), z.numpy())
 
 
+@pytest.mark.slow
 def test_uint8_pixels_are_divided_by_255_inside_the_network(nature):
     net = nature.learner.networks
     first = tf.keras.Model(net.model.inputs[0], net.convs[0].output)
@@ -117,6 +120,7 @@ def test_uint8_pixels_are_divided_by_255_inside_the_network(nature):
     np.testing.assert_allclose(first(frames).numpy(), want, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_the_shared_torso_takes_the_gradients_of_both_heads():
     """The policy's loss reaches the torso and its own head, not the value's head; the value's
     the torso and its head, not the policy's; the torso's gradient of the sum is the sum."""
@@ -148,6 +152,7 @@ def test_the_shared_torso_takes_the_gradients_of_both_heads():
                                        rtol=1e-5, atol=1e-6)  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "cls, space, actions",
     [(rlkit.agents.PPO, ATARI, 4), (rlkit.agents.PPO, MINATAR, 6), (rlkit.agents.A2C, MINATAR, 6)],
@@ -165,6 +170,7 @@ def test_an_update_on_image_rollouts_moves_the_torso_and_both_heads(cls, space, 
         assert all(moved), group
 
 
+@pytest.mark.slow
 def test_acting_on_minatar_reads_a_numpy_copy_of_the_policy(nature):
     """MinAtar's torso acts through numpy (NumpyConvNet), refreshed after each update; the
     Nature CNN through one compiled call of the live network."""
@@ -190,6 +196,7 @@ def test_acting_on_minatar_reads_a_numpy_copy_of_the_policy(nature):
     assert atari.act(frames[0]) in range(4)
 
 
+@pytest.mark.slow
 def test_frames_are_stored_as_uint8_and_rewards_clipped_before_the_rollout():
     agent = image_agent(ATARI, 4, reward_clip=1.0)
     rng = np.random.default_rng(5)
@@ -239,6 +246,7 @@ def drive(agent, steps: int, seed: int) -> list[np.ndarray]:
     return taken
 
 
+@pytest.mark.slow
 def test_exact_resume_mid_rollout_on_boards(tmp_path):
     """A saved model and a checkpoint's state half-way through a rollout of bool boards: the
     loaded agent acts and updates as the original (torso, heads, optimizer, rollout)."""

@@ -68,6 +68,7 @@ def tiny_agent(cls=None, **overrides):
     return (cls or rlkit.agents.PPO).from_env(env, seed=3, **{**settings, **overrides})
 
 
+@pytest.mark.slow
 def test_acting_samples_each_dimension_and_acts_greedily_per_dimension():
     agent = tiny_agent()
     obs = np.random.default_rng(0).normal(size=(256, 7)).astype(np.float32)
@@ -84,6 +85,7 @@ def test_acting_samples_each_dimension_and_acts_greedily_per_dimension():
     assert one.shape == (2,) and agent.action_space.contains(one)
 
 
+@pytest.mark.slow
 def test_the_rollout_keeps_int_actions_counted_from_zero_and_an_update_runs():
     agent = tiny_agent()
     rng = np.random.default_rng(1)
@@ -103,6 +105,7 @@ def test_the_rollout_keeps_int_actions_counted_from_zero_and_an_update_runs():
     assert agent.learner.tracing_count == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cls", ["PPO", "A2C"])
 def test_a_few_updates_on_a_vector_env(cls):
     agent_class = getattr(rlkit.agents, cls)
@@ -138,6 +141,7 @@ def drive(agent, steps: int, seed: int) -> list[np.ndarray]:
     return taken
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cls", ["PPO", "A2C"])
 def test_exact_resume_mid_rollout(tmp_path, cls):
     """A checkpoint half-way through a rollout, loaded into a fresh agent (saved and loaded
@@ -179,6 +183,7 @@ def test_action_spaces_still_not_built_are_refused_in_one_line(space, message):
         assert "\n" not in str(caught.value) and cls.name in str(caught.value)
 
 
+@pytest.mark.slow
 def test_no_tensorflow_env_has_multidiscrete_actions_and_the_compiled_program_refuses_them():
     """The compiled loop runs only on rlkit's TensorFlow environments, none of which has
     MultiDiscrete actions; its PPO program refuses them in one line all the same."""

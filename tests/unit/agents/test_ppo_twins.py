@@ -40,6 +40,7 @@ def random_ends(rng, shape, p=0.15):
     return terminated, truncated
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(5))
 def test_graph_gae_is_gae_on_random_rollouts_with_ends_everywhere(seed):
     rng = np.random.default_rng(seed)
@@ -54,6 +55,7 @@ def test_graph_gae_is_gae_on_random_rollouts_with_ends_everywhere(seed):
             np.testing.assert_allclose(g.numpy(), w, rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "settings",
     [{}, {"lr_end_fraction": 0.0, "lr_anneal_steps": 1000},
@@ -68,6 +70,7 @@ def test_graph_schedules_are_the_configs_learning_rate_and_clip_range(settings):
         assert clip.numpy() == np.float32(cfg.clip_range_at(step)), step
 
 
+@pytest.mark.slow
 def test_graph_minibatches_cut_the_permutations_as_the_python_learner_does():
     rng = np.random.default_rng(0)
     permutations = np.stack([rng.permutation(22) for _ in range(3)]).astype(np.int32)
@@ -94,6 +97,7 @@ def test_discrete_draws_of_both_loops_take_the_same_action_from_the_same_noise()
     np.testing.assert_allclose(freq, probs, atol=0.012)
 
 
+@pytest.mark.slow
 def test_gaussian_draws_of_both_loops_agree_and_are_clipped_only_for_the_environment():
     agent = tiny_agent("Pendulum-v1")
     rng = np.random.default_rng(2)
@@ -169,6 +173,7 @@ def _program(agent):
     return PPOProgram(agent, make_tf_env(env_id), N, seed=0, chunk=T)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("env_id", ["CartPole-v1", "Pendulum-v1", "MinAtar-Breakout"])
 def test_the_programs_update_is_the_python_learners_on_the_same_rollout(env_id, monkeypatch):
     """One rollout, the same minibatch order: the compiled program's update (values, GAE,

@@ -79,6 +79,7 @@ def weights(variables) -> list[np.ndarray]:
 OBS = np.random.default_rng(1).normal(size=(5, 4)).astype(np.float32)
 
 
+@pytest.mark.slow
 def test_an_actor_and_a_critic_of_ones_own_train_and_the_actor_acts_through_its_numpy_copy():
     env = gym.make("CartPole-v1")
     agent = rlkit.agents.PPO.from_env(env, seed=0, actor=actor, critic=critic, **SMALL)
@@ -97,6 +98,7 @@ def test_an_actor_and_a_critic_of_ones_own_train_and_the_actor_acts_through_its_
                                   agent.policy.model(OBS).numpy().argmax(-1))  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cls", ["PPO", "A2C"])
 def test_an_actor_alone_keeps_rlkits_value_network_and_a_compiled_actor_acts(cls):
     env = gym.make("CartPole-v1")
@@ -110,6 +112,7 @@ def test_an_actor_alone_keeps_rlkits_value_network_and_a_compiled_actor_acts(cls
                                agent.policy.model(OBS).numpy(), rtol=1e-5, atol=1e-6)  # fmt: skip
 
 
+@pytest.mark.slow
 def test_a_critic_alone_keeps_rlkits_policy_bit_for_bit():
     """rlkit's policy is built as without a critic of one's own (same seed: same weights)."""
     env = gym.make("Pendulum-v1")
@@ -122,6 +125,7 @@ def test_a_critic_alone_keeps_rlkits_policy_bit_for_bit():
     assert mine.num_updates == 2
 
 
+@pytest.mark.slow
 def test_a_torso_of_ones_own_is_shared_by_rlkits_two_heads():
     env = gym.make("CartPole-v1")
     agent = rlkit.agents.PPO.from_env(env, seed=0, torso=torso, **SMALL)
@@ -141,6 +145,7 @@ def test_a_torso_of_ones_own_is_shared_by_rlkits_two_heads():
                                agent.policy.model(OBS).numpy(), rtol=1e-5, atol=1e-6)  # fmt: skip
 
 
+@pytest.mark.slow
 def test_a_torso_on_images_and_multidiscrete_actions():
     agent = rlkit.agents.PPO(spaces.Box(0, 255, (6, 6, 2), np.uint8), spaces.MultiDiscrete([2, 3]),
                              seed=0, torso=conv_torso, **SMALL)  # fmt: skip
@@ -283,6 +288,7 @@ def test_the_cli_takes_importable_builders_records_them_and_resumes_exactly(
     assert status == 2 and "does not take a torso of your own" in err
 
 
+@pytest.mark.slow
 def test_the_docs_example_runs(tmp_path, monkeypatch):
     doc = (Path(__file__).resolve().parents[3] / "docs" / "ppo.md").read_text()
     section = doc.split("## Networks of your own", 1)[1].split("\n## ", 1)[0]

@@ -41,6 +41,7 @@ def test_the_config_picks_the_sampler():
     assert agent.prioritized.priority_exponent == 0.5
 
 
+@pytest.mark.slow
 def test_priorities_are_the_learners_td_errors():
     env = gym.make("CartPole-v1")
     env.action_space.seed(0)
@@ -64,6 +65,7 @@ def test_priorities_are_the_learners_td_errors():
     assert tree.get(np.array([newest]))[0] == pytest.approx(tree.max_recorded)
 
 
+@pytest.mark.slow
 def test_beta_rises_linearly_to_one_after_learning_starts():
     env = gym.make("CartPole-v1")
     settings = {**SMALL, "learning_starts": 100}
@@ -94,6 +96,7 @@ def test_importance_weights_reach_the_batch():
     assert batch.weights.min() < 0.9
 
 
+@pytest.mark.slow
 def test_exact_resume_keeps_the_tree():
     env = gym.make("CartPole-v1")
     env.action_space.seed(2)
@@ -127,6 +130,7 @@ def test_frame_replay_with_priorities_gives_one_draws_weights():
     assert (batch.weights.max(axis=-1) == 1).all()
 
 
+@pytest.mark.slow
 def test_ddpg_td3_with_priorities_and_n_step_on_two_envs():
     same_step = {"autoreset_mode": gym.vector.AutoresetMode.SAME_STEP}
     env = gym.make_vec("Pendulum-v1", 2, vectorization_mode="sync", vector_kwargs=same_step)

@@ -123,6 +123,7 @@ def agent_name_literals(tree: ast.AST) -> list[tuple[int, str]]:
     return found
 
 
+@pytest.mark.slow
 def test_nothing_but_the_registry_lists_agents():
     places = []
     for folder in ("rlkit", "cli"):

@@ -116,6 +116,7 @@ def test_returns_to_go_bootstraps_where_not_terminated():
     np.testing.assert_allclose(returns_to_go(rewards, 0.9, ends, bootstrap), expected, rtol=1e-6)
 
 
+@pytest.mark.slow
 def test_agent_returns_bootstrap_truncated_not_terminated():
     agent = Reinforce(CARTPOLE_OBS, gym.spaces.Discrete(2), seed=0, gamma=0.5, **SMALL)
     agent.value.head.bias.assign([10.0])  # V(s) = 10 everywhere
@@ -133,6 +134,7 @@ def test_agent_returns_bootstrap_truncated_not_terminated():
 
 
 # -- the episode store and the compiled update ---------------------------------------------
+@pytest.mark.slow
 def test_memory_is_cleared_after_each_update():
     agent = Reinforce(CARTPOLE_OBS, gym.spaces.Discrete(2), seed=1, **SMALL)
     for n, length in enumerate([5, 9, 3], start=1):
@@ -144,6 +146,7 @@ def test_memory_is_cleared_after_each_update():
     assert agent.num_steps == 17
 
 
+@pytest.mark.slow
 def test_episodes_per_update_waits_for_enough_episodes():
     agent = Reinforce(CARTPOLE_OBS, gym.spaces.Discrete(2), seed=1, episodes_per_update=2, **SMALL)
     assert run_episode(agent, [1.0] * 4) is None
@@ -152,6 +155,7 @@ def test_episodes_per_update_waits_for_enough_episodes():
     assert len(agent.memory) == 0 and agent.num_updates == 1
 
 
+@pytest.mark.slow
 def test_full_memory_updates_mid_episode_and_refuses_to_overflow():
     agent = Reinforce(CARTPOLE_OBS, gym.spaces.Discrete(2), seed=2, buffer_size=4, **SMALL)
     x = np.zeros(4)
@@ -166,6 +170,7 @@ def test_full_memory_updates_mid_episode_and_refuses_to_overflow():
         agent.observe(x, 0, 1.0, x, False, False)
 
 
+@pytest.mark.slow
 def test_update_is_traced_once_for_all_episode_lengths():
     agent = Reinforce(CARTPOLE_OBS, gym.spaces.Discrete(2), seed=3, **SMALL)
     for length in (3, 17, 1, 40):
@@ -173,6 +178,7 @@ def test_update_is_traced_once_for_all_episode_lengths():
     assert agent.num_updates == 4 and agent.tracing_count == 1
 
 
+@pytest.mark.slow
 def test_update_changes_the_policy_and_refreshes_the_numpy_copy():
     agent = Reinforce(CARTPOLE_OBS, gym.spaces.Discrete(2), seed=4, **SMALL)
     obs = np.random.default_rng(0).normal(size=(6, 4)).astype(np.float32)
@@ -187,6 +193,7 @@ def test_update_changes_the_policy_and_refreshes_the_numpy_copy():
     np.testing.assert_allclose(values, agent.value.model(obs).numpy()[:, 0], atol=1e-5)
 
 
+@pytest.mark.slow
 def test_act_samples_from_pi_and_greedy_is_argmax():
     agent = Reinforce(CARTPOLE_OBS, gym.spaces.Discrete(3, start=1), seed=5, **SMALL)
     agent.policy.head.bias.assign([0.0, 1.0, -1.0])
@@ -201,6 +208,7 @@ def test_act_samples_from_pi_and_greedy_is_argmax():
     assert batch.shape == (5,) and (batch == 2).all()
 
 
+@pytest.mark.slow
 def test_gaussian_policy_on_box_actions(tmp_path):
     env = gym.make("Pendulum-v1")
     agent = Reinforce.from_env(env, seed=0, log_std_init=0.0, **SMALL)
@@ -285,6 +293,7 @@ def test_register_envs_is_idempotent():
     assert ENV_ID in gym.registry
 
 
+@pytest.mark.slow
 def test_bandit_agent_is_the_source_network_and_starts_uniform():
     agent = Reinforce.from_env(gym.make(ENV_ID), seed=0)
     assert [layer.units for layer in agent.policy.hidden] == [5, 5]
@@ -317,6 +326,7 @@ def test_short_cartpole_run_beats_random():
 
 
 # -- persistence ---------------------------------------------------------------------------
+@pytest.mark.slow
 def test_save_load_round_trip(tmp_path):
     env = gym.make("CartPole-v1")
     agent = Reinforce.from_env(env, seed=6, **SMALL)
@@ -352,6 +362,7 @@ def run_cli(capsys, *args):
     return status, out, err
 
 
+@pytest.mark.slow
 def test_cli_bandit_run_prints_the_arm_probabilities(capsys, tmp_path):
     args = ["--episodes", "30", "--eval-episodes", "2", "--quiet", "--out", str(tmp_path)]
     status, out, err = run_cli(capsys, "train", "reinforce", "--env", ENV_ID, *args)

@@ -71,6 +71,7 @@ def softmax(logits: np.ndarray) -> np.ndarray:
 
 
 # -- learning ------------------------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.filterwarnings("error:The structure of `inputs`:UserWarning")
 def test_updates_change_the_users_weights_and_the_memory_keeps_each_part(rgoals):
     env = gym.make("goals/GoalLine-v0")
@@ -108,6 +109,7 @@ class Seeing(keras.Model):
         return self.out(self.hidden(x))
 
 
+@pytest.mark.slow
 def test_tuple_observations_reach_the_users_networks_and_acting_is_one_compiled_call(rgoals):
     env = gym.make("goals/GoalLine-v0", structure="tuple")
     policy, value = Seeing(2), Seeing(1)
@@ -126,6 +128,7 @@ def test_tuple_observations_reach_the_users_networks_and_acting_is_one_compiled_
     assert len(policy.seen) == calls and all(isinstance(a, int) for a in actions)
 
 
+@pytest.mark.slow
 def test_acting_on_one_observation_and_a_batch_follows_the_users_policy(rgoals):
     env = gym.make("goals/GoalLine-v0")
     agent = rlkit.agents.Reinforce.from_env(env, seed=2, policy=rgoals.build, baseline=False)
@@ -143,6 +146,7 @@ def test_acting_on_one_observation_and_a_batch_follows_the_users_policy(rgoals):
     assert agent.act(obs[0]) in (0, 1) and agent.act(batch).shape == (5,)
 
 
+@pytest.mark.slow
 def test_box_actions_take_the_users_mean_and_bootstrap_from_the_users_baseline(rgoals):
     env = gym.make("slides/GoalSlide-v0")
     agent = rlkit.agents.Reinforce.from_env(env, seed=3, policy=rgoals.actor,

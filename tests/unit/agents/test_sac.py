@@ -110,6 +110,7 @@ def random_batch(agent, size=4, seed=0):
                  truncated=np.zeros(size, bool))  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("form", ["alpha", "log_alpha"])
 def test_one_update_equals_sb3s_train_step_written_out(form):
     """SB3 ``SAC.train``: alpha step, critic step, actor step (critics as just updated), then
@@ -214,6 +215,7 @@ def test_fixed_alpha_stays_and_learned_alpha_moves():
     assert learned.alpha != pytest.approx(0.1)
 
 
+@pytest.mark.slow
 def test_targets_are_ema_shadows_moved_by_polyak_tau():
     agent, _ = tiny_agent(tau=0.1)
     learner = agent.learner

@@ -52,6 +52,7 @@ def test_sampler_draws_each_action_with_its_probability():
     np.testing.assert_array_equal(sample_categorical(logits[:4], edges), [0, 0, 1, 2])
 
 
+@pytest.mark.slow
 def test_one_update_equals_the_papers_equations_written_out():
     env = gym.make("CartPole-v1")
     agent = rlkit.agents.SAC.from_env(env, seed=2, actor_hidden_sizes=(8,),

@@ -13,6 +13,7 @@ import itertools
 from types import SimpleNamespace
 
 import numpy as np
+import pytest
 import tensorflow as tf
 
 from rlkit.agents.dqn.learner import DQNLearner
@@ -82,6 +83,7 @@ def _compiled_copies(cfg, num_envs: int, vector_steps: int) -> list[int]:
     return copies
 
 
+@pytest.mark.slow
 def test_both_loops_copy_at_the_same_steps():
     """Ten configurations of about 120 steps each (blocks more and less often than copies,
     so that a copy is due with and without an update since the last)."""

@@ -40,7 +40,9 @@ class Normals:
         return self.normal.astype(np.float64)
 
 
-@pytest.mark.parametrize("jit", [False, True], ids=["eager", "xla"])
+@pytest.mark.parametrize(
+    "jit", [False, pytest.param(True, marks=pytest.mark.slow)], ids=["eager", "xla"]
+)
 def test_the_smoothing_noise_of_the_same_normals_is_the_same(jit):
     terms = [
         LearnerTerms(2, 2, 0.2, 0.5), LearnerTerms(2, 3, 1.0, 0.3), LearnerTerms(2, 2, 0.0, 0.5),
@@ -142,6 +144,7 @@ def _compiled_loop(cfg, terms, num_envs, vector_steps, chunk=5):
 DELAYS = [(2, 2, 3, 2), (3, 1, 1, 1), (3, 4, -1, 3), (1, 2, 2, 2), (4, 5, 3, 4)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("delay", "train_freq", "gradient_steps", "num_envs"), DELAYS)
 def test_both_loops_take_the_actor_steps_after_the_same_critic_updates(
     delay, train_freq, gradient_steps, num_envs

@@ -34,7 +34,9 @@ def in_graph(function, jit: bool):
     return tf.function(function, jit_compile=True) if jit else function
 
 
-@pytest.mark.parametrize("jit", [False, True], ids=["eager", "xla"])
+@pytest.mark.parametrize(
+    "jit", [False, pytest.param(True, marks=pytest.mark.slow)], ids=["eager", "xla"]
+)
 def test_graph_linear_equals_dqn3_linear(jit):
     def every_schedule(steps):
         return [graph_linear(steps, start, end, anneal, learn_start)
@@ -52,7 +54,9 @@ def test_graph_linear_equals_dqn3_linear(jit):
             np.testing.assert_array_equal(got, want, err_msg=message)
 
 
-@pytest.mark.parametrize("jit", [False, True], ids=["eager", "xla"])
+@pytest.mark.parametrize(
+    "jit", [False, pytest.param(True, marks=pytest.mark.slow)], ids=["eager", "xla"]
+)
 def test_graph_blocks_due_and_crossed_equal_the_python_counts(jit):
     def every_period(before, now):
         return [(graph_blocks_due(before, now, every, start), graph_crossed(before, now, every))

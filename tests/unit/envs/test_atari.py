@@ -48,6 +48,7 @@ def test_a_step_is_four_frames_max_pooled_grey_resized_and_stacked():
         obs = next_obs
 
 
+@pytest.mark.slow
 def test_reset_plays_1_to_30_noop_frames_and_never_fire():
     env = make_atari("ALE/Breakout-v5", training=True)
     frames = set()
@@ -58,6 +59,7 @@ def test_reset_plays_1_to_30_noop_frames_and_never_fire():
     assert env.unwrapped.get_action_meanings()[:2] == ["NOOP", "FIRE"]  # minimal set, 4
 
 
+@pytest.mark.slow
 def test_a_lost_life_ends_the_training_episode_without_resetting_the_game():
     train, evaluate = (make_atari("ALE/Breakout-v5", training=t) for t in (True, False))
     for env in (train, evaluate):
@@ -82,6 +84,7 @@ def test_a_lost_life_ends_the_training_episode_without_resetting_the_game():
         assert not terminated or ale.lives() == 0
 
 
+@pytest.mark.slow
 def test_the_step_that_ends_a_game_reports_the_whole_game():
     env = make_atari("ALE/Breakout-v5", training=True)
     env.reset(seed=1)
@@ -106,6 +109,7 @@ def test_the_step_that_ends_a_game_reports_the_whole_game():
     assert max(scores) > 0
 
 
+@pytest.mark.slow
 def test_an_env_checkpointed_before_game_figures_existed_resumes():
     """Unpickled as a checkpoint pickles it (the emulator's state travels through
     ResumableEnv), it plays on as the env it was, and counts its game from the resume on."""
@@ -176,6 +180,7 @@ def test_training_on_atari_logs_each_whole_game(capsys, tmp_path, num_envs):
             lives_return, lives_length, lives = 0.0, 0, 0
 
 
+@pytest.mark.slow
 def test_running_r_max_follows_the_lua_rule():
     space = gym.spaces.Box(-1, 1, (3,), np.float32)
     agent = rlkit.agents.DQN(space, gym.spaces.Discrete(2), rescale_r=True, r_max_running=True,
@@ -323,6 +328,7 @@ def test_training_stores_in_the_frame_replay_exactly_what_the_atari_env_gave():
     assert held.rewards[valid].max() == 1.0  # bricks hit (Breakout scores 1, 4 or 7 points)
 
 
+@pytest.mark.slow
 def test_dopamines_protocol_trains_on_whole_games_without_noops_with_sticky_actions():
     env = make_atari("ALE/Breakout-v5", training=True, life_loss_terminal=False, noop_max=0,
                      repeat_action_probability=0.25)  # fmt: skip

@@ -97,6 +97,7 @@ def check(n: int, seed: int, compiled: bool) -> dict[str, np.ndarray]:
     return trace
 
 
+@pytest.mark.slow
 def test_step_for_step_equal_to_minatar_quick():
     check(1000, seed=0, compiled=False)  # eager: no compile time
 

@@ -54,6 +54,7 @@ def test_hashed_uniforms_are_uniform_and_a_pure_function_of_key_and_time():
     assert len(np.unique(one)) > n - 5
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("env_id", sorted(MINATAR_IDS))
 def test_step_autoresets_ended_copies_keeping_the_sticky_action(env_id):
     env = make_tf_env(env_id)
@@ -99,6 +100,7 @@ ONE_QUICK = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("env_id", ONE_QUICK)
 def test_gym_make_has_minatars_spaces_and_plays(env_id):
     from rlkit.envs.make import make_env
@@ -119,6 +121,7 @@ def test_gym_make_has_minatars_spaces_and_plays(env_id):
     assert len(seen) > 10  # the game moves
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("env_id", ONE_QUICK)
 def test_gym_env_passes_gymnasiums_checker(env_id):
     from gymnasium.utils.env_checker import check_env

@@ -31,6 +31,7 @@ def python(code: str, cwd=None, **env: str) -> subprocess.CompletedProcess:
     )  # fmt: skip
 
 
+@pytest.mark.slow
 def test_no_mujoco_import_unless_a_mujoco_env_is_asked_for():
     done = python("""
         import sys

@@ -89,6 +89,7 @@ def gym_trace(gym_id: str, n: int, seed: int = 0) -> dict[str, np.ndarray]:
     return {k: np.array(v) for k, v in rec.items()}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("env_id", sorted(ENV_IDS))
 def test_step_for_step_equal_to_gymnasium(env_id):
     env = make_tf_env(env_id)
@@ -142,6 +143,7 @@ def gym_resets(gym_id: str, n: int) -> np.ndarray:
     return np.array(states)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("env_id", sorted(ENV_IDS))
 def test_resets_drawn_as_gymnasium_draws_them(env_id):
     env = make_tf_env(env_id)
@@ -228,11 +230,9 @@ def compiled_rollout(env, num_envs: int, steps: int):
     return lambda seed: [x.numpy() for x in run(tf.constant([seed, 0]))]
 
 
-# one environment in the quick loop, the other four with the slow tests (about 2 s each)
-@pytest.mark.parametrize("env_id", [
-    e if e == "rlkit/CartPole-v1" else pytest.param(e, marks=pytest.mark.slow)
-    for e in sorted(ENV_IDS)
-])  # fmt: skip
+# an XLA compile per environment (2-20 s each): with the slow tests
+@pytest.mark.slow
+@pytest.mark.parametrize("env_id", sorted(ENV_IDS))
 def test_compiled_while_loop_is_reproducible_from_its_seed(env_id):
     env = make_tf_env(env_id)
     rollout = compiled_rollout(env, 16, env.max_episode_steps + 50)
@@ -247,6 +247,7 @@ def test_compiled_while_loop_is_reproducible_from_its_seed(env_id):
 # --- the gymnasium adapters ----------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("env_id", sorted(ENV_IDS))
 def test_gym_make_plays_gymnasiums_episodes(env_id):
     """``gym.make(rlkit id)`` started from gymnasium's state plays gymnasium's episode."""
@@ -273,6 +274,7 @@ def test_gym_make_plays_gymnasiums_episodes(env_id):
     assert ended == 3  # each of them ended by termination or by the time limit
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:.*symmetric and normalized")  # Pendulum's [-2, 2] torque
 @pytest.mark.filterwarnings("ignore:.*infinity")  # CartPole's velocity bounds, as gymnasium's
 @pytest.mark.parametrize("env_id", sorted(ENV_IDS))
@@ -282,6 +284,7 @@ def test_gym_env_passes_gymnasiums_checker(env_id):
     check_env(gym.make(env_id).unwrapped, skip_render_check=True)
 
 
+@pytest.mark.slow
 def test_gym_env_pickles_mid_episode():
     env = gym.make("rlkit/Acrobot-v1")
     env.reset(seed=3)
@@ -296,6 +299,7 @@ def test_gym_env_pickles_mid_episode():
     np.testing.assert_array_equal(a[0], b[0])
 
 
+@pytest.mark.slow
 def test_vector_env_steps_n_copies_with_same_step_autoreset():
     env = gym.make_vec("rlkit/CartPole-v1", 6, vectorization_mode="vector_entry_point")
     assert env.metadata["autoreset_mode"] == gym.vector.AutoresetMode.SAME_STEP

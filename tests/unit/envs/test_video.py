@@ -38,6 +38,7 @@ def test_minatar_frame_is_the_state_in_minatar_colours_scaled_up():
     assert len({tuple(c) for c in palette}) == 5 and tuple(palette[0]) == (0, 0, 0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("env_id", ["MinAtar/Breakout-v0", "MinAtar/Freeway-v1"])
 def test_minatar_video_frames_show_the_game_without_warnings(env_id):
     with warnings.catch_warnings(record=True) as caught:

@@ -47,6 +47,7 @@ def no_leftovers(parent, name: str) -> bool:
 
 
 # -- SavedModel: each agent and observation kind acts as the agent --------------------------------
+@pytest.mark.slow
 def test_dqn_vector_export_equals_act_with_the_action_spaces_numbering(tmp_path):
     agent = DQN(VECTOR, gym.spaces.Discrete(3, start=-1), seed=0, hidden_sizes=(32, 32))
     result = agent.export(tmp_path / "dqn", check_observations=FEW)
@@ -66,6 +67,7 @@ def test_dqn_vector_export_equals_act_with_the_action_spaces_numbering(tmp_path)
     assert meta["inputs"]["observation"]["shape"] == [None, 4]
 
 
+@pytest.mark.slow
 def test_dqn_images_take_uint8_and_scale_inside(tmp_path):
     agent = DQN(IMAGES, gym.spaces.Discrete(4), seed=0, hidden_sizes=(16,), jit_compile=False)
     agent.export(tmp_path / "cnn", check_observations=100)
@@ -89,6 +91,7 @@ DICT = gym.spaces.Dict({"position": gym.spaces.Box(-1.0, 1.0, (2,), np.float32),
                         "cell": gym.spaces.Discrete(5)})  # fmt: skip
 
 
+@pytest.mark.slow
 def test_dqn_dict_observations_are_named_inputs_and_replay_is_checked(tmp_path):
     agent = DQN(DICT, gym.spaces.Discrete(3), seed=0, q_network=build_dict, jit_compile=False)
     obs = observations(DICT, 40)
@@ -109,6 +112,7 @@ def linear_actor(observation_space, action_space):
     return keras.Model(inputs, keras.layers.Dense(action_space.shape[0])(inputs) * 50.0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("td3", [False, True])
 def test_ddpg_actions_are_rescaled_and_clipped_inside_the_graph(tmp_path, td3):
     actions = gym.spaces.Box(np.array([0.0, -1.0], np.float32), np.array([3.0, 1.0], np.float32))
@@ -134,6 +138,7 @@ def test_ddpg_actions_are_rescaled_and_clipped_inside_the_graph(tmp_path, td3):
     np.testing.assert_allclose(clipped, clipping.act(obs, explore=False), atol=1e-5)
 
 
+@pytest.mark.slow
 def test_reinforce_discrete_greedy_logits_and_seeded_sample(tmp_path):
     agent = Reinforce(VECTOR, gym.spaces.Discrete(3, start=2), seed=0, hidden_sizes=(16,))
     perturbed(agent, [agent.policy.model])
@@ -157,6 +162,7 @@ def test_reinforce_discrete_greedy_logits_and_seeded_sample(tmp_path):
     assert abs(share - expected) < 0.1
 
 
+@pytest.mark.slow
 def test_reinforce_box_mean_is_the_greedy_action(tmp_path):
     actions = gym.spaces.Box(-2.0, 2.0, (1,), np.float32)
     agent = Reinforce(VECTOR, actions, seed=0, hidden_sizes=(16,))
@@ -205,6 +211,7 @@ def test_the_saved_model_serves_in_a_python_without_rlkit_or_gymnasium(tmp_path)
 
 
 # -- the check refuses an export that does not act as the agent --------------------------------
+@pytest.mark.slow
 def test_an_export_that_acts_otherwise_is_refused_and_nothing_is_written(tmp_path, monkeypatch):
     from rlkit.exporting import check as export_check
 
@@ -241,6 +248,7 @@ def test_tflite_float32_agrees_and_quantised_ones_report(tmp_path, dueling):
     assert sizes["dynamic"] < sizes["float16"] < full  # the weights shrink: 4, 2, 1 bytes
 
 
+@pytest.mark.slow
 def test_tflite_nature_cnn_converts_with_builtin_ops(tmp_path):
     agent = DQN(IMAGES, gym.spaces.Discrete(4), seed=0, hidden_sizes=(512,), jit_compile=False)
     result = agent.export(tmp_path / "cnn", format="tflite", check_observations=64)
@@ -260,6 +268,7 @@ class Unconvertible(keras.Model):
         return self.dense(tf.math.erf(x))  # (exact GELU's op)
 
 
+@pytest.mark.slow
 def test_tflite_names_the_op_it_cannot_convert_and_writes_nothing(tmp_path):
     agent = DQN(VECTOR, gym.spaces.Discrete(2), seed=0, jit_compile=False,
                 q_network=lambda o, a: Unconvertible(2))  # fmt: skip
@@ -280,6 +289,7 @@ def build_tuple(observation_space, action_space):
     return keras.Model([pair, cell], keras.layers.Dense(int(action_space.n))(x))
 
 
+@pytest.mark.slow
 def test_tuple_observations_are_numbered_inputs_in_both_formats(tmp_path):
     space = gym.spaces.Tuple((gym.spaces.Box(0.0, 1.0, (2,), np.float32), gym.spaces.Discrete(6)))
     agent = DQN(space, gym.spaces.Discrete(2), seed=0, q_network=build_tuple, jit_compile=False)
@@ -296,6 +306,7 @@ def test_tuple_observations_are_numbered_inputs_in_both_formats(tmp_path):
         np.testing.assert_array_equal(policy.act(obs), want)
 
 
+@pytest.mark.slow
 def test_minatar_bool_images_and_the_atari_preprocessing_in_the_metadata(tmp_path):
     from rlkit.envs.make import make_env
     from rlkit.exporting.writer import preprocessing
@@ -334,6 +345,7 @@ def odd_critic(observation_space, action_space):
     return keras.Model([inputs, action], keras.layers.Dense(1)(x))
 
 
+@pytest.mark.slow
 def test_ddpg_dict_observations_with_keys_no_signature_takes_as_they_are(tmp_path):
     actions = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
     agent = DDPG(ODD_KEYS, actions, seed=0, actor=odd_actor, critic=odd_critic,
@@ -350,6 +362,7 @@ def test_ddpg_dict_observations_with_keys_no_signature_takes_as_they_are(tmp_pat
     np.testing.assert_allclose(value, agent.critics[0].model([obs, got]).numpy(), atol=1e-5)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "space",
     [gym.spaces.Box(-1.0, 1.0, (2, 3), np.float64), gym.spaces.Discrete(7, start=3)],
@@ -370,6 +383,7 @@ def test_observations_are_encoded_inside_the_graph(tmp_path, space):
     assert len(np.unique(got)) > 1
 
 
+@pytest.mark.slow
 def test_tflite_bounds_finds_a_file_cut_short_without_tensorflow_reading_it(tmp_path):
     """rlkit.exporting.exported.tflite_bounds walks the flatbuffer (the root Model, its buffers,
     each Buffer's data): a whole export has nothing past its end; cut anywhere after its

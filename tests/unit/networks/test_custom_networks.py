@@ -32,6 +32,7 @@ def env():
     return gym.make("CartPole-v1")
 
 
+@pytest.mark.slow
 def test_a_dense_stack_of_the_users_acts_through_the_numpy_fast_path(env):
     agent = rlkit.agents.DQN.from_env(env, q_network=mlp, **SMALL)
     assert agent.q.fast_path and agent.q_target.model is not agent.q.model
@@ -46,6 +47,7 @@ def test_a_dense_stack_of_the_users_acts_through_the_numpy_fast_path(env):
     np.testing.assert_allclose(agent.q_values(obs), agent.q.model(obs).numpy(), rtol=1e-5)
 
 
+@pytest.mark.slow
 def test_any_other_model_acts_through_one_compiled_call_and_learns(env):
     agent = rlkit.agents.DQN.from_env(env, q_network=layer_norm, target_update=100, **SMALL)
     assert not agent.q.fast_path
@@ -56,6 +58,7 @@ def test_any_other_model_acts_through_one_compiled_call_and_learns(env):
         np.testing.assert_array_equal(target.numpy(), online.numpy())  # copied at step 400
 
 
+@pytest.mark.slow
 def test_a_model_instance_gets_a_cloned_target_and_save_load_needs_no_builder(env, tmp_path):
     agent = rlkit.agents.DQN.from_env(env, q_network=mlp(env.observation_space,
                                                           env.action_space), **SMALL)  # fmt: skip
@@ -147,6 +150,7 @@ def pendulum():
     return gym.make("Pendulum-v1")
 
 
+@pytest.mark.slow
 def test_ddpg_with_the_users_actor_and_critic_learns_with_ema_targets(pendulum, tmp_path):
     agent = rlkit.agents.DDPG.from_env(pendulum, actor=actor, critic=critic, **DDPG_SMALL)
     assert agent.actor.fast_path  # a Dense stack with a tanh output: the numpy copy
@@ -167,6 +171,7 @@ def test_ddpg_with_the_users_actor_and_critic_learns_with_ema_targets(pendulum, 
     )
 
 
+@pytest.mark.slow
 def test_td3_builds_twin_critics_of_the_users_with_their_own_seeds(pendulum):
     agent = rlkit.agents.DDPG.from_env(pendulum, actor=actor, critic=critic, td3=True,
                                        **DDPG_SMALL)  # fmt: skip

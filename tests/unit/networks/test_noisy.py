@@ -19,6 +19,7 @@ def test_f_is_signed_square_root():
     np.testing.assert_allclose(factorised_noise_transform(x).numpy(), [2.0, -3.0, 0.0, 0.5])
 
 
+@pytest.mark.slow
 def test_standard_normal_is_normal_and_the_same_under_xla():
     seed = tf.constant([7, 3])
     z = standard_normal(seed, 200_000).numpy()
@@ -129,6 +130,7 @@ def test_gradients_reach_mu_and_sigma():
     assert tape.gradient(loss, layer.kernel_sigma) is None  # mean-only: sigma unused
 
 
+@pytest.mark.slow
 def test_works_inside_xla_and_resamples_there():
     layer = built(5, 3, seed=6)
     twin = built(5, 3, seed=6)

@@ -58,6 +58,7 @@ def run(agent, env, steps: int, seed: int = 0) -> None:
             agent.observe_first(obs)
 
 
+@pytest.mark.slow
 def test_rainbows_noisy_dueling_head_goes_on_the_torso_and_learns(torsos):
     env = gym.make("CartPole-v1")
     agent = Rainbow.from_env(env, seed=1, torso="torsos:torso", hidden_sizes=(16,), **FEW)
@@ -81,6 +82,7 @@ def test_rainbows_noisy_dueling_head_goes_on_the_torso_and_learns(torsos):
     assert values.shape == (1, 2) and np.all(np.abs(values) <= 10.0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("agent_class, per_action", [(C51, 51), (QRDQN, 200), (DQN, 1)])
 def test_each_value_head_takes_the_torso(torsos, agent_class, per_action):
     agent = agent_class.from_env(gym.make("CartPole-v1"), torso=torsos.torso, **FEW)
@@ -88,6 +90,7 @@ def test_each_value_head_takes_the_torso(torsos, agent_class, per_action):
     assert agent.config.torso == "<python object>"
 
 
+@pytest.mark.slow
 def test_a_torso_given_in_python_saves_and_loads(torsos, tmp_path):
     env = gym.make("CartPole-v1")
     agent = C51.from_env(env, seed=3, torso=torsos.torso, hidden_sizes=(), **FEW)
@@ -109,6 +112,7 @@ def test_a_misfit_is_refused_in_one_line_naming_its_shape(torsos):
         IQN.from_env(gym.make("CartPole-v1"), torso="torsos:torso")
 
 
+@pytest.mark.slow
 def test_the_cli_trains_rainbow_on_a_torso_and_refuses_a_misfit(torsos, tmp_path, capsys):
     common = ["--env", "CartPole-v1", "--steps", "200", "--eval-every", "0", "--eval-episodes",
               "1", "--quiet", "--set", "learning_starts=50",

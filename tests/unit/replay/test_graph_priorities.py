@@ -88,6 +88,7 @@ def test_weights_are_n_p_to_the_minus_beta_over_the_minibatch_max_and_draws_are_
     assert weights.numpy().max() == 1.0
 
 
+@pytest.mark.slow
 def test_sampling_frequencies_match_the_priorities():
     priorities = np.array([0.5, 1.0, 0.0, 2.5, 4.0])  # slot 2 never drawn
     sampler = GraphPrioritized(5, priority_exponent=1.0, epsilon=1e-12)
@@ -191,6 +192,7 @@ def test_the_n_step_ring_keeps_its_ends_in_a_checkpoint():
         np.testing.assert_array_equal(a.numpy(), b.numpy())
 
 
+@pytest.mark.slow
 def test_the_n_step_walk_equals_the_python_replays_on_random_streams():
     """Differential: the same transitions (1-4 streams, episodes terminated or truncated at
     random and restarted, rings that wrap and are not a multiple of the streams) in the

@@ -92,6 +92,7 @@ def test_the_same_td_errors_give_the_same_priorities(jit):
 DRAWS = [(0.4, 6), (1.0, 8), (0.0, 8), (0.5, 5)]  # (beta, B)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("jit", "draws"), [(False, DRAWS), (True, DRAWS[:1])], ids=IDS)
 def test_the_same_uniforms_on_the_same_tree_draw_the_same_slots_and_weights(jit, draws):
     """Eagerly for every beta and batch size; compiled with XLA (as the loop samples) for one

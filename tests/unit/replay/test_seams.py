@@ -205,6 +205,7 @@ class RecordingSampler(UniformSampler):
         self.writes = int(state["writes"][0])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("agent_class", [DQN, DDPG])
 def test_a_blocks_td_errors_reach_the_sampler_after_the_block(agent_class):
     if agent_class is DQN:

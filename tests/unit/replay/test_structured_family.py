@@ -8,6 +8,7 @@ from __future__ import annotations
 import gymnasium as gym
 import keras
 import numpy as np
+import pytest
 
 import rlkit
 from rlkit.replay.prioritized import PrioritizedSampler
@@ -98,6 +99,7 @@ def corridor_network(observation_space, action_space):
     return keras.Model(inputs, keras.layers.Dense(int(action_space.n))(x))
 
 
+@pytest.mark.slow
 def test_dqn_with_priorities_and_n_step_learns_on_a_dict_env_and_resumes_its_tree():
     settings = dict(q_network=corridor_network, prioritized=True, n_step=3, buffer_size=200,
                     learning_starts=32, train_freq=8, batch_size=16, jit_compile=False,

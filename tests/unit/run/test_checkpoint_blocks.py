@@ -44,6 +44,7 @@ def obs_blocks(checkpoint):
     return manifest(checkpoint)["memory/replay/obs"]["blocks"]
 
 
+@pytest.mark.slow
 def test_a_checkpoint_writes_only_the_blocks_the_ring_changed(small_blocks, tmp_path):
     agent, env = cartpole_agent(capacity=300)
     trainer = Trainer(agent, env, run_dir=tmp_path, checkpoint_every=100, tensorboard=False)
@@ -97,6 +98,7 @@ def test_interrupted_and_resumed_run_with_block_checkpoints_equals_uninterrupted
         np.testing.assert_array_equal(a[key], b[key])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", ["missing", "cut short"])
 def test_a_damaged_block_falls_back_to_the_older_checkpoint(damage, small_blocks, tmp_path):
     agent, env = cartpole_agent(capacity=1000)
@@ -117,6 +119,7 @@ def test_a_damaged_block_falls_back_to_the_older_checkpoint(damage, small_blocks
     assert len(skipped) == 1 and "corrupt checkpoint" in skipped[0][1]
 
 
+@pytest.mark.slow
 def test_a_save_interrupted_while_writing_a_block_leaves_no_block_behind(
     small_blocks, monkeypatch, tmp_path
 ):
@@ -141,6 +144,7 @@ def test_a_save_interrupted_while_writing_a_block_leaves_no_block_behind(
     assert len(restored.replay) == 150
 
 
+@pytest.mark.slow
 def test_small_arrays_stay_in_the_checkpoint_folder(tmp_path):
     agent, env = cartpole_agent(capacity=1000)  # default block size: nothing is that large
     Trainer(agent, env, run_dir=tmp_path, checkpoint_every=0, tensorboard=False).run(100)
@@ -149,6 +153,7 @@ def test_small_arrays_stay_in_the_checkpoint_folder(tmp_path):
     assert not (root / "blocks").exists()
 
 
+@pytest.mark.slow
 def test_a_shared_block_lost_is_a_one_line_error_naming_it(small_blocks, tmp_path):
     agent, env = cartpole_agent(capacity=1000)
     trainer = Trainer(agent, env, run_dir=tmp_path, checkpoint_every=150, tensorboard=False)
@@ -161,6 +166,7 @@ def test_a_shared_block_lost_is_a_one_line_error_naming_it(small_blocks, tmp_pat
         load_newest_usable(checkpoints_newest_first(RunFolder(tmp_path)))
 
 
+@pytest.mark.slow
 def test_a_cut_short_block_is_written_again_and_a_step_saved_twice_replaces_the_first(
     small_blocks, tmp_path
 ):
@@ -183,6 +189,7 @@ def test_a_cut_short_block_is_written_again_and_a_step_saved_twice_replaces_the_
     assert {p.name for p in (root / "blocks").iterdir()} == listed
 
 
+@pytest.mark.slow
 def test_a_manifest_of_the_wrong_shape_keeps_every_block_and_saving_goes_on(small_blocks, tmp_path):
     agent, env = cartpole_agent(capacity=1000)
     trainer = Trainer(agent, env, run_dir=tmp_path, checkpoint_every=100, tensorboard=False,

@@ -85,6 +85,7 @@ def test_a_hook_stops_training_and_a_run_folder_still_gets_its_checkpoint(tmp_pa
     assert [p.name for p in folder.checkpoint_dirs()] == [folder.checkpoint_name(history.steps)]
 
 
+@pytest.mark.slow
 def test_the_built_in_hooks_come_first_in_order_and_a_quiet_hook_changes_nothing(tmp_path):
     def run(out, hooks):
         env = gym.make("CartPole-v1")
@@ -126,6 +127,7 @@ def test_the_run_folder_names_its_checkpoints_and_refuses_what_is_no_run(tmp_pat
         RunFolder.create_at(first.path)
 
 
+@pytest.mark.slow
 def test_rlkit_train_shows_the_clis_progress_line_when_asked_and_is_quiet_by_default(capsys):
     env = gym.make("CartPole-v1")
     rlkit.train(small_agent(env), env, steps=300)
@@ -160,6 +162,7 @@ class StopAt(Hook):
         return loop.step < self.step
 
 
+@pytest.mark.slow
 def test_a_users_hook_with_state_resumes_exactly_as_an_uninterrupted_run(tmp_path):
     from rlkit.run.resume import resume_trainer
 

@@ -44,6 +44,7 @@ def test_a_run_stopped_by_its_episode_cap_ends_at_100_percent_of_its_episodes():
     assert "100%" in line and "30/30 episodes" in line and "steps/s" in line
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("caps", "count"),
     [(["--steps", "300", "--episodes", "1000"], "300/300 steps"),

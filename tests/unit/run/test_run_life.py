@@ -18,6 +18,7 @@ SMALL = {"hidden_sizes": (8,), "learning_starts": 50, "train_freq": 25, "gradien
          "jit_compile": False}  # fmt: skip
 
 
+@pytest.mark.slow
 def test_a_trainers_folder_gets_its_config_once_and_a_trainer_takes_a_folder_or_a_run(tmp_path):
     env = gym.make("CartPole-v1")
     trainer = Trainer(rlkit.agents.DQN.from_env(env, **SMALL), env, run_dir=tmp_path,
