@@ -30,6 +30,8 @@ import tensorflow as tf
 from gymnasium import spaces
 
 from rlkit.agents.parts import Acting
+from rlkit.core.errors import UsageError
+from rlkit.learn.gumbel import gumbel_from_uniform
 
 if TYPE_CHECKING:
     from rlkit.agents.ppo.learner import PolicySnapshot
@@ -142,6 +144,37 @@ class PPOActing(Acting):
         if explore:
             self._last = (sent, raw)
         return sent
+
+    def noise_spec(self, width: int) -> tuple[str, int]:
+        """What :meth:`act_with_noise` takes per observation: ``("uniform", width)`` (one
+        uniform in (0, 1) per logit: Discrete, MultiDiscrete) or ``("normal", width)`` (one
+        standard normal per action dimension: Box); ``width`` is the policy's outputs."""
+        return ("normal" if self.snapshot.std is not None else "uniform"), int(width)
+
+    def act_with_noise(self, obs, noise) -> int | np.ndarray:
+        """The action :meth:`act` samples, drawn from the given noise instead of the
+        generator (nothing of the agent's changes): Discrete and MultiDiscrete
+        ``argmax(logits + gumbel)`` (each dimension's), ``gumbel`` the Gumbel noise of the
+        uniforms ``noise [(N,) outputs]`` (:func:`gumbel_from_uniform`); Box
+        ``clip(mean + std * noise)``, ``noise [(N,) A]`` standard normal. What the
+        export's ``sample`` signature computes, and the check compares it with."""
+        out = self.snapshot.forward(self.encode(obs))
+        noise = np.asarray(noise)
+        if noise.shape != out.shape:
+            raise UsageError(f"noise of shape {noise.shape} for policy outputs {out.shape}: "
+                             "one number per output of each observation")  # fmt: skip
+        if self.discrete:
+            action = discrete_sample(out, gumbel_from_uniform(noise)) + self.action_start
+            return int(action) if out.ndim == 1 else action
+        if self.nvec is not None:
+            chosen = multi_discrete_sample(out, gumbel_from_uniform(noise), self.nvec)
+            shape = (*out.shape[:-1], *self.action_space.shape)
+            return (chosen + self._starts).reshape(shape).astype(self.action_space.dtype)
+        std = self.snapshot.std
+        assert std is not None  # (Box actions)
+        raw = gaussian_sample(out, std, noise.astype(np.float64)).astype(np.float32)
+        sent = np.clip(raw, self._low, self._high).astype(self.action_space.dtype)
+        return sent.reshape(*out.shape[:-1], *self.action_space.shape)
 
     def stored_actions(self, actions) -> np.ndarray:
         """Actions as the rollout keeps them: Discrete counted from 0 (int64); MultiDiscrete

@@ -150,6 +150,22 @@ class PPO(Agent):
         except (ValueError, IndexError, KeyError, TypeError) as exc:
             raise self.unfit_observation(obs, exc) from None
 
+    def sample_noise_spec(self) -> tuple[str, int]:
+        """``(distribution, width)`` of the noise :meth:`act_with_noise` takes per
+        observation: ``"uniform"`` in (0, 1), one per logit (Discrete: ``n``; MultiDiscrete:
+        ``sum(nvec)``), or ``"normal"`` (standard), one per action dimension (Box)."""
+        return self.acting.noise_spec(self.learner.head.out_dim)
+
+    def act_with_noise(self, obs, noise) -> int | np.ndarray:
+        """A sample of the policy drawn from the given ``noise`` (``[(N,) width]``, see
+        :meth:`sample_noise_spec`), touching none of the agent's generators: what the
+        export's ``sample`` signature returns for the same observation and noise
+        (:meth:`~rlkit.agents.ppo.acting.PPOActing.act_with_noise`)."""
+        try:
+            return self.acting.act_with_noise(obs, noise)
+        except (ValueError, IndexError, KeyError, TypeError) as exc:
+            raise self.unfit_observation(obs, exc) from None
+
     def _acting_input(self, obs) -> np.ndarray:
         """Encoded observations as the policy takes them (normalised with ``norm_obs``)."""
         x = np.asarray(self.encode(obs))  # (vector observations: one array)
