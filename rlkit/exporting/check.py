@@ -56,7 +56,8 @@ def greedy_actions(agent, batch) -> np.ndarray:
     if agent.evaluation_epsilon > 0 or hasattr(agent, "export_q_values"):  # (DQN's family)
         q = q_values(agent, batch)
         return np.argmax(q, axis=-1) + int(agent.action_space.start)
-    return np.asarray(agent.act(batch, explore=False))
+    greedy = getattr(agent, "greedy_actions", None)  # (PPO: evaluation may sample)
+    return np.asarray(agent.act(batch, explore=False) if greedy is None else greedy(batch))
 
 
 def q_values(agent, batch) -> np.ndarray:

@@ -31,6 +31,7 @@ from gymnasium import spaces
 
 from rlkit.agents.parts import Acting
 from rlkit.core.errors import UsageError
+from rlkit.envs.action_masks import check_action_masks
 from rlkit.learn.gumbel import gumbel_from_uniform
 
 if TYPE_CHECKING:
@@ -122,26 +123,36 @@ class PPOActing(Acting):
         self.policy = policy
         self.snapshot = policy
 
-    def act(self, obs, explore: bool = True, step: int = 0) -> int | np.ndarray:
+    def act(self, obs, explore: bool = True, step: int = 0, masks=None,
+            rng: np.random.Generator | None = None) -> int | np.ndarray:  # fmt: skip
         """An action for one observation (an int or ``[*shape]``) or ``N`` actions for a
-        batch (``[N]`` / ``[N, *shape]``): sampled (``explore``) or greedy."""
+        batch (``[N]`` / ``[N, *shape]``): sampled (``explore``) or greedy. ``masks``: the
+        valid actions (bool ``[(N,) outputs]``, Discrete and MultiDiscrete: checked by
+        :func:`~rlkit.envs.action_masks.check_action_masks`), the others' logits made
+        ``-inf`` (never drawn, never greedy). ``rng``: draw from this generator instead of
+        the agent's (sampled evaluation; nothing of the rollout's is kept)."""
         out = self.snapshot.forward(self.encode(obs))
+        if masks is not None:
+            rows = None if out.ndim == 1 else out.shape[0]
+            masks = check_action_masks(masks, out.shape[-1], rows, nvec=self.nvec)
+            out = np.where(masks, out, -np.inf)
+        draws = self.rng if rng is None else rng
         if self.discrete:
-            gumbel = self.rng.gumbel(size=out.shape) if explore else np.zeros(out.shape)
+            gumbel = draws.gumbel(size=out.shape) if explore else np.zeros(out.shape)
             action = discrete_sample(out, gumbel) + self.action_start
             return int(action) if out.ndim == 1 else action
         if self.nvec is not None:
-            gumbel = self.rng.gumbel(size=out.shape) if explore else np.zeros(out.shape)
+            gumbel = draws.gumbel(size=out.shape) if explore else np.zeros(out.shape)
             chosen = multi_discrete_sample(out, gumbel, self.nvec) + self._starts
             shape = (*out.shape[:-1], *self.action_space.shape)
             return chosen.reshape(shape).astype(self.action_space.dtype)
         std = self.snapshot.std
         assert std is not None  # (Box actions)
-        raw = gaussian_sample(out, std, self.rng.standard_normal(out.shape)) if explore else out
+        raw = gaussian_sample(out, std, draws.standard_normal(out.shape)) if explore else out
         raw = raw.astype(np.float32)
         sent = np.clip(raw, self._low, self._high).astype(self.action_space.dtype)
         sent = sent.reshape(*out.shape[:-1], *self.action_space.shape)
-        if explore:
+        if explore and rng is None:
             self._last = (sent, raw)
         return sent
 
