@@ -253,3 +253,24 @@ def test_learns_the_gate_with_masks():
     rlkit.train(agent, env, steps=6_000)
     mean, _ = rlkit.evaluate(agent, "rlkit-tests/Gate-v0", episodes=10, seed=100)
     assert mean >= 7, mean
+
+
+@pytest.mark.slow
+def test_a_masked_run_stopped_mid_rollout_resumes_to_the_uninterrupted_metrics(tmp_path):
+    """The masks of the observation acted on next are in the checkpoint (the loop's state)
+    and the half-filled rollout's (its masks); sampled evaluation's generator too."""
+    from rlkit.cli.main import main
+    from rlkit.run.folder import RunFolder
+
+    argv = ["ppo", "--env", "rlkit-tests/Gate-v0", "--preset", "none", "--num-envs", "2",
+            "--set", "n_steps=50", "--set", "batch_size=20", "--set", "hidden_sizes=[16]",
+            "--set", "value_hidden_sizes=[16]", "--set", "action_masks=true", "--set",
+            "deterministic_eval=false", "--eval-every", "250", "--eval-episodes", "2",
+            "--checkpoint-every", "250", "--quiet"]  # fmt: skip
+    runs = {}
+    for name, steps in (("whole", "500"), ("stopped", "250")):
+        assert main(["train", *argv, "--steps", steps, "--out", str(tmp_path / name)]) == 0
+        (runs[name],) = (RunFolder(p) for p in (tmp_path / name).iterdir())
+    assert main(["resume", str(runs["stopped"].path), "--steps", "500", "--quiet"]) == 0
+    whole, resumed = (runs[k].metrics_path.read_text() for k in ("whole", "stopped"))
+    assert resumed == whole
