@@ -105,8 +105,12 @@ def _check_video_target(video: Path) -> None:
 @click.option("--env-kwargs", "extra_env_kwargs", multiple=True, metavar="KEY=VALUE",
               help="an argument of the environment's constructor (repeatable) [default: the "
               "run's own]")  # fmt: skip
+@click.option("--stochastic/--deterministic", "stochastic", default=None,
+              help="ppo and a2c: actions sampled from the policy, or greedy [default: the "
+              "agent's deterministic_eval: greedy, but sampled for the ppo Atari preset, as "
+              "rl-zoo evaluates Atari]")  # fmt: skip
 def evaluate(path, episodes, seed, best, env_id, video, render,
-             extra_env_kwargs) -> None:  # fmt: skip
+             extra_env_kwargs, stochastic) -> None:  # fmt: skip
     """Play the trained agent of RUN_DIR greedily and print its mean ± std return.
 
     RUN_DIR is a run folder (its final model, else its latest checkpoint), a
@@ -135,6 +139,10 @@ def evaluate(path, episodes, seed, best, env_id, video, render,
     if is_export(path):
         if best:
             raise UsageError(f"{path} is an export of one model: --best applies to a run folder")
+        if stochastic:
+            raise UsageError(f"{path} is an export: it is evaluated greedily (its 'sample' "
+                             "signature draws with noise you give); --stochastic applies to a "
+                             "run folder")  # fmt: skip
         return _evaluate_export(path, env_id, episodes, seed, extra_env_kwargs, video, render)
     model_dir, env_id, env_kwargs, run_episodes = _model_and_env(path, env_id, best)
     episodes = episodes or run_episodes
@@ -147,7 +155,7 @@ def evaluate(path, episodes, seed, best, env_id, video, render,
     import rlkit
     from rlkit.core.spaces import space_to_dict
     from rlkit.envs.make import make_env
-    from rlkit.run.evaluation import episode_returns, episodes_phrase
+    from rlkit.run.evaluation import episode_returns, episodes_phrase, evaluation_mode, sampled
 
     probe = make_env(env_id, training=False, **env_kwargs)  # clear errors before loading
     from rlkit.run.folder import RunFolder
@@ -159,6 +167,7 @@ def evaluate(path, episodes, seed, best, env_id, video, render,
         agent, model_dir = load_newest_checkpoint_model(folder)
     else:
         agent = rlkit.load(model_dir)
+    evaluation_mode(agent, stochastic)
     for kind in ("observation_space", "action_space"):
         if space_to_dict(getattr(probe, kind)) != space_to_dict(getattr(agent, kind)):
             raise UsageError(
@@ -183,7 +192,8 @@ def evaluate(path, episodes, seed, best, env_id, video, render,
     name = spec.variant_of(agent.config) if spec is not None else agent.name  # td3: "td3"
     click.echo(
         f"{name} {env_id}: return {np.mean(returns):.1f} ± {np.std(returns):.1f} "
-        f"over {episodes_phrase(episodes, agent.evaluation_epsilon)}, {seed_note} "
+        f"over {episodes_phrase(episodes, agent.evaluation_epsilon, sampled(agent))}, "
+        f"{seed_note} "
         f"({_which_model(path, model_dir)}, {model_dir})"
     )
 

@@ -8,7 +8,8 @@ ale-py ships the ROMs):
 2. gymnasium's ``AtariPreprocessing``: 1-30 random no-op *frames* after a reset (DQN3.0's
    ``random_starts``: ``nextRandomGame`` steps single frames), action repeat 4 with the max
    over the last two frames, grey, 84x84 (``cv2.INTER_AREA``), uint8; no FIRE on reset
-   (DQN3.0 never pressed it);
+   (DQN3.0 never pressed it; ``fire_reset=True`` presses it, as SB3's ``AtariWrapper``:
+   :class:`FireReset`, the PPO Atari preset's);
 3. in training only, :class:`LifeLossTerminal`: a lost life ends the *training* episode
    (``terminated``) without resetting the game; the next ``reset`` plays 1-30 no-op frames
    in the same game, as DQN3.0's ``newGame``/``nextRandomGame`` do after a life loss.
@@ -60,14 +61,17 @@ def make_atari(
     training: bool = True,
     life_loss_terminal: bool = True,
     noop_max: int = NOOP_MAX,
+    fire_reset: bool = False,
     **kwargs,
 ):
     """The DQN3.0 Atari pipeline for ``env_id`` (see the module docstring).
 
     Other protocols for comparisons: ``life_loss_terminal=False`` trains on whole games,
-    ``noop_max=0`` starts without random no-ops, and keyword arguments go to
-    ``gymnasium.make`` (e.g. ``repeat_action_probability=0.25``: sticky actions). Dopamine's
-    DQN baseline is ``life_loss_terminal=False, noop_max=0, repeat_action_probability=0.25``.
+    ``noop_max=0`` starts without random no-ops, ``fire_reset=True`` presses FIRE after
+    every reset (:class:`FireReset`, SB3's ``AtariWrapper``; games without FIRE are left as
+    they are), and keyword arguments go to ``gymnasium.make`` (e.g.
+    ``repeat_action_probability=0.25``: sticky actions). Dopamine's DQN baseline is
+    ``life_loss_terminal=False, noop_max=0, repeat_action_probability=0.25``.
     """
     from gymnasium.wrappers import AtariPreprocessing, FrameStackObservation
 
@@ -82,6 +86,8 @@ def make_atari(
     )  # fmt: skip
     if training and life_loss_terminal:
         env = LifeLossTerminal(env)
+    if fire_reset and has_fire(env):  # (after a lost life too: over LifeLossTerminal)
+        env = FireReset(env)
     env = FrameStackObservation(env, HISTORY, padding_type="zero")
     return ChannelsLast(env)
 
@@ -90,6 +96,37 @@ def ale_of(env: gym.Env) -> Any:
     """The ALE interface (``ale_py.ALEInterface``, untyped) of an Atari env under wrappers."""
     atari_env: Any = env.unwrapped  # (ale_py's AtariEnv)
     return atari_env.ale
+
+
+def has_fire(env: gym.Env) -> bool:
+    """Does the game press FIRE with action 1 (SB3's ``AtariWrapper`` test: FIRE among its
+    actions; ``FireResetEnv`` asserts it is action 1 of at least 3)?"""
+    meanings = list(env.unwrapped.get_action_meanings())  # type: ignore[attr-defined]
+    return len(meanings) >= 3 and meanings[1] == "FIRE"
+
+
+class FireReset(gym.Wrapper):
+    """FIRE after each reset, as SB3's (and baselines') ``FireResetEnv``: ``reset`` resets,
+    then steps action 1 (FIRE) and action 2, resetting again where either step ends the
+    episode; the steps' rewards are not reported (their frames count in the game's
+    ``game_return``). Games such as Breakout wait for FIRE to launch the ball: over
+    :class:`LifeLossTerminal` (training) it fires after every lost life too.
+    """
+
+    def __init__(self, env: gym.Env) -> None:
+        super().__init__(env)
+        if not has_fire(env):
+            meanings = env.unwrapped.get_action_meanings()  # type: ignore[attr-defined]
+            raise ValueError(f"FireReset needs FIRE as action 1 of at least 3, got {meanings}")
+
+    def reset(self, *, seed=None, options=None):
+        self.env.reset(seed=seed, options=options)
+        obs = None
+        for action in (1, 2):
+            obs, _, terminated, truncated, _ = self.env.step(action)
+            if terminated or truncated:
+                obs, _ = self.env.reset(options=options)
+        return obs, {}
 
 
 class ChannelsLast(gym.ObservationWrapper):

@@ -56,7 +56,8 @@ def greedy_actions(agent, batch) -> np.ndarray:
     if agent.evaluation_epsilon > 0 or hasattr(agent, "export_q_values"):  # (DQN's family)
         q = q_values(agent, batch)
         return np.argmax(q, axis=-1) + int(agent.action_space.start)
-    return np.asarray(agent.act(batch, explore=False))
+    greedy = getattr(agent, "greedy_actions", None)  # (PPO: evaluation may sample)
+    return np.asarray(agent.act(batch, explore=False) if greedy is None else greedy(batch))
 
 
 def q_values(agent, batch) -> np.ndarray:
@@ -188,6 +189,76 @@ def compare(agent, exported, batch, quantized: bool = False) -> CheckResult:
     span = np.asarray(agent.action_space.high, np.float64) - agent.action_space.low
     result.passed = quantized or result.largest_difference <= tolerance * max(1.0, span.max())
     return result
+
+
+def sample_noise(agent, rows: int, seed: int = 0) -> np.ndarray:
+    """Noise ``[rows, width]`` float32 for the agent's ``act_with_noise`` (uniforms in
+    (0, 1) or standard normals: ``agent.sample_noise_spec()``), seeded."""
+    distribution, width = agent.sample_noise_spec()
+    rng = np.random.default_rng(seed)
+    if distribution == "uniform":
+        return rng.random((rows, width)).astype(np.float32)
+    return rng.standard_normal((rows, width)).astype(np.float32)
+
+
+def compare_sample(agent, exported, batch, quantized: bool = False) -> CheckResult:
+    """The export's ``sample`` on ``batch`` and seeded noise against the agent's
+    ``act_with_noise`` for the same noise: discrete draws equal, but where the two
+    perturbed logits are equal to float32 rounding (a tie, counted); Box draws within the
+    tolerance of :func:`compare` (the same rule)."""
+    result = CheckResult(observations=rows(batch))
+    noise = sample_noise(agent, result.observations)
+    name = exported.metadata.get("sample_noise", {}).get("input", "noise")
+    got = np.asarray(exported.run("sample", batch, **{name: noise})["action"])
+    want = np.asarray(agent.act_with_noise(batch, noise))
+    tolerance = TOLERANCE[exported.format]
+    space = agent.action_space
+    if isinstance(space, spaces.Discrete | spaces.MultiDiscrete):
+        same = np.all((got == want).reshape(len(got), -1), axis=-1)
+        result.equal = int(same.sum())
+        if not same.all():  # ties: the perturbed logits of the two actions, as the agent has them
+            from rlkit.learn.gumbel import gumbel_from_uniform
+
+            index = np.flatnonzero(~same)
+            logits = agent.acting.snapshot.forward(agent.acting.encode(take(batch, len(got))))
+            z = (logits + gumbel_from_uniform(noise))[index]
+            offsets = _logit_offsets(space, got[index], want[index])
+            gap = np.abs(np.take_along_axis(z, offsets[0], -1)
+                         - np.take_along_axis(z, offsets[1], -1)).max(axis=-1)  # fmt: skip
+            scale = np.maximum(1.0, np.abs(z).max(axis=-1))
+            result.ties = int((gap <= tolerance * scale).sum())
+            result.largest_difference = float(gap.max())
+        result.passed = quantized or result.equal + result.ties == result.observations
+        return result
+    got, want = got.astype(np.float64), want.astype(np.float64)
+    result.equal = int(np.all(got == want, axis=tuple(range(1, got.ndim))).sum())
+    result.largest_difference = float(np.abs(got - want).max()) if got.size else 0.0
+    span = np.asarray(space.high, np.float64) - space.low
+    result.passed = quantized or result.largest_difference <= tolerance * max(1.0, span.max())
+    return result
+
+
+def _logit_offsets(space, got: np.ndarray, want: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The columns of the logits of actions ``got`` and ``want`` (``[K]`` Discrete, ``[K,
+    *shape]`` MultiDiscrete): ``[K, 1]`` or ``[K, D]`` each."""
+    if isinstance(space, spaces.Discrete):
+        start = int(space.start)
+        return (got - start)[:, None], (want - start)[:, None]
+    nvec = np.asarray(space.nvec).reshape(-1)
+    first = np.concatenate([[0], np.cumsum(nvec)[:-1]])
+    starts = np.asarray(space.start).reshape(-1)
+    k = len(got)
+    return (got.reshape(k, -1) - starts + first, want.reshape(k, -1) - starts + first)
+
+
+def describe_sample(result: CheckResult, exported) -> str:
+    """One line: the ``sample`` signature against the agent's draw for the same noise."""
+    what = "TFLite model's" if exported.format == "tflite" else "SavedModel's"
+    n = result.observations
+    ties = f", {result.ties} differ on ties" if result.ties else ""
+    return (f"the {what} sample equals the agent's draw for the same noise on {result.equal} of "
+            f"{n} ({result.equal / max(n, 1):.2%}){ties}, largest difference "
+            f"{result.largest_difference:.3g}")  # fmt: skip
 
 
 def describe(result: CheckResult, exported, discrete: bool) -> str:

@@ -258,7 +258,12 @@ class ExportedPolicy:
     def run(self, signature: str, obs, **extra) -> dict[str, np.ndarray]:
         """The outputs of ``signature`` for a batch of observations (``[B, ...]`` each)."""
         arrays, _ = self.batch_inputs(obs)
-        arrays.update({k: np.asarray(v, np.int64) for k, v in extra.items()})
+        arrays.update(
+            {
+                k: np.asarray(v, np.float32 if np.asarray(v).dtype.kind == "f" else np.int64)
+                for k, v in extra.items()
+            }
+        )  # (REINFORCE's seed int64, PPO's noise float32)
         if self.format == "tflite":
             return dict(self._runners[signature](**arrays))
         out = self._runners[signature](**arrays)

@@ -18,15 +18,16 @@ Signatures (outputs are dicts of tensors):
 - DQN ``q_values`` ``[B, A]``; DDPG/TD3 ``value``: the (first) critic's ``Q(s, action)``
   ``[B]``; REINFORCE ``logits`` ``[B, A]`` (Discrete) or ``distribution`` (``mean`` and
   ``std`` ``[B, *shape]`` in action units, Box), and ``sample`` (the inputs plus a ``seed``
-  int64 scalar: the same seed and observations give the same actions); PPO and SAC
-  ``action`` only;
+  int64 scalar: the same seed and observations give the same actions); PPO and A2C
+  ``sample`` (the inputs plus ``noise`` float32 ``[B, width]``: uniforms for a categorical,
+  standard normals for a Gaussian; no random op, so TFLite takes it too:
+  :func:`ppo_module`); SAC ``action`` only;
 - ``metadata``: no inputs, ``json``: the export's metadata as one JSON string.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 import numpy as np
@@ -34,66 +35,10 @@ import tensorflow as tf
 from gymnasium import spaces
 
 from rlkit.core.errors import UsageError
-from rlkit.core.spaces import space_to_dict
+from rlkit.exporting.inputs import encoder, input_names, input_specs
 
 #: signatures that TFLite takes (random ops and strings stay in the SavedModel)
 TFLITE_SIGNATURES = ("action", "q_values", "value", "logits", "distribution")
-
-
-def input_names(space: spaces.Space) -> list[tuple[Any, str]]:
-    """``[(key, signature input name)]``: ``[(None, "observation")]`` for a ``Box`` or a
-    ``Discrete``; one per key of a ``Dict`` or part of a ``Tuple``."""
-    if isinstance(space, spaces.Dict):
-        names, taken = [], set()
-        for key in space.spaces:
-            name = re.sub(r"[^A-Za-z0-9_]", "_", str(key))
-            name = name if name[:1].isalpha() else f"part_{name}"
-            while name in taken:
-                name += "_"
-            taken.add(name)
-            names.append((key, name))
-        return names
-    if isinstance(space, spaces.Tuple):
-        return [(i, f"part_{i}") for i in range(len(space.spaces))]
-    return [(None, "observation")]
-
-
-def _spec(space: spaces.Space, name: str) -> tf.TensorSpec:
-    if isinstance(space, spaces.Discrete):
-        return tf.TensorSpec([None], tf.int64, name=name)
-    assert space.shape is not None  # (not Discrete: shaped)
-    return tf.TensorSpec([None, *space.shape], tf.as_dtype(space.dtype), name=name)
-
-
-def input_specs(space: spaces.Space) -> dict[str, tf.TensorSpec]:
-    """``{input name: TensorSpec}`` of a batch of raw observations of ``space``."""
-    subs = space.spaces if isinstance(space, (spaces.Dict, spaces.Tuple)) else None
-    return {
-        name: _spec(space if subs is None else subs[key], name) for key, name in input_names(space)
-    }
-
-
-def encoder(space: spaces.Space, obs_format) -> Any:
-    """``{input name: tensor} -> what the agent's networks take``, as ``obs_format.encode``
-    does in numpy: float32 ``[B, D]`` vectors, one-hot ``[B, n]``, images as they are, or
-    the ``Dict``'s or ``Tuple``'s structure with each part in its own dtype."""
-    names = input_names(space)
-    if isinstance(space, (spaces.Dict, spaces.Tuple)):
-
-        def structured(inputs):
-            parts = [inputs[name] for _, name in names]
-            if isinstance(space, spaces.Dict):
-                return {key: part for (key, _), part in zip(names, parts, strict=True)}
-            return tuple(parts)
-
-        return structured
-    if isinstance(space, spaces.Discrete):
-        n, start = int(space.n), int(space.start)
-        return lambda inputs: tf.one_hot(inputs["observation"] - start, n, dtype=tf.float32)
-    if obs_format.kind == "image":
-        return lambda inputs: inputs["observation"]
-    size = obs_format.size
-    return lambda inputs: tf.reshape(tf.cast(inputs["observation"], tf.float32), [-1, size])
 
 
 class PolicyModule(tf.Module):
@@ -303,35 +248,82 @@ def reinforce_module(agent, specs, encode, frozen: bool = False) -> PolicyModule
     return module
 
 
+def noise_input(agent) -> tuple[str, dict[str, Any]] | None:
+    """PPO's (and A2C's) ``sample`` noise: ``(input name, {"distribution", "shape"})``;
+    None for an agent whose export draws no sample from given noise. The name is
+    ``noise`` (``noise_`` ... where an observation input has it)."""
+    spec = getattr(agent, "sample_noise_spec", None)
+    if spec is None:
+        return None
+    distribution, width = spec()
+    name, taken = "noise", {n for _, n in input_names(agent.observation_space)}
+    while name in taken:
+        name += "_"
+    return name, {"distribution": distribution, "shape": [None, width]}
+
+
 def ppo_module(agent, specs, encode, frozen: bool = False) -> PolicyModule:
     """PPO: ``action``, the greedy action: ``argmax`` of the logits (each dimension's for a
     MultiDiscrete; ``start`` added), or the Gaussian's mean clipped to the bounds, as acting's
-    greedy; with ``norm_obs`` the observations normalised first (the statistics in use)."""
+    greedy; with ``norm_obs`` the observations normalised first (the statistics in use).
+
+    ``sample``: the observations and ``noise`` float32 ``[B, width]`` give a draw of the
+    policy (:meth:`~rlkit.agents.ppo.acting.PPOActing.act_with_noise`): Discrete and
+    MultiDiscrete ``argmax(logits + gumbel)`` (each dimension's), ``gumbel = -log(-log u)``
+    of the uniforms ``u = noise`` in (0, 1) (clipped into the float32 range where it is
+    finite), one per logit; Box ``clip(mean + exp(log_std) * noise)``, ``noise`` standard
+    normal, one per action dimension. No random op: the caller owns the randomness, and the
+    SavedModel and TFLite give the same action for the same inputs."""
+    from rlkit.learn.gumbel import graph_gumbel_from_uniform
+
     models = {"policy": agent.learner.policy_network.model}
+    log_std = agent.learner.log_std
+    if log_std is not None:
+        models["log_std"] = log_std
     module = PolicyModule(models)
     policy, space, norm = network(models["policy"], frozen), agent.action_space, agent.obs_norm
+    if frozen and log_std is not None:
+        log_std = tf.constant(log_std.numpy())
     x_of = encode if norm is None else (lambda inputs: norm.graph(encode(inputs)))
-    if isinstance(space, spaces.Discrete):
-        start = int(space.start)
+    noise_name, described = noise_input(agent)  # type: ignore[misc]  # (PPO has one)
+    noise_spec = {noise_name: tf.TensorSpec(described["shape"], tf.float32, name=noise_name)}
+    if isinstance(space, spaces.Discrete | spaces.MultiDiscrete):
+        if isinstance(space, spaces.Discrete):
+            start = int(space.start)
+
+            def choose(out):
+                return tf.argmax(out, axis=-1, output_type=tf.int64) + start
+
+        else:  # each dimension's argmax, start added
+            head, starts = agent.learner.head, np.asarray(space.start, np.int64).reshape(-1)
+
+            def choose(out):
+                return _to_space(head.graph_greedy(out) + starts, space)
 
         def greedy(inputs):
-            out = policy(x_of(inputs))
-            return {"action": tf.argmax(out, axis=-1, output_type=tf.int64) + start}
+            return {"action": choose(policy(x_of(inputs)))}
+
+        def sample(inputs):
+            out = tf.cast(policy(x_of(inputs)), tf.float32)
+            return {"action": choose(out + graph_gumbel_from_uniform(inputs[noise_name]))}
 
         module.add("action", greedy, specs)
-        return module
-    if isinstance(space, spaces.MultiDiscrete):  # each dimension's argmax, start added
-        head, starts = agent.learner.head, np.asarray(space.start, np.int64).reshape(-1)
-        module.add("action", lambda x: {"action": _to_space(
-            head.graph_greedy(policy(x_of(x))) + starts, space)}, specs)  # fmt: skip
+        module.add("sample", sample, specs, noise_spec)
         return module
     low, high, _, _ = _action_box(space)
 
+    def mean(inputs):
+        return tf.reshape(tf.cast(policy(x_of(inputs)), tf.float32), [-1, low.shape[0]])
+
     def action(inputs):
-        mean = tf.reshape(tf.cast(policy(x_of(inputs)), tf.float32), [-1, low.shape[0]])
-        return {"action": _to_space(tf.clip_by_value(mean, low, high), space)}
+        return {"action": _to_space(tf.clip_by_value(mean(inputs), low, high), space)}
+
+    def sample_box(inputs):
+        raw = mean(inputs) + tf.exp(log_std) * inputs[noise_name]
+        return {"action": _to_space(tf.clip_by_value(raw, low, high), space)}
 
     module.add("action", action, specs)
+    module.add("sample", sample_box, specs, noise_spec)
     return module
 
 
@@ -342,7 +334,7 @@ SIGNATURES: dict[Any, tuple[str, ...] | None] = {
     ddpg_module: ("action", "value"),
     sac_module: ("action",),
     reinforce_module: None,
-    ppo_module: ("action",),
+    ppo_module: ("action", "sample"),
 }
 
 
@@ -365,7 +357,11 @@ def signature_names(agent, format: str = "saved_model") -> list[str]:
         discrete = isinstance(agent.action_space, spaces.Discrete)
         served = ("action", "logits" if discrete else "distribution", "sample")
     names = [*served, "metadata"]
-    return names if format != "tflite" else [n for n in names if n in TFLITE_SIGNATURES]
+    if format != "tflite":
+        return names
+    # a sample from given noise has no random op: TFLite takes it (REINFORCE's seeded one not)
+    noise = noise_input(agent) is not None
+    return [n for n in names if n in TFLITE_SIGNATURES or (noise and n == "sample")]
 
 
 def policy_module(agent, metadata: dict[str, Any], frozen: bool = False) -> PolicyModule:
@@ -379,19 +375,3 @@ def policy_module(agent, metadata: dict[str, Any], frozen: bool = False) -> Poli
     text = json.dumps(metadata, sort_keys=True, allow_nan=False)
     module.add("metadata", lambda inputs: {"json": tf.constant(text)}, {})
     return module
-
-
-def describe_inputs(space: spaces.Space) -> dict[str, dict[str, Any]]:
-    """``{input name: {"key", "shape", "dtype", "space"}}`` for the metadata."""
-    subs = space.spaces if isinstance(space, (spaces.Dict, spaces.Tuple)) else None
-    described = {}
-    for key, name in input_names(space):
-        sub = space if subs is None else subs[key]
-        spec = _spec(sub, name)
-        described[name] = {
-            "key": key,
-            "shape": [None if d is None else int(d) for d in spec.shape],
-            "dtype": spec.dtype.name,
-            "space": space_to_dict(sub),
-        }
-    return described

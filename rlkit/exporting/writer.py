@@ -107,7 +107,8 @@ def metadata(agent, env_id: str | None, variant: str | None, format: str,
 
     import rlkit
     from rlkit.core.spaces import space_to_dict
-    from rlkit.exporting.signatures import describe_inputs, signature_names
+    from rlkit.exporting.inputs import describe_inputs
+    from rlkit.exporting.signatures import signature_names
 
     return strict_json(
         {
@@ -125,8 +126,25 @@ def metadata(agent, env_id: str | None, variant: str | None, format: str,
             "tensorflow_version": tf.__version__,
             "preprocessing": preprocessing(agent, env_id),
             **fractions(agent),
+            **sample_noise(agent),
         }
     )
+
+
+def sample_noise(agent) -> dict[str, Any]:
+    """PPO and A2C: ``{"sample_noise": {"input", "distribution", "shape", "rule"}}``, the
+    noise input of the ``sample`` signature; nothing for other agents."""
+    from rlkit.exporting.signatures import noise_input
+
+    found = noise_input(agent)
+    if found is None:
+        return {}
+    name, described = found
+    rule = "clip(mean + std * noise), noise standard normal, one per action dimension"
+    if described["distribution"] == "uniform":
+        rule = ("argmax(logits + gumbel), gumbel = -log(-log u) of the uniforms u in (0, 1), "
+                "one per logit (each action dimension's slice for MultiDiscrete)")  # fmt: skip
+    return {"sample_noise": {"input": name, **described, "rule": rule}}
 
 
 def fractions(agent) -> dict[str, Any]:
@@ -188,12 +206,12 @@ def export(
     tmp = make_temp_folder(f".{out.name}.", out.parent)
     try:
         if format == "tflite":
-            from rlkit.exporting.signatures import TFLITE_SIGNATURES
+            from rlkit.exporting.signatures import signature_names
             from rlkit.exporting.tflite import convert
 
             saved = tmp / ".saved_model"
             names = write_saved_model(agent, saved, meta, frozen=True)
-            wanted = [n for n in names if n in TFLITE_SIGNATURES]
+            wanted = [n for n in names if n in signature_names(agent, "tflite")]
             flatbuffer = convert(saved, wanted, quantize)
             (tmp / TFLITE_FILE).write_bytes(flatbuffer)
             meta["tflite"] = tflite_record(flatbuffer)  # (checked before each load)
@@ -287,4 +305,10 @@ def run_check(agent, exported: ExportedPolicy, batches: list, quantized: bool) -
     line = check.describe(result, exported, isinstance(agent.action_space, spaces.Discrete))
     if not result.passed:
         raise ExportCheckFailed(f"the export does not act as the agent: {line}")
-    return [line]
+    if "sample" not in exported.signatures or not hasattr(agent, "act_with_noise"):
+        return [line]
+    sampled = check.compare_sample(agent, exported, batch, quantized)
+    sample_line = check.describe_sample(sampled, exported)
+    if not sampled.passed:
+        raise ExportCheckFailed(f"the export's sample does not draw as the agent: {sample_line}")
+    return [line, sample_line]

@@ -63,6 +63,9 @@ class Rollout:
         obs_shape, obs_dtype: one observation as stored (encoded: a float32 vector, or an
             image in its own dtype, e.g. uint8 ``(84, 84, 4)``).
         action_shape, action_dtype: one action as stored (``()`` int64 for Discrete).
+        mask_width: keep each step's invalid-action mask, ``width`` booleans, in
+            ``action_masks [T, N, width]`` (0: none, ``action_masks`` None;
+            :meth:`put_masks` writes them before the step's :meth:`append`).
 
     Attributes:
         filled: ``[N]`` int, the steps each stream has in the rollout so far.
@@ -77,12 +80,14 @@ class Rollout:
         obs_dtype: Any = np.float32,
         action_shape: tuple[int, ...] = (),
         action_dtype: Any = np.int64,
+        mask_width: int = 0,
     ) -> None:
         if n_steps < 1:
             raise ValueError(f"n_steps must be >= 1, got {n_steps}")
         self.n_steps = int(n_steps)
         self.obs_shape, self.obs_dtype = tuple(obs_shape), obs_dtype
         self.action_shape, self.action_dtype = tuple(action_shape), action_dtype
+        self.mask_width = int(mask_width)
         self.num_streams = 0  # N, set by the first start
         self._allocate(0)
 
@@ -95,6 +100,7 @@ class Rollout:
         self.rewards = np.zeros((t, n), np.float32)
         self.terminated = np.zeros((t, n), bool)
         self.truncated = np.zeros((t, n), bool)
+        self.action_masks = np.ones((t, n, self.mask_width), bool) if self.mask_width else None
         self.filled = np.zeros(n, np.int64)
         self.current = np.zeros((n, *self.obs_shape), self.obs_dtype)
         self.has_current = np.zeros(n, bool)
@@ -103,8 +109,8 @@ class Rollout:
     def nbytes(self) -> int:
         """Bytes the rollout's arrays take (observations and next observations in their own
         dtype, actions, rewards, flags, each stream's current observation)."""
-        arrays = (*self.batch(), self.filled, self.current, self.has_current)
-        return int(sum(a.nbytes for a in arrays))
+        arrays = (*self.batch(), self.action_masks, self.filled, self.current, self.has_current)
+        return int(sum(a.nbytes for a in arrays if a is not None))
 
     def __len__(self) -> int:
         """Steps stored, over all streams."""
@@ -133,6 +139,18 @@ class Rollout:
         rows = np.asarray(obs)
         for j, stream in enumerate(streams):
             self.start(stream, rows[j])
+
+    def put_masks(self, masks) -> None:
+        """The invalid-action masks of the coming step: ``[width]`` (stream 0) or ``[N,
+        width]`` (streams ``0..N-1``), each written where that stream's next :meth:`append`
+        goes (a store made without ``mask_width`` takes none)."""
+        if self.action_masks is None:
+            raise ValueError("this rollout keeps no action masks (made with mask_width 0)")
+        rows = np.asarray(masks, bool).reshape(-1, self.mask_width)
+        for stream, row in enumerate(rows):
+            t = int(self.filled[stream])
+            if t < self.n_steps:
+                self.action_masks[t, stream] = row
 
     def append(self, stream: int, action, reward, next_obs, terminated, truncated) -> None:
         """Stream ``stream``'s next step, from its current observation to ``next_obs``."""
@@ -217,6 +235,8 @@ class Rollout:
         """The arrays (a half-filled rollout included), each stream's fill and current
         observation: what :meth:`load_state_dict` needs to go on exactly."""
         state = {name: getattr(self, name).copy() for name in self._ARRAYS}
+        if self.action_masks is not None:
+            state["action_masks"] = self.action_masks.copy()
         state.update(filled=self.filled.copy(), current=self.current.copy(),
                      has_current=self.has_current.copy())  # fmt: skip
         return state
@@ -225,7 +245,8 @@ class Rollout:
         """Restore what :meth:`state_dict` returned; ValueError where shapes do not fit."""
         streams = int(np.asarray(state["filled"]).shape[0])
         self._allocate(streams)
-        for name in (*self._ARRAYS, "filled", "current", "has_current"):
+        masks = ("action_masks",) if self.action_masks is not None else ()
+        for name in (*self._ARRAYS, *masks, "filled", "current", "has_current"):
             target, value = getattr(self, name), np.asarray(state[name])
             if value.shape != target.shape:
                 raise ValueError(f"rollout {name} has shape {value.shape}, expected {target.shape}")

@@ -1,4 +1,6 @@
-"""Greedy evaluation: play whole episodes with ``agent.act(obs, explore=False)``."""
+"""Evaluation: play whole episodes with ``agent.act(obs, explore=False)`` (greedy, or as the
+agent evaluates: DQN's ``eval_epsilon``, PPO's ``deterministic_eval``), with the invalid-action
+masks the environment gives to an agent that acts with them."""
 
 from __future__ import annotations
 
@@ -99,24 +101,45 @@ def episode_returns(
         return _vector_episode_returns(agent, env, episodes, seed, should_stop)
     from rlkit.run.streams import call_env, check_observation
 
+    act = _acting(agent, env, vector=False)
     returns = []
-    obs, _ = call_env(env, "reset", seed=seed)
+    obs, info = call_env(env, "reset", seed=seed)
     check_observation(env, obs, "reset()")
     for episode in range(episodes):
         total, done = 0.0, False
         while not done:
             if should_stop is not None and should_stop():
                 raise EvaluationStopped
-            step = call_env(env, "step", agent.act(obs, explore=False))
-            obs, reward, terminated, truncated, _ = step
+            step = call_env(env, "step", act(obs, info))
+            obs, reward, terminated, truncated, info = step
             check_observation(env, obs, "step()")
             total += float(reward)
             done = terminated or truncated
         _check_return(env, total, episode)
         returns.append(total)
-        obs, _ = call_env(env, "reset")
+        obs, info = call_env(env, "reset")
         check_observation(env, obs, "reset()")
     return returns
+
+
+def _acting(agent, env, vector: bool) -> Callable[[Any, Any], Any]:
+    """``(obs, info) -> agent.act(obs, explore=False)``; for an agent acting with
+    invalid-action masks (``action_mask_width``), with the masks the environment gives
+    (:func:`rlkit.envs.action_masks.read_action_masks`)."""
+    width = getattr(agent, "action_mask_width", 0)
+    if not width:
+        return lambda obs, info: agent.act(obs, explore=False)
+    from rlkit.envs.action_masks import read_action_masks
+    from rlkit.run.streams import env_name
+
+    nvec = getattr(getattr(agent, "acting", None), "nvec", None)
+    name = env_name(env)
+
+    def act(obs, info):
+        masks = read_action_masks(env, info, width, vector, name, nvec)
+        return agent.act(obs, explore=False, action_masks=masks)
+
+    return act
 
 
 def _check_return(env: Any, total: float, episode: int) -> None:
@@ -162,11 +185,12 @@ def _vector_episode_returns(
     found: list[list[float]] = [[] for _ in range(count)]
     totals = np.zeros(count)
     resetting = np.zeros(count, dtype=bool)  # NEXT_STEP: this step only resets them
-    obs, _ = env.reset(seed=seed)
+    act = _acting(agent, env, vector=True)
+    obs, info = env.reset(seed=seed)
     while any(len(found[i]) < wanted[i] for i in range(count)):
         if should_stop is not None and should_stop():
             raise EvaluationStopped
-        obs, rewards, terminated, truncated, _ = env.step(agent.act(obs, explore=False))
+        obs, rewards, terminated, truncated, info = env.step(act(obs, info))
         ended = np.logical_or(terminated, truncated) & ~resetting
         totals += np.where(resetting, 0.0, np.asarray(rewards, dtype=np.float64))
         for i in np.flatnonzero(ended):
@@ -177,8 +201,30 @@ def _vector_episode_returns(
     return [r for returns in found for r in returns]
 
 
-def episodes_phrase(episodes: int, epsilon: float = 0.0) -> str:
-    """``"10 greedy episodes"``, ``"1 greedy episode"``, ``"10 ε-greedy (ε 0.05) episodes"``:
-    what an evaluation played, said right."""
+def episodes_phrase(episodes: int, epsilon: float = 0.0, sampled: bool = False) -> str:
+    """``"10 greedy episodes"``, ``"1 greedy episode"``, ``"10 ε-greedy (ε 0.05) episodes"``,
+    ``"10 sampled episodes"`` (``sampled``: actions drawn from the policy, PPO's
+    ``deterministic_eval = false``): what an evaluation played, said right."""
     rule = "greedy" if epsilon == 0 else f"ε-greedy (ε {epsilon:g})"
+    rule = "sampled" if sampled else rule
     return f"{episodes} {rule} episode{'' if episodes == 1 else 's'}"
+
+
+def sampled(agent: Any) -> bool:
+    """Does ``agent`` evaluate with actions sampled from its policy (PPO's and A2C's
+    ``deterministic_eval`` false)?"""
+    return not getattr(agent, "deterministic_eval", True)
+
+
+def evaluation_mode(agent: Any, stochastic: bool | None) -> None:
+    """``rlkit evaluate --stochastic`` / ``--deterministic``: set a PPO's or A2C's
+    ``deterministic_eval`` (None: leave it as its config says); UsageError in one line for
+    an agent without the choice."""
+    if stochastic is None:
+        return
+    if not hasattr(agent, "deterministic_eval"):
+        raise UsageError(
+            f"--stochastic and --deterministic apply to ppo and a2c; a {agent.name} agent "
+            "evaluates greedily (or eval_epsilon-greedily)"
+        )
+    agent.deterministic_eval = not stochastic

@@ -295,7 +295,8 @@ def finish(trainer, settings: RunConfig) -> RunResult:
         "final_model": {"eval_return_mean": mean, "eval_return_std": std},
     }  # fmt: skip
     n = settings.eval_episodes
-    played = episodes_phrase(n, agent.evaluation_epsilon)
+    played = episodes_phrase(n, agent.evaluation_epsilon,
+                             not getattr(agent, "deterministic_eval", True))  # fmt: skip
     line = f"eval return {_score(mean, std, n)} over {played}"
     evaluation = next((h for h in trainer.hooks if isinstance(h, EvaluationHook)), None)
     if evaluation is not None and evaluation.best_step is not None:

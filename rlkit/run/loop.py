@@ -153,13 +153,26 @@ class Trainer(TrainerBase):
         self.obs = obs
         self.state.episode_return = [0.0] * self.streams.count
         self.state.episode_length = [0] * self.streams.count
+        self._read_masks()
         self.agent.observe_first(obs)
+
+    def _read_masks(self) -> None:
+        """An agent acting with invalid-action masks: those of what it acts on next, read
+        from the environment (kept in the loop's state, for a resume)."""
+        width = getattr(self.agent, "action_mask_width", 0)
+        if width:
+            nvec = getattr(getattr(self.agent, "acting", None), "nvec", None)
+            self.state.action_masks = self.streams.action_masks(width, nvec).tolist()
 
     def _step(self) -> dict[str, Any]:
         """One step of every stream (the one environment, or each of a vector env's)."""
         agent, state = self.agent, self.state
-        actions = agent.act(self.obs)
+        if state.action_masks is None:
+            actions = agent.act(self.obs)
+        else:
+            actions = agent.act(self.obs, action_masks=np.asarray(state.action_masks, bool))
         step = self.streams.step(actions)
+        self._read_masks()
         agent.observe_next(actions, step.rewards, step.next_obs, step.terminated, step.truncated)
         if step.ended:
             agent.observe_first(step.first_obs, streams=step.ended)

@@ -84,4 +84,6 @@ class LoopState:
     episode_return: list[float] = field(default_factory=lambda: [0.0])  # one per stream
     episode_length: list[int] = field(default_factory=lambda: [0])
     obs: list | None = None
+    #: the invalid-action masks of ``obs`` (an agent with action_masks), kept for a resume
+    action_masks: list | None = None
     seconds: float | None = None  # training time up to the checkpoint (None: not recorded)

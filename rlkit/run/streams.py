@@ -71,11 +71,21 @@ class Streams:
         self.pending_rewards: list[Any] = []
         self.pending_obs: list[Any] = []
         self.pending_first: list[tuple[int, Any]] = []
+        #: the info of what the agent acts on next (the last reset's or step's; a vector
+        #: env's dict of arrays): where invalid-action masks are read (:meth:`action_masks`)
+        self.info: dict[str, Any] | None = None
+
+    def action_masks(self, width: int, nvec: tuple[int, ...] | None = None) -> np.ndarray:
+        """The invalid-action masks of what the agent acts on next, bool ``[width]`` or
+        ``[N, width]`` (:func:`rlkit.envs.action_masks.read_action_masks`)."""
+        from rlkit.envs.action_masks import read_action_masks
+
+        return read_action_masks(self.env, self.info, width, self.vector, self.name, nvec)
 
     def reset(self, seed: int):
         """Seed the action space, reset every stream; the first observation(s)."""
         self.env.action_space.seed(seed)
-        obs, _ = call_env(self.env, "reset", seed=seed)
+        obs, self.info = call_env(self.env, "reset", seed=seed)
         check_observation(self.env, obs, "reset()")
         check_finite_observations(self.name, [obs], "reset()", lambda k: None)
         return obs
@@ -107,9 +117,10 @@ class Streams:
         self._fits(next_obs, "step()")
         self.pending_rewards.append(reward)
         self.pending_obs.append(next_obs if self.float_obs else None)
+        self.info = info
         if not (terminated or truncated):
             return Step(reward, next_obs, terminated, truncated, obs=next_obs)
-        first, _ = call_env(self.env, "reset")
+        first, self.info = call_env(self.env, "reset")
         self._fits(first, "reset()")
         if self.float_obs:
             self.pending_first.append((len(self.pending_obs) - 1, first))
@@ -156,6 +167,7 @@ class Streams:
 
     def _vector_step(self, actions) -> Step:
         next_obs, rewards, terminated, truncated, infos = call_env(self.env, "step", actions)
+        self.info = infos  # (SAME_STEP: a reset sub-environment's entries are its reset's)
         self._fits(next_obs, "step()")
         self.pending_rewards.append(rewards)
         self.pending_obs.append(next_obs if self.float_obs else None)

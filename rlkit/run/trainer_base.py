@@ -108,6 +108,8 @@ class TrainerBase:
             "obs": structure.to_json(self.obs),
             "seconds": self.history.total_seconds,
         }
+        if state["action_masks"] is None:  # (only an agent acting with masks keeps them)
+            del state["action_masks"]
         return LoopSnapshot(
             agent=self.agent, step=self.step, state=state, history=self.history.to_dict(),
             hooks=hook_states(self.hooks), env=self.env_to_save(),

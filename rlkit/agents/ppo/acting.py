@@ -30,6 +30,9 @@ import tensorflow as tf
 from gymnasium import spaces
 
 from rlkit.agents.parts import Acting
+from rlkit.core.errors import UsageError
+from rlkit.envs.action_masks import check_action_masks
+from rlkit.learn.gumbel import gumbel_from_uniform
 
 if TYPE_CHECKING:
     from rlkit.agents.ppo.learner import PolicySnapshot
@@ -120,28 +123,69 @@ class PPOActing(Acting):
         self.policy = policy
         self.snapshot = policy
 
-    def act(self, obs, explore: bool = True, step: int = 0) -> int | np.ndarray:
+    def act(self, obs, explore: bool = True, step: int = 0, masks=None,
+            rng: np.random.Generator | None = None) -> int | np.ndarray:  # fmt: skip
         """An action for one observation (an int or ``[*shape]``) or ``N`` actions for a
-        batch (``[N]`` / ``[N, *shape]``): sampled (``explore``) or greedy."""
+        batch (``[N]`` / ``[N, *shape]``): sampled (``explore``) or greedy. ``masks``: the
+        valid actions (bool ``[(N,) outputs]``, Discrete and MultiDiscrete: checked by
+        :func:`~rlkit.envs.action_masks.check_action_masks`), the others' logits made
+        ``-inf`` (never drawn, never greedy). ``rng``: draw from this generator instead of
+        the agent's (sampled evaluation; nothing of the rollout's is kept)."""
         out = self.snapshot.forward(self.encode(obs))
+        if masks is not None:
+            rows = None if out.ndim == 1 else out.shape[0]
+            masks = check_action_masks(masks, out.shape[-1], rows, nvec=self.nvec)
+            out = np.where(masks, out, -np.inf)
+        draws = self.rng if rng is None else rng
         if self.discrete:
-            gumbel = self.rng.gumbel(size=out.shape) if explore else np.zeros(out.shape)
+            gumbel = draws.gumbel(size=out.shape) if explore else np.zeros(out.shape)
             action = discrete_sample(out, gumbel) + self.action_start
             return int(action) if out.ndim == 1 else action
         if self.nvec is not None:
-            gumbel = self.rng.gumbel(size=out.shape) if explore else np.zeros(out.shape)
+            gumbel = draws.gumbel(size=out.shape) if explore else np.zeros(out.shape)
             chosen = multi_discrete_sample(out, gumbel, self.nvec) + self._starts
             shape = (*out.shape[:-1], *self.action_space.shape)
             return chosen.reshape(shape).astype(self.action_space.dtype)
         std = self.snapshot.std
         assert std is not None  # (Box actions)
-        raw = gaussian_sample(out, std, self.rng.standard_normal(out.shape)) if explore else out
+        raw = gaussian_sample(out, std, draws.standard_normal(out.shape)) if explore else out
         raw = raw.astype(np.float32)
         sent = np.clip(raw, self._low, self._high).astype(self.action_space.dtype)
         sent = sent.reshape(*out.shape[:-1], *self.action_space.shape)
-        if explore:
+        if explore and rng is None:
             self._last = (sent, raw)
         return sent
+
+    def noise_spec(self, width: int) -> tuple[str, int]:
+        """What :meth:`act_with_noise` takes per observation: ``("uniform", width)`` (one
+        uniform in (0, 1) per logit: Discrete, MultiDiscrete) or ``("normal", width)`` (one
+        standard normal per action dimension: Box); ``width`` is the policy's outputs."""
+        return ("normal" if self.snapshot.std is not None else "uniform"), int(width)
+
+    def act_with_noise(self, obs, noise) -> int | np.ndarray:
+        """The action :meth:`act` samples, drawn from the given noise instead of the
+        generator (nothing of the agent's changes): Discrete and MultiDiscrete
+        ``argmax(logits + gumbel)`` (each dimension's), ``gumbel`` the Gumbel noise of the
+        uniforms ``noise [(N,) outputs]`` (:func:`gumbel_from_uniform`); Box
+        ``clip(mean + std * noise)``, ``noise [(N,) A]`` standard normal. What the
+        export's ``sample`` signature computes, and the check compares it with."""
+        out = self.snapshot.forward(self.encode(obs))
+        noise = np.asarray(noise)
+        if noise.shape != out.shape:
+            raise UsageError(f"noise of shape {noise.shape} for policy outputs {out.shape}: "
+                             "one number per output of each observation")  # fmt: skip
+        if self.discrete:
+            action = discrete_sample(out, gumbel_from_uniform(noise)) + self.action_start
+            return int(action) if out.ndim == 1 else action
+        if self.nvec is not None:
+            chosen = multi_discrete_sample(out, gumbel_from_uniform(noise), self.nvec)
+            shape = (*out.shape[:-1], *self.action_space.shape)
+            return (chosen + self._starts).reshape(shape).astype(self.action_space.dtype)
+        std = self.snapshot.std
+        assert std is not None  # (Box actions)
+        raw = gaussian_sample(out, std, noise.astype(np.float64)).astype(np.float32)
+        sent = np.clip(raw, self._low, self._high).astype(self.action_space.dtype)
+        return sent.reshape(*out.shape[:-1], *self.action_space.shape)
 
     def stored_actions(self, actions) -> np.ndarray:
         """Actions as the rollout keeps them: Discrete counted from 0 (int64); MultiDiscrete

@@ -83,13 +83,25 @@ class PPO(Agent):
                 f"{fmt.shape} {fmt.dtype} go to the convolutional torso as they are (uint8 frames "
                 "divided by 255 inside it): drop norm_obs"
             )
+        if cfg.action_masks and isinstance(action_space, spaces.Box):
+            raise UsageError(
+                f"{self.name}'s action_masks mask the logits of Discrete or MultiDiscrete "
+                f"actions; {action_space} has none: drop action_masks"
+            )
         self.obs_format, self.encode = fmt, fmt.encode
         self.discrete = isinstance(action_space, spaces.Discrete)
         self.learner = PPOLearner(cfg, fmt, action_space, seed, observation_space,
                                   self._networks)  # fmt: skip
         action_shape = self.learner.head.action_shape
         action_dtype: Any = np.float32 if isinstance(action_space, spaces.Box) else np.int64
-        self.rollout = Rollout(cfg.n_steps, fmt.shape, fmt.dtype, action_shape, action_dtype)
+        #: the masks' width (the policy's outputs) with action_masks, else 0
+        self.action_mask_width = self.learner.head.out_dim if cfg.action_masks else 0
+        self.rollout = Rollout(cfg.n_steps, fmt.shape, fmt.dtype, action_shape, action_dtype,
+                               self.action_mask_width)  # fmt: skip
+        self._acted_masks: np.ndarray | None = None  # (the last exploring act's masks)
+        #: act(obs, explore=False) is greedy; False: sampled, from eval_rng (rl-zoo's Atari)
+        self.deterministic_eval = bool(cfg.deterministic_eval)
+        self.eval_rng = seeding.generator(seed, "evaluate")
         self.reward_clip = cfg.reward_clip
         self.rng = seeding.generator(seed, "sample")
         self.minibatch_rng = seeding.generator(seed, "replay")  # (minibatch draws)
@@ -141,12 +153,47 @@ class PPO(Agent):
         return self.learner.num_updates
 
     # -- acting ------------------------------------------------------------------------------
-    def act(self, obs, explore: bool = True) -> int | np.ndarray:
-        """Sample ``a ~ pi(.|s)`` (``explore=True``) or act greedily (``argmax`` of the
-        logits, each dimension's for MultiDiscrete, or the Gaussian's mean clipped to the
-        bounds): one observation (one action) or a batch ``[N, ...]`` (``N`` actions)."""
+    def act(self, obs, explore: bool = True, action_masks=None) -> int | np.ndarray:
+        """Sample ``a ~ pi(.|s)`` (``explore=True``) or act as evaluation does
+        (``explore=False``): greedily (``argmax`` of the logits, each dimension's for
+        MultiDiscrete, or the Gaussian's mean clipped to the bounds), or, with
+        ``deterministic_eval`` False, sampled from the ``evaluate`` generator. One
+        observation (one action) or a batch ``[N, ...]`` (``N`` actions).
+
+        ``action_masks`` (an agent made with ``action_masks``): the valid actions, bool
+        ``[(N,) width]`` (:attr:`action_mask_width`); an exploring act's masks are kept with
+        the step in the rollout. None: every action valid."""
+        if action_masks is not None and not self.action_mask_width:
+            raise UsageError(f"this {self.name} agent was made without action_masks: make it "
+                             "with action_masks=True to act with masks")  # fmt: skip
+        stochastic = not explore and not self.deterministic_eval
+        rng = self.eval_rng if stochastic else None
         try:
-            return self.acting.act(obs, explore, self.num_steps)
+            action = self.acting.act(obs, explore or stochastic, self.num_steps, action_masks,
+                                     rng)  # fmt: skip
+        except (ValueError, IndexError, KeyError, TypeError) as exc:
+            raise self.unfit_observation(obs, exc) from None
+        if explore and self.action_mask_width:
+            self._acted_masks = None if action_masks is None else np.asarray(action_masks, bool)
+        return action
+
+    def greedy_actions(self, obs) -> int | np.ndarray:
+        """The greedy action(s), whatever ``deterministic_eval`` says (the export's check)."""
+        return self.acting.act(obs, False, self.num_steps)
+
+    def sample_noise_spec(self) -> tuple[str, int]:
+        """``(distribution, width)`` of the noise :meth:`act_with_noise` takes per
+        observation: ``"uniform"`` in (0, 1), one per logit (Discrete: ``n``; MultiDiscrete:
+        ``sum(nvec)``), or ``"normal"`` (standard), one per action dimension (Box)."""
+        return self.acting.noise_spec(self.learner.head.out_dim)
+
+    def act_with_noise(self, obs, noise) -> int | np.ndarray:
+        """A sample of the policy drawn from the given ``noise`` (``[(N,) width]``, see
+        :meth:`sample_noise_spec`), touching none of the agent's generators: what the
+        export's ``sample`` signature returns for the same observation and noise
+        (:meth:`~rlkit.agents.ppo.acting.PPOActing.act_with_noise`)."""
+        try:
+            return self.acting.act_with_noise(obs, noise)
         except (ValueError, IndexError, KeyError, TypeError) as exc:
             raise self.unfit_observation(obs, exc) from None
 
@@ -181,6 +228,12 @@ class PPO(Agent):
             ended = np.logical_or(terminated, truncated)
             scaled = self.reward_scaler(np.atleast_1d(reward), np.atleast_1d(ended))
             reward = scaled[0] if single else scaled
+        if self.action_mask_width:  # the masks the step's action was drawn under
+            masks = self._acted_masks
+            if masks is None:  # (acted without masks: every action was valid)
+                masks = np.ones((np.size(reward), self.action_mask_width), bool)
+            self.rollout.put_masks(masks)
+            self._acted_masks = None
         super().observe_next(action, reward, next_obs, terminated, truncated)
         self._observe_rows(next_obs)
 
@@ -204,7 +257,8 @@ class PPO(Agent):
         if self.obs_norm is not None:  # (the statistics acting used for this rollout)
             batch = batch._replace(obs=self.obs_norm(batch.obs),
                                    next_obs=self.obs_norm(batch.next_obs))  # fmt: skip
-        metrics, _ = self.learner.learn(batch, self.num_steps, self.minibatch_rng)
+        metrics, _ = self.learner.learn(batch, self.num_steps, self.minibatch_rng,
+                                        self.rollout.action_masks)  # fmt: skip
         self.rollout.clear()
         if self.obs_norm is not None:
             self.obs_norm.freeze()
@@ -222,6 +276,8 @@ class PPO(Agent):
         tree = super().state()
         tree["counters"]["num_updates"] = self.num_updates
         tree["rngs"].update(explore=self.rng, minibatch=self.minibatch_rng)
+        if not self.deterministic_eval:  # (greedy evaluation draws nothing)
+            tree["rngs"]["evaluate"] = self.eval_rng
         tree["memory"]["rollout"] = self.rollout
         if self.obs_norm is not None:
             tree["memory"]["obs_rms"] = self.obs_norm

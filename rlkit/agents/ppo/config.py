@@ -181,6 +181,18 @@ class PPOConfig:
     )
     clip_obs: float = option(10.0, "bound of the normalised observations", positive)
     clip_reward: float = option(10.0, "bound of the scaled rewards", positive)
+    action_masks: bool = option(
+        False,
+        "invalid-action masks (sb3-contrib's MaskablePPO), Discrete and MultiDiscrete actions, "
+        "the Python loop: read from the environment's action_masks() method, else "
+        "info['action_mask'] (gymnasium's, e.g. Taxi-v4); invalid actions are never drawn, "
+        "and the update's log-probability and entropy use the stored masks",
+    )
+    deterministic_eval: bool = option(
+        True,
+        "evaluate with the greedy action (argmax, the Gaussian's mean); false: with actions "
+        "sampled from the policy (rl-zoo's for Atari: a greedy policy can get stuck, SB3 #1063)",
+    )
 
     def cross_check(self) -> str | None:
         if (self.actor or self.critic) and self.torso not in BUILT_IN_TORSOS:
@@ -305,6 +317,8 @@ class A2CConfig:
     norm_reward: bool = _ppo_option("norm_reward")
     clip_obs: float = _ppo_option("clip_obs")
     clip_reward: float = _ppo_option("clip_reward")
+    action_masks: bool = _ppo_option("action_masks")
+    deterministic_eval: bool = _ppo_option("deterministic_eval")
 
     def cross_check(self) -> str | None:
         return self.ppo().cross_check()

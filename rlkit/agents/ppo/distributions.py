@@ -28,6 +28,17 @@ from rlkit.learn.losses import (
 )
 
 DISCRETE, MULTI_DISCRETE, BOX = "discrete", "multi_discrete", "box"
+#: an invalid action's logit under a mask (sb3-contrib's MaskableCategorical: -1e8): its
+#: probability is 0 in float32, and finite, so that ``p log p`` is 0, not NaN
+MASKED_LOGIT = -1e8
+
+
+def masked_logits(out: tf.Tensor, masks: tf.Tensor | None) -> tf.Tensor:
+    """``out`` with the logits of invalid actions (``masks`` False, bool ``[B, width]``)
+    replaced by :data:`MASKED_LOGIT`; ``out`` itself without masks."""
+    if masks is None:
+        return out
+    return tf.where(masks, out, tf.constant(MASKED_LOGIT, out.dtype))
 
 
 class ActionHead:
@@ -68,9 +79,12 @@ class ActionHead:
             return tf.constant(actions.reshape(m, -1), tf.float32)
         return tf.constant(actions.reshape(m, *self.action_shape), tf.int32)
 
-    def log_prob_entropy(self, out, actions, log_std) -> tuple[tf.Tensor, tf.Tensor]:
+    def log_prob_entropy(self, out, actions, log_std, masks=None) -> tuple[tf.Tensor, tf.Tensor]:
         """``log pi(a|s)`` and the entropy of ``pi(.|s)``, both ``[B]``, from the policy's
-        outputs ``out [B, out_dim]`` (``log_std [A]``: Box actions' variable)."""
+        outputs ``out [B, out_dim]`` (``log_std [A]``: Box actions' variable); with
+        ``masks`` (bool ``[B, out_dim]``, Discrete and MultiDiscrete) of the policy
+        renormalised over the valid actions (:func:`masked_logits`)."""
+        out = masked_logits(out, masks)
         if self.kind == DISCRETE:
             log_probs = tf.nn.log_softmax(out, axis=-1)
             taken = tf.gather(log_probs, actions, axis=-1, batch_dims=1)

@@ -135,14 +135,17 @@ class PPOLearner(Learner):
         obs_spec = tf.TensorSpec([None, *obs_format.shape], obs_format.dtype)
         action_spec = self.head.spec()
         flat = tf.TensorSpec([None], tf.float32)
+        #: with action_masks, one more input of each call: bool [M, out_dim]
+        self.masked = bool(cfg.action_masks)
+        masks = [tf.TensorSpec([None, out_dim], tf.bool)] if self.masked else []
         self._evaluate = tf.function(
-            self._evaluate_graph, input_signature=[obs_spec, obs_spec, action_spec]
+            self._evaluate_graph, input_signature=[obs_spec, obs_spec, action_spec, *masks]
         ).get_concrete_function()
         self._train_function = tf.function(
             self._train_graph,
             input_signature=[obs_spec, action_spec, flat, flat, flat, flat,
                              tf.TensorSpec([None, None], tf.int32),
-                             tf.TensorSpec([], tf.float32)],
+                             tf.TensorSpec([], tf.float32), *masks],
         )  # fmt: skip
         self._train = self._train_function.get_concrete_function()
         self.refresh()
@@ -168,24 +171,24 @@ class PPOLearner(Learner):
         return self._snapshot
 
     # -- the graph's terms -------------------------------------------------------------------
-    def _terms(self, obs, actions) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+    def _terms(self, obs, actions, masks=None) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
         """``log pi(a|s)``, the entropy of ``pi(.|s)`` and ``V(s)``, each ``[B]`` (one pass
-        through a shared torso)."""
+        through a shared torso); ``masks``: the valid actions, bool ``[B, out_dim]``."""
         out, value = self.networks.forward(obs)
-        return (*self._log_prob_entropy(out, actions), value)
+        return (*self._log_prob_entropy(out, actions, masks), value)
 
-    def _log_prob_entropy(self, out, actions) -> tuple[tf.Tensor, tf.Tensor]:
+    def _log_prob_entropy(self, out, actions, masks=None) -> tuple[tf.Tensor, tf.Tensor]:
         """``log pi(a|s)`` and the entropy of ``pi(.|s)``, both ``[B]``, from the policy's
         outputs ``out`` (logits, or the Gaussian's mean): :class:`ActionHead`'s."""
-        return self.head.log_prob_entropy(out, actions, self.log_std)
+        return self.head.log_prob_entropy(out, actions, self.log_std, masks)
 
-    def _evaluate_graph(self, obs, next_obs, actions):
+    def _evaluate_graph(self, obs, next_obs, actions, masks=None):
         """``V(obs)``, ``V(next_obs)`` and ``log pi(actions|obs)``, each ``[M]``."""
-        log_prob, _, values = self._terms(obs, actions)
+        log_prob, _, values = self._terms(obs, actions, masks)
         return values, self.networks.value(next_obs), log_prob
 
     def _train_graph(self, obs, actions, old_log_probs, advantages, returns, old_values,
-                     order, clip_range):  # fmt: skip
+                     order, clip_range, masks=None):  # fmt: skip
         """``K = order.shape[0]`` minibatch steps, step ``k`` on the rows ``order[k]``
         (``[K, B]`` indices into the ``[M]`` rollout); stops before the first step whose
         approximate KL exceeds ``1.5 target_kl`` (with ``target_kl`` on). Returns the
@@ -202,10 +205,11 @@ class PPOLearner(Learner):
             obs_b, act_b = tf.gather(obs, idx), tf.gather(actions, idx)
             old_lp, adv = tf.gather(old_log_probs, idx), tf.gather(advantages, idx)
             ret, old_v = tf.gather(returns, idx), tf.gather(old_values, idx)
+            mask_b = None if masks is None else tf.gather(masks, idx)
             if cfg.normalize_advantage:
                 adv = normalize_advantages(adv)
             with tf.GradientTape() as tape:
-                log_prob, entropy, value = self._terms(obs_b, act_b)
+                log_prob, entropy, value = self._terms(obs_b, act_b, mask_b)
                 policy_loss = tf.reduce_mean(clipped_surrogate(log_prob, old_lp, adv, clip_range))
                 v_loss = tf.reduce_mean(value_error(value, old_v, ret, clip_vf))
                 entropy_mean = tf.reduce_mean(entropy)
@@ -263,11 +267,14 @@ class PPOLearner(Learner):
         return graph_cut_minibatches(permutations, cfg.batch_size or size)
 
     # -- learning ----------------------------------------------------------------------------
-    def evaluate(self, batch: RolloutBatch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(values, next_values, log_probs)``, each ``[T, N]``, of a rollout: one call."""
+    def evaluate(self, batch: RolloutBatch, masks: np.ndarray | None = None
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+        """``(values, next_values, log_probs)``, each ``[T, N]``, of a rollout: one call
+        (``masks``: its steps' action masks ``[T, N, width]``, with ``action_masks``)."""
         steps, streams = batch.rewards.shape
         flat = self._flat(batch)
-        values, next_values, log_probs = self._evaluate(flat[0], flat[2], flat[1])
+        values, next_values, log_probs = self._evaluate(flat[0], flat[2], flat[1],
+                                                        *self._masks(batch, masks))  # fmt: skip
         return tuple(np.asarray(a).reshape(steps, streams) for a in (values, next_values,
                                                                      log_probs))  # type: ignore[return-value]  # fmt: skip
 
@@ -281,12 +288,23 @@ class PPOLearner(Learner):
         next_obs = tf.constant(batch.next_obs.reshape(m, *shape), dtype)
         return obs, self.head.flat(batch.actions, m), next_obs
 
-    def advantages(self, batch: RolloutBatch) -> tuple[np.ndarray, ...]:
+    def _masks(self, batch: RolloutBatch, masks: np.ndarray | None) -> list[tf.Tensor]:
+        """``[masks [M, out_dim]]`` of a rollout's steps (with ``action_masks``); ``[]``
+        without."""
+        if not self.masked:
+            return []
+        if masks is None:
+            raise ValueError("this learner takes action masks (action_masks): give the rollout's")
+        m = batch.rewards.size
+        return [tf.constant(np.asarray(masks).reshape(m, -1), tf.bool)]
+
+    def advantages(self, batch: RolloutBatch, masks: np.ndarray | None = None
+                   ) -> tuple[np.ndarray, ...]:  # fmt: skip
         """``(values, log_probs, advantages, returns)`` of a rollout, each ``[T, N]``: one
         :meth:`evaluate` call, then GAE (with ``bootstrap_truncated`` off a truncation is
         treated as a termination)."""
         cfg = self.config
-        values, next_values, log_probs = self.evaluate(batch)
+        values, next_values, log_probs = self.evaluate(batch, masks)
         terminated = batch.terminated
         if not cfg.bootstrap_truncated:
             terminated = terminated | batch.truncated
@@ -303,12 +321,13 @@ class PPOLearner(Learner):
         return cut_minibatches(permutations, cfg.batch_size or size)
 
     def learn(self, batch: RolloutBatch, step: int = 0,  # type: ignore[override]
-              rng: np.random.Generator | None = None) -> tuple[dict[str, float], None]:  # fmt: skip
+              rng: np.random.Generator | None = None, masks: np.ndarray | None = None
+              ) -> tuple[dict[str, float], None]:  # fmt: skip
         """One PPO update on a full rollout at environment step ``step`` (the schedules),
         minibatches drawn from ``rng``. Returns its metrics (means over the minibatch steps
         applied) and no TD errors; :meth:`policy` is the updated snapshot afterwards."""
         cfg = self.config
-        values, log_probs, advantages, returns = self.advantages(batch)
+        values, log_probs, advantages, returns = self.advantages(batch, masks)
         rate, clip_range = cfg.learning_rate_at(step), cfg.clip_range_at(step)
         self.pipeline.optimizer.learning_rate.assign(rate)
         obs, actions, _ = self._flat(batch)
@@ -318,7 +337,7 @@ class PPOLearner(Learner):
             obs, actions, tf.constant(log_probs.reshape(-1)),
             tf.constant(advantages.reshape(-1)), tf.constant(returns.reshape(-1)),
             tf.constant(values.reshape(-1)), tf.constant(order),
-            tf.constant(clip_range, tf.float32),
+            tf.constant(clip_range, tf.float32), *self._masks(batch, masks),
         )  # fmt: skip
         self.num_updates += 1
         self.refresh([w.numpy() for w in weights])

@@ -60,6 +60,9 @@ class PPOProgram(CompiledProgram):
         if learner.nvec is not None:  # (no rlkit/ TensorFlow env has MultiDiscrete actions)
             raise UsageError(f"the compiled loop has no MultiDiscrete actions "
                              f"({self.agent.action_space}); {PYTHON_LOOP}")  # fmt: skip
+        if learner.config.action_masks:  # (masks come from a Python env's info or method)
+            raise UsageError(f"the compiled loop takes no invalid-action masks "
+                             f"(action_masks = true); {PYTHON_LOOP}")  # fmt: skip
         action_shape = () if learner.discrete else (int(learner.log_std.shape[0]),)
         self.obs_shape = tuple(self.env.obs_shape or (self.env.obs_dim,))
         self.rollout = GraphRollout(self.config.n_steps, self.num_envs, self.obs_shape,
