@@ -34,6 +34,8 @@ medians and the speed ratio. Settings are rl-zoo's:
   gamma 0.99, tau 0.005. A speed check, not a learning run: 5,000 steps of which the first
   1,000 are uniform random (``--learning-starts``; the zoo's 10,000 would be all random in a
   short run), then one update a step; the greedy evaluation is one episode (1,000 steps).
+- ``ppo-cartpole``, ``a2c-cartpole``: rl-zoo's CartPole-v1 entries of ppo.yml and a2c.yml, 8
+  envs, in rlkit's Python loop (its presets) and in SB3: benchmarks/compare_sb3_onpolicy.py;
 - ``sac-compiled``: the preset ``sac/Pendulum-v1`` in rlkit's compiled loop on
   ``rlkit/Pendulum-v1`` (one XLA program; compile timed apart) against SB3's ``sac`` run.
 
@@ -72,6 +74,8 @@ on one thread); it changes no arithmetic, and TensorFlow does not use OpenMP.
     python -m benchmarks.compare_sb3 --algo td3-halfcheetah --reps 3 --threads 1,2
     python -m benchmarks.compare_sb3 --algo sac-halfcheetah --reps 3 --threads 1,2
     python -m benchmarks.compare_sb3 --algo sac-compiled --steps 5000 --reps 2 --threads 1,2
+    python -m benchmarks.compare_sb3 --algo ppo-cartpole,a2c-cartpole --reps 3 --threads 1,2 \
+        --omp-passive
 
 Each run's line ends with the 1-minute load average at its end: on a machine shared with
 other jobs the figures are the machine's as much as the agents' (docs/sac.md: two torch
@@ -90,12 +94,15 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks.compare_sb3_onpolicy import STEPS as ONPOLICY_STEPS
 from benchmarks.phase_timer import (
+    WARM_STEPS,
     PhaseTimer,
     common_phase,
     cpu_seconds,
     marks,
     phases,
+    ratios,
     split_line,
 )
 
@@ -103,7 +110,7 @@ ROOT = Path(__file__).resolve().parent.parent
 #: each algorithm's default step count (--steps overrides it)
 STEPS = {"dqn": 50_000, "ddpg": 20_000, "ddpg-episode": 20_000, "sac": 20_000,
          "sac-lunar": 20_000, "td3-halfcheetah": 5_000, "sac-halfcheetah": 5_000,
-         "sac-compiled": 20_000}  # fmt: skip
+         "sac-compiled": 20_000, **ONPOLICY_STEPS}  # fmt: skip
 #: the SAC benchmarks' environments
 SAC_ENVS = {"sac": "Pendulum-v1", "sac-lunar": "LunarLanderContinuous-v3"}
 #: the HalfCheetah speed checks: SB3's learning_starts by default (--learning-starts)
@@ -132,7 +139,7 @@ def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def _timed_learn(learn, timer, random_steps: int, steps: int) -> dict:
+def _timed_learn(learn, timer, random_steps: int, steps: int, warm: int = WARM_STEPS) -> dict:
     """Run ``learn()`` under ``timer`` (its marks set); the run's seconds, steps/s, CPU
     seconds over wall seconds and its phases (:func:`benchmarks.phase_timer.phases`)."""
     cpu = cpu_seconds()
@@ -144,7 +151,7 @@ def _timed_learn(learn, timer, random_steps: int, steps: int) -> dict:
     whole = {"seconds": seconds, "steps": steps, "sps": steps / seconds,
              "cpu_ms": cpu / steps * 1000}  # fmt: skip
     return {"seconds": seconds, "sps": steps / seconds, "cpu_per_wall": cpu / seconds,
-            "phases": {**phases(timer, random_steps, steps), "whole": whole},
+            "phases": {**phases(timer, random_steps, steps, warm), "whole": whole},
             "first_update_s": timer.first_call.get("update", 0.0)}  # fmt: skip
 
 
@@ -166,6 +173,10 @@ def run_rlkit(algo: str, seed: int, steps: int, tf_threads: int = 0,
         tf.config.threading.set_inter_op_parallelism_threads(tf_threads)
     if algo == "sac-compiled":
         return run_rlkit_compiled(seed, steps)
+    if algo in ONPOLICY_STEPS:
+        from benchmarks.compare_sb3_onpolicy import run_rlkit_onpolicy
+
+        return run_rlkit_onpolicy(algo, seed, steps)
     episodes = 10
     if algo == "dqn":
         env_id = "CartPole-v1"
@@ -372,27 +383,6 @@ def main() -> None:
                   f"{ratios(name, rows, phase)}")  # fmt: skip
     print(json.dumps({a: {n: [r["sps"] for r in rs] for n, rs in v.items()}
                       for a, v in summary.items()}))  # fmt: skip
-
-
-def ratios(name: str, rows: dict[str, list[dict]], phase: str) -> str:
-    """For an SB3 row: each rlkit row's median steps/s over its (the whole run; the ``phase``)
-    and its CPU milliseconds a step in the ``phase`` over rlkit's."""
-    if not name.startswith("sb3"):
-        return ""
-
-    def medians(results: list[dict]) -> tuple[float, float, float]:
-        return (statistics.median(r["sps"] for r in results),
-                statistics.median(r["phases"][phase]["sps"] for r in results),
-                statistics.median(r["phases"][phase]["cpu_ms"] for r in results))  # fmt: skip
-
-    sb3_all, sb3_phase, sb3_cpu = medians(rows[name])
-    parts = []
-    for other, results in rows.items():
-        if other.startswith("rlkit"):
-            all_, ph, cpu = medians(results)
-            parts.append(f"{other} {all_ / sb3_all:.2f}x ({phase} {ph / sb3_phase:.2f}x, "
-                         f"CPU a step {sb3_cpu / cpu:.2f}x less)")  # fmt: skip
-    return "\n      rlkit faster: " + ", ".join(parts)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ TensorFlow.
 from __future__ import annotations
 
 from benchmarks.compare_sb3 import HALFCHEETAH, _peak_rss_mb, _quiet_env, _timed_learn
+from benchmarks.compare_sb3_onpolicy import STEPS as ONPOLICY_STEPS
 
 
 def run_sb3(algo: str, seed: int, steps: int, torch_threads: int,
@@ -17,6 +18,10 @@ def run_sb3(algo: str, seed: int, steps: int, torch_threads: int,
     import torch
 
     torch.set_num_threads(torch_threads)
+    if algo in ONPOLICY_STEPS:
+        from benchmarks.compare_sb3_onpolicy import run_sb3_onpolicy
+
+        return run_sb3_onpolicy(algo, seed, steps)
     from stable_baselines3 import DDPG, DQN, SAC, TD3
     from stable_baselines3.common.callbacks import BaseCallback
     from stable_baselines3.common.evaluation import evaluate_policy

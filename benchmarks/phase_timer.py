@@ -12,6 +12,7 @@ wrappers.
 
 from __future__ import annotations
 
+import statistics
 import time
 from collections.abc import Callable
 from typing import Any
@@ -91,20 +92,22 @@ class PhaseTimer:
         return out
 
 
-def marks(learning_starts: int, steps: int) -> dict[int, str]:
+def marks(learning_starts: int, steps: int, warm: int = WARM_STEPS) -> dict[int, str]:
     """The marks of a run of ``steps`` steps whose first update follows step
     ``learning_starts + 1``: ``learn`` (the random phase ends) and ``steady`` (the first
-    :data:`WARM_STEPS` learning steps, with the first update's compile, are past)."""
+    ``warm`` learning steps, with the first update's compile, are past). With vector envs
+    (the step count moving N at a time) both must be multiples of N to be reached."""
     out = {learning_starts: "learn"}
-    if learning_starts + WARM_STEPS < steps:
-        out[learning_starts + WARM_STEPS] = "steady"
+    if learning_starts + warm < steps:
+        out[learning_starts + warm] = "steady"
     return out
 
 
-def phases(timer: PhaseTimer, learning_starts: int, steps: int) -> dict[str, dict[str, float]]:
+def phases(timer: PhaseTimer, learning_starts: int, steps: int,
+           warm: int = WARM_STEPS) -> dict[str, dict[str, float]]:  # fmt: skip
     """``random`` (steps up to ``learning_starts``), ``learning`` (the rest) and ``steady``
-    (the learning phase after its first :data:`WARM_STEPS` steps), as :meth:`PhaseTimer.phase`
-    gives them."""
+    (the learning phase after its first ``warm`` steps: :func:`marks`' ``warm``), as
+    :meth:`PhaseTimer.phase` gives them."""
     if learning_starts >= steps:  # a run too short to learn: all random
         return {"random": timer.phase("start", "end", steps)}
     out = {}
@@ -112,7 +115,7 @@ def phases(timer: PhaseTimer, learning_starts: int, steps: int) -> dict[str, dic
         out["random"] = timer.phase("start", "learn", learning_starts)
     out["learning"] = timer.phase("learn", "end", steps - learning_starts)
     if "steady" in timer.snapshots:
-        out["steady"] = timer.phase("steady", "end", steps - learning_starts - WARM_STEPS)
+        out["steady"] = timer.phase("steady", "end", steps - learning_starts - warm)
     return out
 
 
@@ -138,3 +141,24 @@ def common_phase(rows: dict[str, list[dict]]) -> str:
     """The first of ``steady``, ``learning``, ``whole`` that every run of ``rows`` timed."""
     every = [r["phases"] for results in rows.values() for r in results]
     return next(n for n in ("steady", "learning", "whole") if all(n in p for p in every))
+
+
+def ratios(name: str, rows: dict[str, list[dict]], phase: str) -> str:
+    """For an SB3 row: each rlkit row's median steps/s over its (the whole run; the ``phase``)
+    and its CPU milliseconds a step in the ``phase`` over rlkit's."""
+    if not name.startswith("sb3"):
+        return ""
+
+    def medians(results: list[dict]) -> tuple[float, float, float]:
+        return (statistics.median(r["sps"] for r in results),
+                statistics.median(r["phases"][phase]["sps"] for r in results),
+                statistics.median(r["phases"][phase]["cpu_ms"] for r in results))  # fmt: skip
+
+    sb3_all, sb3_phase, sb3_cpu = medians(rows[name])
+    parts = []
+    for other, results in rows.items():
+        if other.startswith("rlkit"):
+            all_, ph, cpu = medians(results)
+            parts.append(f"{other} {all_ / sb3_all:.2f}x ({phase} {ph / sb3_phase:.2f}x, "
+                         f"CPU a step {sb3_cpu / cpu:.2f}x less)")  # fmt: skip
+    return "\n      rlkit faster: " + ", ".join(parts)

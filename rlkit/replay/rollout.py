@@ -178,11 +178,44 @@ class Rollout:
             self.current[stream] = next_obs
 
     def append_batch(self, actions, rewards, next_obs, terminated, truncated) -> None:
-        """:meth:`append` for streams ``0..N-1`` at once (row ``j`` is stream ``j``)."""
+        """:meth:`append` for streams ``0..N-1`` at once (row ``j`` is stream ``j``): where
+        every stream has an episode in progress at the same step (a vector env's usual case)
+        one row of each array is written whole, the same values :meth:`append` would write
+        stream by stream; otherwise stream by stream."""
         next_rows = np.asarray(next_obs)
+        if self._same_step(len(rewards), next_rows, actions):
+            self._append_row(actions, rewards, next_rows, terminated, truncated)
+            return
         for j in range(len(rewards)):
             self.append(j, actions[j], rewards[j], next_rows[j], bool(terminated[j]),
                         bool(truncated[j]))  # fmt: skip
+
+    def _same_step(self, count: int, next_rows: np.ndarray, actions) -> bool:
+        """Whether ``count`` steps fill one row: all ``N`` streams in progress, each with the
+        same steps, fewer than ``n_steps``, and the observations and actions ``[N, ...]``."""
+        n = self.num_streams
+        if count != n or n == 0 or next_rows.shape != (n, *self.obs_shape):
+            return False
+        if np.ndim(actions) != 1 + len(self.action_shape) or len(actions) != n:
+            return False
+        t = self.filled[0]
+        return t < self.n_steps and bool(self.has_current.all()) and bool((self.filled == t).all())
+
+    def _append_row(self, actions, rewards, next_rows, terminated, truncated) -> None:
+        """Row ``t`` (the streams' common fill) of every array at once: :meth:`append`'s
+        writes for streams ``0..N-1``."""
+        t = int(self.filled[0])
+        ended = np.logical_or(np.asarray(terminated, bool), np.asarray(truncated, bool))
+        self.obs[t] = self.current
+        self.actions[t] = actions
+        self.rewards[t] = rewards
+        self.terminated[t] = np.asarray(terminated, bool)
+        self.truncated[t] = np.asarray(truncated, bool)
+        self.next_obs[t] = next_rows
+        self.filled += 1
+        self.has_current[ended] = False
+        going = ~ended
+        self.current[going] = next_rows[going]
 
     def in_progress(self, stream: int) -> bool:
         """Has ``stream`` an episode in progress (started, and not ended since)?"""

@@ -113,3 +113,52 @@ def test_image_observations_are_kept_in_their_own_dtype():
     boards = Rollout(2, (10, 10, 4), bool)  # MinAtar's bool boards stay bool
     boards.start(0, np.ones((10, 10, 4), bool))
     assert boards.current.dtype == bool and boards.obs.dtype == bool
+
+
+@pytest.mark.parametrize("action_shape, action_dtype", [((), np.int64), ((2,), np.float32)])
+def test_append_batch_writes_a_whole_row_as_append_writes_it_stream_by_stream(
+    action_shape, action_dtype, monkeypatch
+):
+    rng = np.random.default_rng(3)
+    n, t_max = 4, 3
+    row_wise = Rollout(t_max, (3,), np.float32, action_shape, action_dtype)
+    by_stream = Rollout(t_max, (3,), np.float32, action_shape, action_dtype)
+    first = rng.normal(size=(n, 3))
+    row_wise.start_batch(first, range(n))
+    by_stream.start_batch(first, range(n))
+    calls = []
+    monkeypatch.setattr(row_wise, "append", lambda *a: calls.append(a))  # the row path only
+    for step in range(t_max):
+        actions = (rng.integers(0, 5, size=n) if action_dtype == np.int64
+                   else rng.normal(size=(n, 2)))  # fmt: skip
+        rewards = rng.normal(size=n).astype(np.float32)
+        next_obs = rng.normal(size=(n, 3))  # float64: stored as float32 either way
+        terminated = np.array([step == 1, False, False, step == 0])
+        truncated = np.array([False, step == 2, False, step == 0])
+        row_wise.append_batch(actions, rewards, next_obs, terminated, truncated)
+        for j in range(n):
+            by_stream.append(j, actions[j], rewards[j], next_obs[j], bool(terminated[j]),
+                             bool(truncated[j]))  # fmt: skip
+        ended = np.flatnonzero(terminated | truncated)
+        restart = rng.normal(size=(len(ended), 3))
+        row_wise.start_batch(restart, ended)
+        by_stream.start_batch(restart, ended)
+    assert calls == [] and row_wise.full
+    mine, theirs = row_wise.state_dict(), by_stream.state_dict()
+    assert mine.keys() == theirs.keys()
+    for key in mine:
+        assert mine[key].dtype == theirs[key].dtype, key
+        assert mine[key].tobytes() == theirs[key].tobytes(), key
+
+
+def test_append_batch_goes_stream_by_stream_where_the_streams_differ():
+    rollout = Rollout(2, (1,), np.float32)
+    rollout.start_batch(np.zeros((2, 1)), [0, 1])
+    rollout.append(0, 1, 1.0, [1.0], False, False)  # stream 0 one step ahead
+    rollout.append_batch(np.array([2, 3]), np.array([2.0, 3.0], np.float32), np.ones((2, 1)),
+                         np.array([False, False]), np.array([False, False]))  # fmt: skip
+    assert rollout.filled.tolist() == [2, 1]
+    assert rollout.actions.tolist() == [[1, 3], [2, 0]]
+    with pytest.raises(ValueError, match="already has its 2 steps"):
+        rollout.append_batch(np.array([4, 5]), np.zeros(2, np.float32), np.ones((2, 1)),
+                             np.array([False, False]), np.array([False, False]))  # fmt: skip
