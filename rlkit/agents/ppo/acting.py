@@ -30,6 +30,7 @@ import tensorflow as tf
 from gymnasium import spaces
 
 from rlkit.agents.parts import Acting
+from rlkit.learn.gsde import ExplorationMatrices
 
 if TYPE_CHECKING:
     from rlkit.agents.ppo.learner import PolicySnapshot
@@ -96,12 +97,15 @@ class PPOActing(Acting):
         encode: observations -> what the policy takes: float32 ``[obs_dim]`` / ``[N,
             obs_dim]``, or images ``[(N,) H, W, C]`` in their own dtype.
         rng: the generator of the draws (one draw of the output's shape per call).
+        gsde: gSDE's held exploration matrices (``use_sde``; else None).
     """
 
-    def __init__(self, action_space, encode, rng: np.random.Generator) -> None:
+    def __init__(self, action_space, encode, rng: np.random.Generator,
+                 gsde: ExplorationMatrices | None = None) -> None:  # fmt: skip
         self.action_space = action_space
         self.encode = encode
         self.rng = rng
+        self.gsde = gsde
         self.discrete = isinstance(action_space, spaces.Discrete)
         self.nvec: tuple[int, ...] | None = None
         if self.discrete:
@@ -123,6 +127,8 @@ class PPOActing(Acting):
     def act(self, obs, explore: bool = True, step: int = 0) -> int | np.ndarray:
         """An action for one observation (an int or ``[*shape]``) or ``N`` actions for a
         batch (``[N]`` / ``[N, *shape]``): sampled (``explore``) or greedy."""
+        if self.snapshot.sde:
+            return self._send(*self.sde_sample(self.encode(obs), explore), explore)
         out = self.snapshot.forward(self.encode(obs))
         if self.discrete:
             gumbel = self.rng.gumbel(size=out.shape) if explore else np.zeros(out.shape)
@@ -136,9 +142,27 @@ class PPOActing(Acting):
         std = self.snapshot.std
         assert std is not None  # (Box actions)
         raw = gaussian_sample(out, std, self.rng.standard_normal(out.shape)) if explore else out
+        return self._send(raw, out.shape[:-1], explore)
+
+    def sde_sample(self, x: np.ndarray, explore: bool) -> tuple[np.ndarray, tuple[int, ...]]:
+        """gSDE's unclipped action: ``mean + z . E_n`` (each stream's held matrix, drawn anew
+        when a rollout starts and every ``sde_sample_freq`` steps:
+        :class:`~rlkit.learn.gsde.ExplorationMatrices`), or the mean when greedy; and the
+        batch's leading shape (``()`` for one observation)."""
+        assert self.gsde is not None and self.snapshot.std is not None
+        rows = np.asarray(x).reshape(-1, np.shape(x)[-1])
+        latent, mean = self.snapshot.forward(rows)
+        lead = tuple(np.shape(x)[:-1])
+        if explore:
+            mean = mean + self.gsde.noise(latent, self.snapshot.std, self.rng)
+        return mean.reshape(*lead, -1), lead
+
+    def _send(self, raw: np.ndarray, lead: tuple[int, ...], explore: bool) -> np.ndarray:
+        """The Gaussian's sample ``raw`` clipped to the bounds in the space's shape; the
+        unclipped one kept for :meth:`stored_actions` when exploring."""
         raw = raw.astype(np.float32)
         sent = np.clip(raw, self._low, self._high).astype(self.action_space.dtype)
-        sent = sent.reshape(*out.shape[:-1], *self.action_space.shape)
+        sent = sent.reshape(*lead, *self.action_space.shape)
         if explore:
             self._last = (sent, raw)
         return sent

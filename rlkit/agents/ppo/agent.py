@@ -29,6 +29,7 @@ from rlkit.agents.ppo.normalization import ObservationNormalizer, RewardScaler
 from rlkit.core import seeding
 from rlkit.core.errors import UsageError
 from rlkit.core.spaces import IMAGE, observation_format
+from rlkit.learn.gsde import ExplorationMatrices
 from rlkit.networks.custom import GIVEN_IN_PYTHON
 from rlkit.replay.rollout import Rollout
 
@@ -96,7 +97,11 @@ class PPO(Agent):
         self.obs_norm = ObservationNormalizer(fmt.size, cfg.clip_obs) if cfg.norm_obs else None
         self.reward_scaler = (RewardScaler(cfg.gamma, cfg.clip_reward) if cfg.norm_reward
                               else None)  # fmt: skip
-        self.acting = PPOActing(action_space, self._acting_input, self.rng)
+        sde = None
+        if self.learner.sde is not None and self.learner.log_std is not None:  # (L: its rows)
+            sde = ExplorationMatrices(int(self.learner.log_std.shape[0]),
+                                      self.learner.head.out_dim, cfg.sde_sample_freq)  # fmt: skip
+        self.acting = PPOActing(action_space, self._acting_input, self.rng, sde)
         self.acting.follow(self.learner.policy())
 
     def learner_config(self) -> PPOConfig:
@@ -206,6 +211,8 @@ class PPO(Agent):
                                    next_obs=self.obs_norm(batch.next_obs))  # fmt: skip
         metrics, _ = self.learner.learn(batch, self.num_steps, self.minibatch_rng)
         self.rollout.clear()
+        if self.acting.gsde is not None:  # (a rollout starts: new matrices, SB3's reset_noise)
+            self.acting.gsde.restart()
         if self.obs_norm is not None:
             self.obs_norm.freeze()
         self.acting.follow(self.learner.policy())
@@ -227,6 +234,8 @@ class PPO(Agent):
             tree["memory"]["obs_rms"] = self.obs_norm
         if self.reward_scaler is not None:
             tree["memory"]["reward_scaler"] = self.reward_scaler
+        if self.acting.gsde is not None:
+            tree["memory"]["gsde"] = self.acting.gsde
         tree["optimizer"].update(self.learner.state()["optimizer"])
         return tree
 

@@ -7,6 +7,13 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from rlkit.config.gsde_options import (
+    full_std_option,
+    learn_features_option,
+    sde_sample_freq_option,
+    use_expln_option,
+    use_sde_option,
+)
 from rlkit.config.options import (
     non_negative,
     one_of,
@@ -128,8 +135,14 @@ class PPOConfig:
         positive_sizes,
     )  # fmt: skip
     log_std_init: float = option(
-        0.0, "initial log std of the Gaussian policy (Box actions; state-independent)"
-    )
+        0.0, "initial log std of the Gaussian policy (Box actions; state-independent); with "
+        "use_sde that of the exploration matrix's entries (SB3's: 0 for both)"
+    )  # fmt: skip
+    use_sde: bool = use_sde_option()
+    sde_sample_freq: int = sde_sample_freq_option()
+    full_std: bool = full_std_option()
+    use_expln: bool = use_expln_option()
+    learn_features: bool = learn_features_option(False, "PPO's and A2C's policies set it false")
     ortho_init: bool = option(
         True,
         "orthogonal initialisation (gains sqrt 2 hidden, 0.01 policy head, 1 value head; "
@@ -183,6 +196,9 @@ class PPOConfig:
     clip_reward: float = option(10.0, "bound of the scaled rewards", positive)
 
     def cross_check(self) -> str | None:
+        if self.use_sde and (self.actor or self.torso not in BUILT_IN_TORSOS):
+            return ("use_sde: gSDE reads the last hidden layer of rlkit's tanh policy MLP; leave "
+                    "actor and torso out, or use_sde")  # fmt: skip
         if (self.actor or self.critic) and self.torso not in BUILT_IN_TORSOS:
             return (
                 "actor and critic are whole networks, torso one under rlkit's two heads: give "
@@ -295,6 +311,11 @@ class A2CConfig:
     hidden_sizes: tuple[int, ...] = _ppo_option("hidden_sizes")
     value_hidden_sizes: tuple[int, ...] = _ppo_option("value_hidden_sizes")
     log_std_init: float = _ppo_option("log_std_init")
+    use_sde: bool = _ppo_option("use_sde")
+    sde_sample_freq: int = _ppo_option("sde_sample_freq")
+    full_std: bool = _ppo_option("full_std")
+    use_expln: bool = _ppo_option("use_expln")
+    learn_features: bool = _ppo_option("learn_features")
     ortho_init: bool = _ppo_option("ortho_init")
     torso: str = _ppo_option("torso")
     actor: str = _ppo_option("actor")
