@@ -246,3 +246,18 @@ def test_the_compiled_loop_refuses_use_sde_naming_the_python_loop():
     with pytest.raises(UsageError, match="gSDE.*--loop python"):
         choose_loop("rlkit/Pendulum-v1", "sac", config, "compiled")
     assert choose_loop("rlkit/Pendulum-v1", "sac", config, "auto")[0] is False
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("agent_name", ["sac", "ppo"])
+def test_the_export_acts_greedily_as_the_agent(tmp_path, agent_name):
+    """The exported ``action`` is the greedy one, ``tanh(clip(mean))`` (SAC) or the mean
+    clipped (PPO), checked action for action by ``export`` itself."""
+    env_id = "MountainCarContinuous-v0"
+    if agent_name == "sac":
+        agent = rlkit.agents.SAC.from_env(gym.make(env_id), seed=0, actor_hidden_sizes=(8,),
+                                          critic_hidden_sizes=(8,), use_sde=True)  # fmt: skip
+    else:
+        agent = rlkit.agents.PPO.from_env(gym.make(env_id), seed=0, hidden_sizes=(8,),
+                                          value_hidden_sizes=(8,), use_sde=True)  # fmt: skip
+    agent.export(tmp_path / "export", env=env_id)
