@@ -7,6 +7,10 @@ from typing import Any
 
 from rlkit.config.options import option
 
+#: the refusal of use_sde with a policy network of one's own
+OWN_NETWORK = ("use_sde: gSDE reads the last hidden layer of rlkit's own policy MLP; leave actor "
+               "(and torso) out, or use_sde")  # fmt: skip
+
 
 def sample_freq(value: Any) -> str | None:
     """``sde_sample_freq``: -1 or a count of at least 1."""

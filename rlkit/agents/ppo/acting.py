@@ -127,7 +127,7 @@ class PPOActing(Acting):
     def act(self, obs, explore: bool = True, step: int = 0) -> int | np.ndarray:
         """An action for one observation (an int or ``[*shape]``) or ``N`` actions for a
         batch (``[N]`` / ``[N, *shape]``): sampled (``explore``) or greedy."""
-        if self.snapshot.sde:
+        if self.gsde is not None:
             return self._send(*self.sde_sample(self.encode(obs), explore), explore)
         out = self.snapshot.forward(self.encode(obs))
         if self.discrete:

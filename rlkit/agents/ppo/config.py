@@ -7,13 +7,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from rlkit.config.gsde_options import (
-    full_std_option,
-    learn_features_option,
-    sde_sample_freq_option,
-    use_expln_option,
-    use_sde_option,
-)
+from rlkit.config import gsde_options as gsde
 from rlkit.config.options import (
     non_negative,
     one_of,
@@ -138,11 +132,11 @@ class PPOConfig:
         0.0, "initial log std of the Gaussian policy (Box actions; state-independent); with "
         "use_sde that of the exploration matrix's entries (SB3's: 0 for both)"
     )  # fmt: skip
-    use_sde: bool = use_sde_option()
-    sde_sample_freq: int = sde_sample_freq_option()
-    full_std: bool = full_std_option()
-    use_expln: bool = use_expln_option()
-    learn_features: bool = learn_features_option(False, "PPO's and A2C's policies set it false")
+    use_sde: bool = gsde.use_sde_option()
+    sde_sample_freq: int = gsde.sde_sample_freq_option()
+    full_std: bool = gsde.full_std_option()
+    use_expln: bool = gsde.use_expln_option()
+    learn_features: bool = gsde.learn_features_option(False, "PPO's and A2C's set it false")
     ortho_init: bool = option(
         True,
         "orthogonal initialisation (gains sqrt 2 hidden, 0.01 policy head, 1 value head; "
@@ -197,8 +191,7 @@ class PPOConfig:
 
     def cross_check(self) -> str | None:
         if self.use_sde and (self.actor or self.torso not in BUILT_IN_TORSOS):
-            return ("use_sde: gSDE reads the last hidden layer of rlkit's tanh policy MLP; leave "
-                    "actor and torso out, or use_sde")  # fmt: skip
+            return gsde.OWN_NETWORK
         if (self.actor or self.critic) and self.torso not in BUILT_IN_TORSOS:
             return (
                 "actor and critic are whole networks, torso one under rlkit's two heads: give "

@@ -36,7 +36,7 @@ from gymnasium import spaces
 from rlkit.agents.parts import Learner
 from rlkit.agents.ppo.config import PPOConfig
 from rlkit.agents.ppo.distributions import DISCRETE, ActionHead
-from rlkit.agents.ppo.sde import gsde_policy, sde_log_prob_entropy
+from rlkit.agents.ppo.sde import gsde_policy, initial_log_std, sde_log_prob_entropy, sde_snapshot
 from rlkit.agents.ppo.user_networks import build_networks
 from rlkit.core.spaces import ObservationFormat, vector_format
 from rlkit.learn.advantages import (
@@ -48,7 +48,6 @@ from rlkit.learn.advantages import (
     value_error,
 )
 from rlkit.learn.gradients import UpdatePipeline, transforms_from_config
-from rlkit.learn.gsde import NumpyLatentMLP, numpy_gsde_std
 from rlkit.learn.optimizers import torch_adam, torch_rmsprop
 from rlkit.replay.rollout import RolloutBatch
 
@@ -66,15 +65,12 @@ class PolicySnapshot:
             mean ``[(N,) act_dim]`` (Box, in the action's own units): a numpy copy of the
             policy (the tanh MLP; MinAtar's torso; a user's Dense stack), or one compiled
             call reading the live weights (the Nature CNN; other networks of one's own).
-        std: the Gaussian's std ``[act_dim]``; None for Discrete and MultiDiscrete; with gSDE
-            the exploration matrix's ``[L, act_dim]``.
-        sde: gSDE: ``forward`` gives ``(latent [(N,) L], mean [(N,) act_dim])``
-            (:class:`~rlkit.learn.gsde.NumpyLatentMLP`).
+        std: the Gaussian's std ``[act_dim]`` (gSDE: ``[L, act_dim]``, the exploration
+            matrix's, and ``forward`` gives ``(latent, mean)``); None for Discrete.
     """
 
     forward: Callable[[np.ndarray], Any]
     std: np.ndarray | None
-    sde: bool = False
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         return self.forward(x)
@@ -125,15 +121,9 @@ class PPOLearner(Learner):
                                        (observation_space, action_space), given or {})  # fmt: skip
         self.policy_network = self.networks.policy_network
         self.value_network = self.networks.value_network
-        self.log_std = None
-        self.sde = gsde_policy(self.networks, obs_format, action_space, cfg)
-        if self.sde is not None:  # gSDE: the exploration matrix's log std [L, A] or [L, 1]
-            shape = (self.sde.hidden[-1].units if self.sde.hidden else obs_format.size,
-                     out_dim if cfg.full_std else 1)  # fmt: skip
-            self.log_std = tf.Variable(np.full(shape, cfg.log_std_init, np.float32),
-                                       name="policy_log_std")  # fmt: skip
-        elif isinstance(action_space, spaces.Box):
-            self.log_std = tf.Variable(np.full(out_dim, cfg.log_std_init, np.float32),
+        self.log_std, self.sde = None, gsde_policy(self.networks, obs_format, action_space, cfg)
+        if isinstance(action_space, spaces.Box):  # (gSDE: the exploration matrix's [L, A])
+            self.log_std = tf.Variable(initial_log_std(self.sde, obs_format, out_dim, cfg),
                                        name="policy_log_std")  # fmt: skip
         variables = [v for group in self.variables().values() for v in group]
         if cfg.optimizer == "rmsprop":
@@ -172,9 +162,8 @@ class PPOLearner(Learner):
         if arrays is None:
             arrays = [np.asarray(v.numpy()) for v in self._snapshot_tensors()]
         n = len(self.networks.snapshot_tensors())
-        if self.sde is not None:  # (latent, mean) and the exploration matrix's std [L, A]
-            matrix_std = numpy_gsde_std(arrays[n], self.head.out_dim, self.config.use_expln)
-            self._snapshot = PolicySnapshot(NumpyLatentMLP(arrays[:n], "tanh"), matrix_std, True)
+        if self.sde is not None:
+            self._snapshot = PolicySnapshot(*sde_snapshot(arrays, n, self.config))
             return
         std = None if self.log_std is None else np.exp(np.asarray(arrays[n], np.float64))
         self._snapshot = PolicySnapshot(self.networks.acting_forward(arrays[:n]), std)
@@ -187,16 +176,11 @@ class PPOLearner(Learner):
     def _terms(self, obs, actions) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
         """``log pi(a|s)``, the entropy of ``pi(.|s)`` and ``V(s)``, each ``[B]`` (one pass
         through a shared torso)."""
-        if self.sde is not None:
-            return self._sde_terms(obs, actions)
+        if self.sde is not None:  # (gSDE: rlkit/agents/ppo/sde.py)
+            return (*sde_log_prob_entropy(self.sde, self.log_std, obs, actions, self.config),
+                    self.networks.value(obs))  # fmt: skip
         out, value = self.networks.forward(obs)
         return (*self._log_prob_entropy(out, actions), value)
-
-    def _sde_terms(self, obs, actions) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
-        """:meth:`_terms` with gSDE: :func:`~rlkit.agents.ppo.sde.sde_log_prob_entropy`."""
-        assert self.sde is not None and self.log_std is not None
-        return (*sde_log_prob_entropy(self.sde, self.log_std, obs, actions, self.config),
-                self.networks.value(obs))  # fmt: skip
 
     def _log_prob_entropy(self, out, actions) -> tuple[tf.Tensor, tf.Tensor]:
         """``log pi(a|s)`` and the entropy of ``pi(.|s)``, both ``[B]``, from the policy's

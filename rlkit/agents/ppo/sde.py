@@ -6,8 +6,10 @@ per state, ``sigma`` from the learner's ``log_std`` ``[L, A]`` (or ``[L, 1]``)."
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import tensorflow as tf
 from gymnasium import spaces
 
@@ -49,3 +51,24 @@ def sde_log_prob_entropy(policy: TanhMLP, log_std: tf.Variable, obs: tf.Tensor,
     std = gsde.gsde_std(log_std, int(mean.shape[-1]), cfg.use_expln)
     variance = gsde.gsde_variance(gsde.latent_input(hidden, cfg.learn_features), std)
     return gsde.gsde_log_prob(actions, mean, variance), gsde.gsde_entropy(variance)
+
+
+def initial_log_std(policy: TanhMLP | None, obs_format: ObservationFormat, out_dim: int,
+                    cfg: Any) -> np.ndarray:  # fmt: skip
+    """The learner's ``log_std`` at ``log_std_init``: ``[A]`` without gSDE; with it the
+    exploration matrix's ``[L, A]`` (``[L, 1]`` without ``full_std``), ``L`` the policy's
+    last hidden width (the observation's without hidden layers)."""
+    if policy is None:
+        return np.full(out_dim, cfg.log_std_init, np.float32)
+    latent = policy.hidden[-1].units if policy.hidden else obs_format.size
+    return np.full((latent, out_dim if cfg.full_std else 1), cfg.log_std_init, np.float32)
+
+
+def sde_snapshot(
+    arrays: Sequence[np.ndarray], n: int, cfg: Any
+) -> tuple[gsde.NumpyLatentMLP, np.ndarray]:
+    """Acting's copy from the snapshot's arrays (the policy's ``n``, then ``log_std``):
+    ``obs -> (latent, mean)`` and the exploration matrix's std ``[L, A]``."""
+    width = int(np.shape(arrays[n - 1])[-1])  # (the head's bias: A)
+    return (gsde.NumpyLatentMLP(arrays[:n], "tanh"),
+            gsde.numpy_gsde_std(arrays[n], width, cfg.use_expln))  # fmt: skip

@@ -7,6 +7,7 @@ import math
 from dataclasses import dataclass
 
 from rlkit.config.gsde_options import (
+    OWN_NETWORK,
     full_std_option,
     learn_features_option,
     sde_sample_freq_option,
@@ -228,8 +229,7 @@ class SACConfig:
 
     def cross_check(self) -> str | None:
         if self.use_sde and self.actor:
-            return ("use_sde: gSDE reads rlkit's policy MLP's last hidden layer; leave actor "
-                    "out, or use_sde")  # fmt: skip
+            return OWN_NETWORK
         if self.log_std_min >= self.log_std_max:
             return (f"log_std_min ({self.log_std_min:g}) must be below log_std_max "
                     f"({self.log_std_max:g})")  # fmt: skip
