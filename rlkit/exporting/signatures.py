@@ -255,6 +255,8 @@ def noise_input(agent) -> tuple[str, dict[str, Any]] | None:
     spec = getattr(agent, "sample_noise_spec", None)
     if spec is None:
         return None
+    if spec() is None:
+        return None
     distribution, width = spec()
     name, taken = "noise", {n for _, n in input_names(agent.observation_space)}
     while name in taken:
@@ -285,7 +287,8 @@ def ppo_module(agent, specs, encode, frozen: bool = False) -> PolicyModule:
     if frozen and log_std is not None:
         log_std = tf.constant(log_std.numpy())
     x_of = encode if norm is None else (lambda inputs: norm.graph(encode(inputs)))
-    noise_name, described = noise_input(agent)  # type: ignore[misc]  # (PPO has one)
+    noise = noise_input(agent)  # (None: a gSDE policy, whose export has no ``sample``)
+    noise_name, described = noise if noise is not None else ("", {"shape": []})
     noise_spec = {noise_name: tf.TensorSpec(described["shape"], tf.float32, name=noise_name)}
     if isinstance(space, spaces.Discrete | spaces.MultiDiscrete):
         if isinstance(space, spaces.Discrete):
@@ -308,7 +311,8 @@ def ppo_module(agent, specs, encode, frozen: bool = False) -> PolicyModule:
             return {"action": choose(out + graph_gumbel_from_uniform(inputs[noise_name]))}
 
         module.add("action", greedy, specs)
-        module.add("sample", sample, specs, noise_spec)
+        if noise is not None:
+            module.add("sample", sample, specs, noise_spec)
         return module
     low, high, _, _ = _action_box(space)
 
@@ -323,7 +327,8 @@ def ppo_module(agent, specs, encode, frozen: bool = False) -> PolicyModule:
         return {"action": _to_space(tf.clip_by_value(raw, low, high), space)}
 
     module.add("action", action, specs)
-    module.add("sample", sample_box, specs, noise_spec)
+    if noise is not None:
+        module.add("sample", sample_box, specs, noise_spec)
     return module
 
 

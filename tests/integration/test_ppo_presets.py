@@ -12,7 +12,7 @@ from rlkit.run import experiment
 # rl-zoo hyperparams/ppo.yml and a2c.yml (commit 22e3ff2) as rlkit's keys: [run]'s steps and
 # num_envs, then each agent key the entry sets or SB3's default it relies on. `lin_X`:
 # learning_rate X, lr_end_fraction 0 over the whole run (lr_anneal_fraction 1);
-# normalize: norm_obs and norm_reward; use_sde is not built (the presets say so).
+# normalize: norm_obs and norm_reward; use_sde and sde_sample_freq as the entries set them.
 LIN: dict[str, object] = {"lr_end_fraction": 0.0, "lr_anneal_fraction": 1.0}
 NORM: dict[str, object] = {"norm_obs": True, "norm_reward": True}
 SB3_PPO: dict[str, object] = {
@@ -164,10 +164,10 @@ ZOO: dict[tuple[str, str], tuple[int, int, dict[str, object]]] = {
     ),
 }
 
-#: the entries with use_sde: True, which rlkit has not built
-WITH_SDE = {("ppo", "Pendulum-v1"), ("ppo", "MountainCarContinuous-v0"),
-            ("a2c", "Pendulum-v1"), ("a2c", "LunarLanderContinuous-v3"),
-            ("a2c", "MountainCarContinuous-v0"), ("a2c", "BipedalWalker-v3")}  # fmt: skip
+#: the entries with use_sde: True, and their sde_sample_freq (-1: unset)
+WITH_SDE = {("ppo", "Pendulum-v1"): 4, ("ppo", "MountainCarContinuous-v0"): -1,
+            ("a2c", "Pendulum-v1"): -1, ("a2c", "LunarLanderContinuous-v3"): -1,
+            ("a2c", "MountainCarContinuous-v0"): 16, ("a2c", "BipedalWalker-v3"): -1}  # fmt: skip
 
 
 @pytest.mark.parametrize("agent, env", list(ZOO), ids=lambda x: x)
@@ -180,8 +180,10 @@ def test_the_zoo_entry_is_picked_by_itself_value_for_value(agent, env):
     expected = {**(SB3_PPO if agent == "ppo" else SB3_A2C), **keys}
     config = plan.agent_config
     assert {k: getattr(config, k) for k in expected} == expected
-    # what the zoo's entry has and rlkit has not is said, not dropped
-    assert ("\n# left out: use_sde" in plan.preset.text) == ((agent, env) in WITH_SDE)
+    # gSDE carried over where the zoo's entry sets it, nothing about it left out
+    assert "\n# left out: use_sde" not in plan.preset.text
+    assert config.use_sde == ((agent, env) in WITH_SDE)
+    assert config.sde_sample_freq == WITH_SDE.get((agent, env), -1)
 
 
 def cli(capsys, *args):

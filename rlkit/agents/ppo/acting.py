@@ -32,6 +32,7 @@ from gymnasium import spaces
 from rlkit.agents.parts import Acting
 from rlkit.core.errors import UsageError
 from rlkit.envs.action_masks import check_action_masks
+from rlkit.learn.gsde import ExplorationMatrices, numpy_gsde_noise
 from rlkit.learn.gumbel import gumbel_from_uniform
 
 if TYPE_CHECKING:
@@ -99,12 +100,15 @@ class PPOActing(Acting):
         encode: observations -> what the policy takes: float32 ``[obs_dim]`` / ``[N,
             obs_dim]``, or images ``[(N,) H, W, C]`` in their own dtype.
         rng: the generator of the draws (one draw of the output's shape per call).
+        gsde: gSDE's held exploration matrices (``use_sde``; else None).
     """
 
-    def __init__(self, action_space, encode, rng: np.random.Generator) -> None:
+    def __init__(self, action_space, encode, rng: np.random.Generator,
+                 gsde: ExplorationMatrices | None = None) -> None:  # fmt: skip
         self.action_space = action_space
         self.encode = encode
         self.rng = rng
+        self.gsde = gsde
         self.discrete = isinstance(action_space, spaces.Discrete)
         self.nvec: tuple[int, ...] | None = None
         if self.discrete:
@@ -131,6 +135,9 @@ class PPOActing(Acting):
         :func:`~rlkit.envs.action_masks.check_action_masks`), the others' logits made
         ``-inf`` (never drawn, never greedy). ``rng``: draw from this generator instead of
         the agent's (sampled evaluation; nothing of the rollout's is kept)."""
+        if self.gsde is not None:
+            raw, lead = self.sde_sample(self.encode(obs), explore, rng)
+            return self._send(raw, lead, explore and rng is None)
         out = self.snapshot.forward(self.encode(obs))
         if masks is not None:
             rows = None if out.ndim == 1 else out.shape[0]
@@ -149,10 +156,36 @@ class PPOActing(Acting):
         std = self.snapshot.std
         assert std is not None  # (Box actions)
         raw = gaussian_sample(out, std, draws.standard_normal(out.shape)) if explore else out
+        return self._send(raw, out.shape[:-1], explore and rng is None)
+
+    def sde_sample(
+        self, x: np.ndarray, explore: bool, rng: np.random.Generator | None = None
+    ) -> tuple[np.ndarray, tuple[int, ...]]:
+        """gSDE's unclipped action: ``mean + z . E_n`` (each stream's held matrix, drawn anew
+        when a rollout starts and every ``sde_sample_freq`` steps:
+        :class:`~rlkit.learn.gsde.ExplorationMatrices`), or the mean when greedy; and the
+        batch's leading shape (``()`` for one observation). With ``rng`` (a sampled
+        evaluation) each act draws matrices of its own from it, the rollout's held ones
+        untouched: each action is still a draw of ``pi(.|s)``."""
+        assert self.gsde is not None and self.snapshot.std is not None
+        rows = np.asarray(x).reshape(-1, np.shape(x)[-1])
+        latent, mean = self.snapshot.forward(rows)
+        lead = tuple(np.shape(x)[:-1])
+        if explore and rng is None:
+            mean = mean + self.gsde.noise(latent, self.snapshot.std, self.rng)
+        elif explore:
+            shape = (len(rows), self.gsde.latent_dim, self.gsde.action_dim)
+            matrices = np.asarray(self.snapshot.std, np.float64) * rng.standard_normal(shape)
+            mean = mean + numpy_gsde_noise(latent, matrices)
+        return mean.reshape(*lead, -1), lead
+
+    def _send(self, raw: np.ndarray, lead: tuple[int, ...], explore: bool) -> np.ndarray:
+        """The Gaussian's sample ``raw`` clipped to the bounds in the space's shape; the
+        unclipped one kept for :meth:`stored_actions` when ``explore`` (a rollout's act)."""
         raw = raw.astype(np.float32)
         sent = np.clip(raw, self._low, self._high).astype(self.action_space.dtype)
-        sent = sent.reshape(*out.shape[:-1], *self.action_space.shape)
-        if explore and rng is None:
+        sent = sent.reshape(*lead, *self.action_space.shape)
+        if explore:
             self._last = (sent, raw)
         return sent
 

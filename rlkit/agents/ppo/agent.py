@@ -29,6 +29,7 @@ from rlkit.agents.ppo.normalization import ObservationNormalizer, RewardScaler
 from rlkit.core import seeding
 from rlkit.core.errors import UsageError
 from rlkit.core.spaces import IMAGE, observation_format
+from rlkit.learn.gsde import ExplorationMatrices
 from rlkit.networks.custom import GIVEN_IN_PYTHON
 from rlkit.replay.rollout import Rollout
 
@@ -108,7 +109,11 @@ class PPO(Agent):
         self.obs_norm = ObservationNormalizer(fmt.size, cfg.clip_obs) if cfg.norm_obs else None
         self.reward_scaler = (RewardScaler(cfg.gamma, cfg.clip_reward) if cfg.norm_reward
                               else None)  # fmt: skip
-        self.acting = PPOActing(action_space, self._acting_input, self.rng)
+        sde = None
+        if self.learner.sde is not None and self.learner.log_std is not None:  # (L: its rows)
+            sde = ExplorationMatrices(int(self.learner.log_std.shape[0]),
+                                      self.learner.head.out_dim, cfg.sde_sample_freq)  # fmt: skip
+        self.acting = PPOActing(action_space, self._acting_input, self.rng, sde)
         self.acting.follow(self.learner.policy())
 
     def learner_config(self) -> PPOConfig:
@@ -181,10 +186,14 @@ class PPO(Agent):
         """The greedy action(s), whatever ``deterministic_eval`` says (the export's check)."""
         return self.acting.act(obs, False, self.num_steps)
 
-    def sample_noise_spec(self) -> tuple[str, int]:
+    def sample_noise_spec(self) -> tuple[str, int] | None:
         """``(distribution, width)`` of the noise :meth:`act_with_noise` takes per
         observation: ``"uniform"`` in (0, 1), one per logit (Discrete: ``n``; MultiDiscrete:
-        ``sum(nvec)``), or ``"normal"`` (standard), one per action dimension (Box)."""
+        ``sum(nvec)``), or ``"normal"`` (standard), one per action dimension (Box). None
+        with gSDE (``use_sde``): its draws come from matrices held across steps, so its
+        export has the greedy ``action`` and no ``sample``."""
+        if self.acting.gsde is not None:
+            return None
         return self.acting.noise_spec(self.learner.head.out_dim)
 
     def act_with_noise(self, obs, noise) -> int | np.ndarray:
@@ -192,6 +201,11 @@ class PPO(Agent):
         :meth:`sample_noise_spec`), touching none of the agent's generators: what the
         export's ``sample`` signature returns for the same observation and noise
         (:meth:`~rlkit.agents.ppo.acting.PPOActing.act_with_noise`)."""
+        if self.acting.gsde is not None:
+            raise UsageError(
+                "act_with_noise: a gSDE policy (use_sde) draws from exploration matrices "
+                "held across steps, not from per-step noise; use act()"
+            )
         try:
             return self.acting.act_with_noise(obs, noise)
         except (ValueError, IndexError, KeyError, TypeError) as exc:
@@ -260,6 +274,8 @@ class PPO(Agent):
         metrics, _ = self.learner.learn(batch, self.num_steps, self.minibatch_rng,
                                         self.rollout.action_masks)  # fmt: skip
         self.rollout.clear()
+        if self.acting.gsde is not None:  # (a rollout starts: new matrices, SB3's reset_noise)
+            self.acting.gsde.restart()
         if self.obs_norm is not None:
             self.obs_norm.freeze()
         self.acting.follow(self.learner.policy())
@@ -283,6 +299,8 @@ class PPO(Agent):
             tree["memory"]["obs_rms"] = self.obs_norm
         if self.reward_scaler is not None:
             tree["memory"]["reward_scaler"] = self.reward_scaler
+        if self.acting.gsde is not None:
+            tree["memory"]["gsde"] = self.acting.gsde
         tree["optimizer"].update(self.learner.state()["optimizer"])
         return tree
 

@@ -7,6 +7,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from rlkit.config import gsde_options as gsde
 from rlkit.config.options import (
     non_negative,
     one_of,
@@ -128,8 +129,14 @@ class PPOConfig:
         positive_sizes,
     )  # fmt: skip
     log_std_init: float = option(
-        0.0, "initial log std of the Gaussian policy (Box actions; state-independent)"
-    )
+        0.0, "initial log std of the Gaussian policy (Box actions; state-independent); with "
+        "use_sde that of the exploration matrix's entries (SB3's: 0 for both)"
+    )  # fmt: skip
+    use_sde: bool = gsde.use_sde_option()
+    sde_sample_freq: int = gsde.sde_sample_freq_option()
+    full_std: bool = gsde.full_std_option()
+    use_expln: bool = gsde.use_expln_option()
+    learn_features: bool = gsde.learn_features_option(False, "PPO's and A2C's set it false")
     ortho_init: bool = option(
         True,
         "orthogonal initialisation (gains sqrt 2 hidden, 0.01 policy head, 1 value head; "
@@ -195,6 +202,8 @@ class PPOConfig:
     )
 
     def cross_check(self) -> str | None:
+        if self.use_sde and (self.actor or self.torso not in BUILT_IN_TORSOS):
+            return gsde.OWN_NETWORK
         if (self.actor or self.critic) and self.torso not in BUILT_IN_TORSOS:
             return (
                 "actor and critic are whole networks, torso one under rlkit's two heads: give "
@@ -307,6 +316,11 @@ class A2CConfig:
     hidden_sizes: tuple[int, ...] = _ppo_option("hidden_sizes")
     value_hidden_sizes: tuple[int, ...] = _ppo_option("value_hidden_sizes")
     log_std_init: float = _ppo_option("log_std_init")
+    use_sde: bool = _ppo_option("use_sde")
+    sde_sample_freq: int = _ppo_option("sde_sample_freq")
+    full_std: bool = _ppo_option("full_std")
+    use_expln: bool = _ppo_option("use_expln")
+    learn_features: bool = _ppo_option("learn_features")
     ortho_init: bool = _ppo_option("ortho_init")
     torso: str = _ppo_option("torso")
     actor: str = _ppo_option("actor")

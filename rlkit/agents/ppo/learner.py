@@ -36,6 +36,7 @@ from gymnasium import spaces
 from rlkit.agents.parts import Learner
 from rlkit.agents.ppo.config import PPOConfig
 from rlkit.agents.ppo.distributions import DISCRETE, ActionHead
+from rlkit.agents.ppo.sde import gsde_policy, initial_log_std, sde_log_prob_entropy, sde_snapshot
 from rlkit.agents.ppo.user_networks import build_networks
 from rlkit.core.spaces import ObservationFormat, vector_format
 from rlkit.learn.advantages import (
@@ -64,10 +65,11 @@ class PolicySnapshot:
             mean ``[(N,) act_dim]`` (Box, in the action's own units): a numpy copy of the
             policy (the tanh MLP; MinAtar's torso; a user's Dense stack), or one compiled
             call reading the live weights (the Nature CNN; other networks of one's own).
-        std: the Gaussian's std ``[act_dim]``; None for Discrete and MultiDiscrete.
+        std: the Gaussian's std ``[act_dim]`` (gSDE: ``[L, act_dim]``, the exploration
+            matrix's, and ``forward`` gives ``(latent, mean)``); None for Discrete.
     """
 
-    forward: Callable[[np.ndarray], np.ndarray]
+    forward: Callable[[np.ndarray], Any]
     std: np.ndarray | None
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
@@ -119,9 +121,9 @@ class PPOLearner(Learner):
                                        (observation_space, action_space), given or {})  # fmt: skip
         self.policy_network = self.networks.policy_network
         self.value_network = self.networks.value_network
-        self.log_std = None
-        if isinstance(action_space, spaces.Box):
-            self.log_std = tf.Variable(np.full(out_dim, cfg.log_std_init, np.float32),
+        self.log_std, self.sde = None, gsde_policy(self.networks, obs_format, action_space, cfg)
+        if isinstance(action_space, spaces.Box):  # (gSDE: the exploration matrix's [L, A])
+            self.log_std = tf.Variable(initial_log_std(self.sde, obs_format, out_dim, cfg),
                                        name="policy_log_std")  # fmt: skip
         variables = [v for group in self.variables().values() for v in group]
         if cfg.optimizer == "rmsprop":
@@ -163,6 +165,9 @@ class PPOLearner(Learner):
         if arrays is None:
             arrays = [np.asarray(v.numpy()) for v in self._snapshot_tensors()]
         n = len(self.networks.snapshot_tensors())
+        if self.sde is not None:
+            self._snapshot = PolicySnapshot(*sde_snapshot(arrays, n, self.config))
+            return
         std = None if self.log_std is None else np.exp(np.asarray(arrays[n], np.float64))
         self._snapshot = PolicySnapshot(self.networks.acting_forward(arrays[:n]), std)
 
@@ -174,6 +179,9 @@ class PPOLearner(Learner):
     def _terms(self, obs, actions, masks=None) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
         """``log pi(a|s)``, the entropy of ``pi(.|s)`` and ``V(s)``, each ``[B]`` (one pass
         through a shared torso); ``masks``: the valid actions, bool ``[B, out_dim]``."""
+        if self.sde is not None:  # (gSDE: rlkit/agents/ppo/sde.py)
+            return (*sde_log_prob_entropy(self.sde, self.log_std, obs, actions, self.config),
+                    self.networks.value(obs))  # fmt: skip
         out, value = self.networks.forward(obs)
         return (*self._log_prob_entropy(out, actions, masks), value)
 

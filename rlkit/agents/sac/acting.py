@@ -18,6 +18,7 @@ import tensorflow as tf
 
 from rlkit.agents.parts import Acting
 from rlkit.core.spaces import ObservationFormat
+from rlkit.learn.gsde import ExplorationMatrices
 from rlkit.learn.max_entropy import bound_log_std, numpy_bound_log_std
 from rlkit.networks.actor_critic import ActionBounds
 
@@ -46,6 +47,7 @@ class SACActing(Acting):
         action_shape, action_dtype: the action space's (actions are returned in them).
         config: the :class:`~rlkit.agents.sac.config.SACConfig` (log std bounds).
         rng: draws the uniform warm-up actions and the policy's noise (``"explore"``).
+        latent_dim: gSDE's latent width ``L`` (the policy's last hidden layer).
     """
 
     def __init__(
@@ -56,23 +58,54 @@ class SACActing(Acting):
         action_dtype: Any,
         config: Any,
         rng: np.random.Generator,
+        latent_dim: int = 0,
     ) -> None:
         self.obs_format, self.bounds, self.config, self.rng = obs_format, bounds, config, rng
         self.action_shape, self.action_dtype = tuple(action_shape), action_dtype
+        self.gsde: ExplorationMatrices | None = None
+        if config.use_sde:
+            self.gsde = ExplorationMatrices(latent_dim, bounds.dim, config.sde_sample_freq)
 
     def act(self, obs, explore: bool = True, step: int = 0) -> Any:
         encoded = self.obs_format.encode(obs)
         rows = self.obs_format.batch_rows(encoded)
         batch = np.asarray(encoded, np.float32).reshape(rows or 1, self.obs_format.size)
-        n, dim = batch.shape[0], self.bounds.dim
-        if explore and step < self.config.learning_starts:
+        n, dim, cfg = batch.shape[0], self.bounds.dim, self.config
+        if explore and step < cfg.learning_starts and not (cfg.use_sde and cfg.use_sde_at_warmup):
             flat = self.rng.uniform(self.bounds.low, self.bounds.high, (n, dim))
+        elif self.gsde is not None:
+            flat = self.sde_action(batch, explore, step)
         else:
             noise = self.rng.standard_normal((n, dim)).astype(np.float32) if explore else None
             flat = squashed_action(self.policy(batch), noise, self.bounds, self.config)
         actions = np.asarray(self.bounds.clip(flat), self.action_dtype)
         actions = actions.reshape(n, *self.action_shape)
         return actions if rows is not None else actions[0]
+
+    def sde_action(self, batch: np.ndarray, explore: bool, step: int) -> np.ndarray:
+        """gSDE's action ``[N, A]`` in the bounds' units: ``tanh(mean + z . E_n)`` (each
+        stream ``n`` its held matrix, :class:`~rlkit.learn.gsde.ExplorationMatrices`), or
+        ``tanh(mean)`` greedy. The matrices are redrawn when a collection block of
+        ``train_freq`` steps begins (SB3's ``collect_rollouts``; with ``train_freq_unit``
+        episode, when an episode ends) and every ``sde_sample_freq`` steps within it."""
+        assert self.gsde is not None
+        mirror: Any = self.policy  # (a NumpyLatentMLP: latent, mean, and std)
+        latent, mean = mirror(batch)
+        if not explore:
+            return self.bounds.from_unit(np.tanh(mean)).astype(np.float32)
+        if self.config.train_freq_unit == "step":
+            self.gsde.restart_at(step // self.config.train_freq)
+        noise = self.gsde.noise(latent, mirror.std, self.rng)
+        return self.bounds.from_unit(np.tanh(mean + noise)).astype(np.float32)
+
+    def episodes_ended(self, indices: np.ndarray | None) -> None:
+        """With gSDE and ``train_freq_unit`` episode, the next act draws new matrices."""
+        if self.gsde is not None and self.config.train_freq_unit == "episode":
+            self.gsde.restart()
+
+    def state(self) -> dict[str, dict[str, Any]]:
+        """gSDE's held matrices (``memory/gsde``)."""
+        return {} if self.gsde is None else {"memory": {"gsde": self.gsde}}
 
 
 # -- the in-graph twin (the compiled loop's acting, rlkit.run.compiled.sac) -------------------

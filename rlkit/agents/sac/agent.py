@@ -82,6 +82,11 @@ class SAC(OffPolicyAgent):
     def build(self, seed: int) -> Parts:
         """The learner and the acting rule, both drawing from the ``"explore"`` generator."""
         if self.discrete:
+            if self.config.use_sde:
+                raise UsageError(
+                    f"use_sde: gSDE perturbs a Gaussian's mean and {self.action_space} is "
+                    "Discrete (discrete SAC samples its softmax); leave use_sde out"
+                )
             if self.config.actor or self.config.critic:
                 raise UsageError(
                     "discrete SAC's networks are rlkit's (an MLP, or the Nature CNN / MinAtar "
@@ -99,7 +104,8 @@ class SAC(OffPolicyAgent):
         learner = SACLearner(self.config, self.obs_format, self.bounds, seed, self.rng, spaces,
                              self._networks)  # fmt: skip
         acting = SACActing(self.obs_format, self.bounds, self.action_shape,
-                           self.action_space.dtype, self.config, self.rng)  # fmt: skip
+                           self.action_space.dtype, self.config, self.rng,
+                           getattr(learner.actor, "latent_dim", 0))  # fmt: skip
         return Parts(learner, acting, ((self.bounds.dim,), np.float32))
 
     def stored_action(self, action) -> np.ndarray:

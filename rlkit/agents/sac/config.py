@@ -6,6 +6,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from rlkit.config.gsde_options import (
+    OWN_NETWORK,
+    full_std_option,
+    learn_features_option,
+    sde_sample_freq_option,
+    use_expln_option,
+    use_sde_option,
+)
 from rlkit.config.options import (
     gradient_steps_option,
     non_negative,
@@ -166,7 +174,23 @@ class SACConfig:
         "with -5 and 2)",
         one_of(*LOG_STD_BOUNDINGS),
     )
-    use_sde: bool = option(False, "gSDE exploration (SB3's): not built in rlkit; must be false")
+    use_sde: bool = use_sde_option()
+    sde_sample_freq: int = sde_sample_freq_option()
+    use_sde_at_warmup: bool = option(
+        False, "gSDE: explore with it before learning_starts too, instead of uniform actions "
+        "(SB3's use_sde_at_warmup)"
+    )  # fmt: skip
+    log_std_init: float = option(
+        -3.0, "gSDE: the initial log std of the exploration matrix's entries (SB3's SAC: -3)",
+        _finite,
+    )  # fmt: skip
+    full_std: bool = full_std_option()
+    use_expln: bool = use_expln_option()
+    learn_features: bool = learn_features_option(True, "SAC's actor sets it true")
+    clip_mean: float = option(
+        2.0, "gSDE: the mean of u clipped to [-clip_mean, clip_mean] (SB3's SAC: 2; 0: not)",
+        non_negative,
+    )  # fmt: skip
     n_step: int = n_step_option()
     prioritized: bool = prioritized_option()
     priority_exponent: float = priority_exponent_option()
@@ -204,9 +228,8 @@ class SACConfig:
     )
 
     def cross_check(self) -> str | None:
-        if self.use_sde:
-            return ("use_sde: gSDE exploration is not built in rlkit's SAC; leave it out (SAC "
-                    "explores by sampling its Gaussian policy)")  # fmt: skip
+        if self.use_sde and self.actor:
+            return OWN_NETWORK
         if self.log_std_min >= self.log_std_max:
             return (f"log_std_min ({self.log_std_min:g}) must be below log_std_max "
                     f"({self.log_std_max:g})")  # fmt: skip

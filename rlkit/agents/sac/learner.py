@@ -18,7 +18,7 @@ One update on a minibatch, in SB3's order (``sac/sac.py`` ``train``), the formul
 
 The standard normal draws of steps 1 and 3 come in with the batch, drawn in numpy from the
 agent's ``"explore"`` generator (a checkpoint keeps it: exact resume), two ``[K, B, A]``
-arrays a block.
+arrays a block; with gSDE one exploration matrix's ``[K, L, A]`` (:meth:`SACLearner.sde_sample`).
 """
 
 from __future__ import annotations
@@ -32,10 +32,12 @@ import tensorflow as tf
 from rlkit.agents.sac import networks as sac_networks
 from rlkit.agents.sac.soft import SoftLearner
 from rlkit.core.spaces import ObservationFormat
+from rlkit.learn import gsde
 from rlkit.learn.compiled import CompiledFunction, block_range, pack, unpack
 from rlkit.learn.losses import squared_error
 from rlkit.learn.max_entropy import (
     bound_log_std,
+    log_one_minus_tanh_squared,
     soft_bootstrap_target,
     squashed_sample,
     temperature_loss,
@@ -97,9 +99,27 @@ class SACLearner(SoftLearner):
 
     def sample(self, obs: tf.Tensor, noise: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
         """``(a, log pi(a|s))``: the action in the bounds' units ``[B, A]`` and its log-density
-        ``[B]`` (of the squashed action in ``[-1, 1]``), from standard normal ``noise``."""
+        ``[B]`` (of the squashed action in ``[-1, 1]``), from standard normal ``noise``
+        (``[B, A]``; with gSDE ``[L, A]``, one exploration matrix's: :meth:`sde_sample`)."""
+        if self.config.use_sde:
+            return self.sde_sample(obs, noise)
         squashed, log_prob = squashed_sample(*self.distribution(obs), noise)
         return self.bounds.from_unit(squashed), log_prob
+
+    def sde_sample(self, obs: tf.Tensor, normal: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+        """gSDE's reparameterised sample (SB3's ``action_log_prob`` with ``use_sde``): one
+        exploration matrix ``E = sigma * normal`` (``[L, A]``) for the whole batch, ``u = mean
+        + z . E`` (``z`` the latent, without a gradient unless ``learn_features``), ``a =
+        tanh(u)``; ``log pi = log N(u; mean, (z^2) @ (sigma^2) + eps) - sum log(1 -
+        tanh(u)^2)``. The gradient reaches ``log_std`` through ``E`` and the variance."""
+        cfg = self.config
+        latent, mean = self.actor.latent_and_mean(obs)
+        latent = gsde.latent_input(latent, cfg.learn_features)
+        std = gsde.gsde_std(self.actor.log_std, self.bounds.dim, cfg.use_expln)
+        u = mean + tf.matmul(latent, std * normal)
+        log_prob = gsde.gsde_log_prob(u, mean, gsde.gsde_variance(latent, std))
+        log_prob -= tf.reduce_sum(log_one_minus_tanh_squared(u), axis=-1)
+        return self.bounds.from_unit(tf.tanh(u)), log_prob
 
     def target_q(self, obs: tf.Tensor, actions: tf.Tensor, k: int) -> tf.Tensor:
         """``Q'_k(s, a)``: critic ``k`` run on its EMA shadow weights, ``[B]``."""
@@ -122,6 +142,8 @@ class SACLearner(SoftLearner):
         (``entropy``: mean ``-log pi(a~|s)``), and critic 0's TD errors ``[K, B]``."""
         self.schedule_learning_rates(step)
         shape = (*np.shape(batch.rewards), 2, self.bounds.dim)
+        if self.config.use_sde:  # one exploration matrix an update, for s and s' (SB3's)
+            shape = (shape[0], self.actor.latent_dim, self.bounds.dim)
         noise = self.rng.standard_normal(shape).astype(np.float32)
         out = self._train_block(self._block_tensors(batch), noise, np.int64(self.num_updates))
         *metrics, td_errors, self._actor_weights = out
@@ -138,24 +160,27 @@ class SACLearner(SoftLearner):
 
     def _train_block_graph(self, block, noise, updates_before):
         """``K`` updates in one graph (``block``: :meth:`_block_tensors`; ``noise``: ``[K, B,
-        2, A]`` standard normal draws; ``updates_before``: int64 updates before the block)."""
+        2, A]`` standard normal draws, with gSDE ``[K, L, A]``; ``updates_before``: int64
+        updates before the block)."""
         size = self.obs_format.size
         obs, next_obs, actions, rewards, pcont, weights = unpack(
             block, [size, size, self.bounds.dim, 0, 0, 0]
         )
-        count = tf.shape(rewards)[0]
+        count, sde = tf.shape(rewards)[0], self.config.use_sde
         totals = [tf.constant(0.0)] * 6
         td_errors = tf.TensorArray(tf.float32, size=count)
         for k in block_range(rewards):
             index = updates_before + tf.cast(k, tf.int64)
+            now, later = (noise[k], noise[k]) if sde else (noise[k, :, 0], noise[k, :, 1])
             *metrics, td_error = self.update_step(
                 obs[k], actions[k], rewards[k], next_obs[k], pcont[k], weights[k],
-                noise[k, :, 0], noise[k, :, 1], index,
+                now, later, index,
             )  # fmt: skip
             totals = [t + m for t, m in zip(totals, metrics, strict=True)]
             td_errors = td_errors.write(k, td_error)
         n = tf.cast(count, tf.float32)
-        weights_after = [tf.identity(w) for w in self.actor.layer_weights()]
+        snapshot = self.actor.snapshot_weights() if sde else self.actor.layer_weights()
+        weights_after = [tf.identity(w) for w in snapshot]
         return (*[t / n for t in totals], td_errors.stack(), weights_after)
 
     def update_step(self, obs, actions, rewards, next_obs, pcont, weights, noise, next_noise,

@@ -64,6 +64,7 @@ def unsupported(env_id: str, agent: str, config: Any) -> str | None:
         "r_max_running": "a running r_max",
         "norm_obs": "observation normalisation",
         "norm_reward": "reward scaling",
+        "use_sde": "gSDE exploration",
     }
     if getattr(config, "noise", "gaussian") != "gaussian":
         return "the compiled loop explores with Gaussian noise only (noise)"

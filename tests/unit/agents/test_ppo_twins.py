@@ -222,7 +222,7 @@ def test_the_programs_update_is_the_python_learners_on_the_same_rollout(env_id, 
     "env_id, overrides",
     [("rlkit/CartPole-v1", {}),
      ("rlkit/Pendulum-v1", {"lr_end_fraction": 0.0, "lr_anneal_fraction": 1.0,
-                            "target_kl": 0.01}),
+                            "target_kl": 0.01, "use_sde": False}),  # (gSDE: Python loop)
      ("rlkit/MinAtar-Breakout-v0", {})],
 )  # fmt: skip
 def test_the_compiled_loop_runs_ppo_and_resumes_exactly(tmp_path, env_id, overrides):

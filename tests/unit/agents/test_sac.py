@@ -237,7 +237,7 @@ def test_targets_are_ema_shadows_moved_by_polyak_tau():
         ({"log_std_min": 3.0}, "log_std_min"),
         ({"tau": 0.0}, "tau"),
         ({"tau": 1.5}, "tau"),
-        ({"use_sde": True}, "use_sde"),
+        ({"use_sde": True, "sde_sample_freq": 0}, "sde_sample_freq"),
     ],
 )
 def test_bad_settings_are_refused_in_one_line(overrides, message):
