@@ -266,3 +266,24 @@ def test_the_export_acts_greedily_as_the_agent(tmp_path, agent_name):
         assert "sample" not in exported.signatures and "action" in exported.signatures
         with pytest.raises(UsageError, match="^act_with_noise: a gSDE policy"):
             agent.act_with_noise(np.zeros((1, 2), np.float32), np.zeros((1, 1), np.float32))
+
+
+@pytest.mark.slow
+def test_a_sampled_evaluation_leaves_the_rollouts_held_matrices_and_generator_alone():
+    """``act(..., rng=)`` under gSDE (sampled evaluation) draws matrices of its own from the
+    evaluation generator: the next exploring act is what it would have been without it."""
+    env = gym.make("MountainCarContinuous-v0")
+
+    def make():
+        return rlkit.agents.PPO.from_env(env, seed=3, hidden_sizes=(8,), value_hidden_sizes=(8,),
+                                         use_sde=True, sde_sample_freq=-1)  # fmt: skip
+
+    obs = np.array([[-0.5, 0.01]], np.float32)
+    plain, evaluated = make(), make()
+    want = [plain.acting.act(obs) for _ in range(3)]
+    got = [evaluated.acting.act(obs)]
+    sampled = [evaluated.acting.act(obs, rng=np.random.default_rng(s)) for s in (1, 2)]
+    got += [evaluated.acting.act(obs) for _ in range(2)]
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    assert not np.array_equal(sampled[0], sampled[1])  # (each a draw of its own)
+    assert not np.allclose(sampled[0], want[0])
