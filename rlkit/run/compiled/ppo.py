@@ -105,6 +105,46 @@ class PPOProgram(CompiledProgram):
             lambda: (zeros, tf.constant(0, tf.int64)),
         )
 
+    def _chunk_graph(self, vector_steps, episode_cap):
+        """The chunk as segments: each runs the vector steps up to the rollout's end (or
+        the chunk's, or the episode cap), then the update when the rollout is full. The
+        same steps, updates and numbers as one loop of :meth:`_vector_step` (an update
+        checked after each step), without the update's ``tf.cond`` in the step's loop: XLA
+        copied every weight and Adam moment out of that conditional at each step."""
+        n, rollout = self.num_envs, self.rollout
+        logs = (
+            tf.TensorArray(tf.bool, size=self.chunk, element_shape=[n]),
+            tf.TensorArray(tf.float64, size=self.chunk, element_shape=[n]),
+            tf.TensorArray(tf.int32, size=self.chunk, element_shape=[n]),
+        )
+
+        def going(i, *_):
+            return tf.logical_and(i < vector_steps, self.episodes < episode_cap)
+
+        def segment(i, sums, updates, *logs):
+            room = tf.minimum(vector_steps - i, rollout.n_steps - rollout.filled)
+
+            def step(j, done_log, return_log, length_log):
+                *_, done, returns, lengths = self._env_step()
+                k = i + j
+                return (j + 1, done_log.write(k, done), return_log.write(k, returns),
+                        length_log.write(k, lengths))  # fmt: skip
+
+            j, *logs = tf.while_loop(
+                lambda j, *_: tf.logical_and(j < room, self.episodes < episode_cap),
+                step, (tf.constant(0), *logs), maximum_iterations=rollout.n_steps,
+            )  # fmt: skip
+            now = self.num_steps.read_value()
+            before = now - n
+            step_sums, step_updates = self.learn(before, now, self.step_seeds(before)[2])
+            return (i + j, sums + step_sums, updates + step_updates, *logs)
+
+        start = (tf.constant(0), tf.zeros([len(METRICS)]), tf.constant(0, tf.int64), *logs)
+        i, sums, updates, done_log, return_log, length_log = tf.while_loop(
+            going, segment, start, maximum_iterations=self.chunk
+        )
+        return i, done_log.stack(), return_log.stack(), length_log.stack(), sums, updates
+
     def _update(self, now, seed):
         """PPO's update on the full rollout at step count ``now``: its metric means ``[6]``."""
         cfg, learner, rollout = self.config, self.learner, self.rollout
