@@ -79,18 +79,25 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=0, help="XLA threads (0: default)")
     parser.add_argument("--modes", default="no-update,update")
     parser.add_argument("--hlo", default="", help="a folder for the optimized HLO")
+    parser.add_argument("--xla-flags", action="append", default=[],
+                        help="XLA_FLAGS for the children (repeatable: each checkout runs "
+                        "with each, alternating; '' for none)")  # fmt: skip
     args = parser.parse_args()
     print(f"load average {os.getloadavg()[0]:.1f}", flush=True)
     results: dict[tuple[str, str], list[float]] = {}
     for _ in range(args.rounds):
         for mode in args.modes.split(","):
-            for i, source in enumerate(args.sources):
+            runs = [(s, f) for s in args.sources for f in (args.xla_flags or [None])]
+            for i, (source, flags) in enumerate(runs):
                 hlo = ""
                 if args.hlo:
                     os.makedirs(args.hlo, exist_ok=True)
                     hlo = os.path.join(args.hlo, f"{i}-{mode}.hlo.txt")
                 env = {**os.environ, "PYTHONPATH": os.path.abspath(source),
                        "TF_CPP_MIN_LOG_LEVEL": "3"}  # fmt: skip
+                if flags is not None:
+                    env["XLA_FLAGS"] = flags
+                name = source if flags is None else f"{source} [{flags}]"
                 command = [sys.executable, "-c", CHILD, mode, str(args.chunk), str(args.repeats),
                            str(args.threads), hlo]  # fmt: skip
                 done = subprocess.run(command, capture_output=True, text=True, env=env,
@@ -99,19 +106,19 @@ def main() -> None:
                     sys.exit(done.stderr[-3000:])
                 r = json.loads(done.stdout.strip().splitlines()[-1])
                 per_step = [t / (args.chunk * 4) * 1e6 for t in r["times"]]
-                results.setdefault((mode, source), []).extend(per_step)
+                results.setdefault((mode, name), []).extend(per_step)
                 extra = ""
                 if hlo:
                     text = Path(hlo).read_text()
                     extra = (
                         f"  HLO {text.count(' = ')} instructions, {text.count('fusion(')} fusions"
                     )
-                print(f"{mode:9s} {source:20s} compile {r['compile_s']:5.1f} s  "
+                print(f"{mode:9s} {name:20s} compile {r['compile_s']:5.1f} s  "
                       f"{statistics.median(per_step):6.2f} us/env step (min {min(per_step):.2f})  "
                       f"updates {r['updates']}{extra}", flush=True)  # fmt: skip
     print(f"load average {os.getloadavg()[0]:.1f}")
-    for (mode, source), values in results.items():
-        print(f"{mode:9s} {source:20s} median {statistics.median(values):6.2f} us/env step")
+    for (mode, name), values in results.items():
+        print(f"{mode:9s} {name:20s} median {statistics.median(values):6.2f} us/env step")
 
 
 if __name__ == "__main__":

@@ -24,6 +24,14 @@ steps, and each vector step does what the Python loop does,
   (:meth:`PPOLearner._train_graph`, the ``target_kl`` stop included); then the rollout is
   cleared.
 
+A chunk runs as rollout segments (:meth:`PPOProgram._chunk_graph`): the vector steps up to
+the rollout's end in an inner loop, each step's row kept in ``TensorArray``\\ s and written
+to the rollout at once after it (:meth:`GraphRollout.put`), then the update if the rollout
+is full; the same steps and numbers as checking for the update after every step (the
+generic chunk of :class:`~rlkit.run.compiled.program.CompiledProgram`, tied by
+``tests/unit/run/test_compiled_ppo_segments.py``), at about half the cost a step
+(docs/performance.md).
+
 Each in-graph part is the Python loop's twin or the Python loop's own code, tied by
 ``tests/unit/agents/test_ppo_twins.py``; the random numbers are the program's own
 (stateless, keyed by the run's seed and the vector step). The chunk's metrics are the
@@ -87,10 +95,14 @@ class PPOProgram(CompiledProgram):
         return graph_clip_action(actions, self._low, self._high)
 
     def store(self, obs, actions, out) -> None:
-        """The vector step as the rollout's next row (rewards clipped as the Python loop
-        clips them: ``reward_clip``)."""
+        """The vector step as the rollout's next row (:meth:`row`)."""
+        self.rollout.add(*self.row(obs, actions, out))
+
+    def row(self, obs, actions, out) -> tuple[tf.Tensor, ...]:
+        """What the rollout keeps of a vector step, in :meth:`GraphRollout.add`'s order
+        (rewards clipped as the Python loop clips them: ``reward_clip``)."""
         rewards = graph_clip_rewards(tf.cast(out.reward, tf.float32), self.config.reward_clip)
-        self.rollout.add(obs, actions, rewards, out.final_obs, out.terminated, out.truncated)
+        return obs, actions, rewards, out.final_obs, out.terminated, out.truncated
 
     def after_chunk(self, updates: int) -> None:
         self.learner.num_updates += updates
@@ -122,18 +134,31 @@ class PPOProgram(CompiledProgram):
             return tf.logical_and(i < vector_steps, self.episodes < episode_cap)
 
         def segment(i, sums, updates, *logs):
-            room = tf.minimum(vector_steps - i, rollout.n_steps - rollout.filled)
+            start = rollout.filled.read_value()
+            room = tf.minimum(vector_steps - i, rollout.n_steps - start)
+            rows = tuple(
+                tf.TensorArray(v.dtype, size=rollout.n_steps, element_shape=v.shape[1:])
+                for v in rollout.fields()
+            )
 
-            def step(j, done_log, return_log, length_log):
-                *_, done, returns, lengths = self._env_step()
+            def step(j, done_log, return_log, length_log, *rows):
+                row: list[tf.Tensor] = []
+                *_, done, returns, lengths = self._env_step(
+                    lambda obs, actions, out: row.extend(self.row(obs, actions, out))
+                )
                 k = i + j
+                rows = tuple(
+                    a.write(start + j, tf.cast(x, a.dtype)) for a, x in zip(rows, row, strict=True)
+                )
                 return (j + 1, done_log.write(k, done), return_log.write(k, returns),
-                        length_log.write(k, lengths))  # fmt: skip
+                        length_log.write(k, lengths), *rows)  # fmt: skip
 
-            j, *logs = tf.while_loop(
+            j, *logs_rows = tf.while_loop(
                 lambda j, *_: tf.logical_and(j < room, self.episodes < episode_cap),
-                step, (tf.constant(0), *logs), maximum_iterations=rollout.n_steps,
+                step, (tf.constant(0), *logs, *rows), maximum_iterations=rollout.n_steps,
             )  # fmt: skip
+            logs, rows = logs_rows[:3], logs_rows[3:]
+            rollout.put(start, j, [a.stack() for a in rows])
             now = self.num_steps.read_value()
             before = now - n
             step_sums, step_updates = self.learn(before, now, self.step_seeds(before)[2])

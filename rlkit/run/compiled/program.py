@@ -320,10 +320,10 @@ class CompiledProgram:
         key = tf.random.experimental.stateless_fold_in(self.seed, before // self.num_envs)
         return split_seed(key, 3)
 
-    def _env_step(self):
-        """One step of the ``N`` copies and its write to the memory, no update: ``(step
-        count before, step count after, the step's seed for updates [2], done [N], returns
-        [N], lengths [N])``."""
+    def _env_step(self, store=None):
+        """One step of the ``N`` copies and its write to the memory (``store(obs, actions,
+        out)``, :meth:`store` unless given), no update: ``(step count before, step count
+        after, the step's seed for updates [2], done [N], returns [N], lengths [N])``."""
         n, env = self.num_envs, self.env
         before = self.num_steps.read_value()
         act_seed, env_seed, sample_seed = tf.unstack(self.step_seeds(before))
@@ -331,7 +331,7 @@ class CompiledProgram:
         obs = env.observe(state.physics)
         actions = self.act(obs, before, act_seed)
         out = env.step(state, self.env_actions(actions), env_seed)
-        self.store(obs, actions, out)
+        (self.store if store is None else store)(obs, actions, out)
         now = before + n
         self.num_steps.assign(now)
         self.physics.assign(out.state.physics)
