@@ -7,7 +7,7 @@ child process per checkout (``PYTHONPATH`` = the checkout), compiles it, then ti
 checkouts, median printed) in two settings:
 
 - ``update``: the benchmark's program (an update every 128 vector steps);
-- ``no-update``: ``n_steps`` larger than all the steps run, so the rollout never fills and
+- ``no-update``: ``n_steps`` one more than all the steps run, so the rollout never fills and
   a chunk is acting, the environment's step, the rollout's write and the episode
   accounting alone.
 
@@ -41,7 +41,8 @@ CHILD = textwrap.dedent(
     from rlkit.run import experiment
     keys = dict(RLKIT_KEYS, lr_anneal_steps=10**7)
     if mode == "no-update":
-        keys.update(n_steps=2 ** 20, batch_size=2 ** 20)
+        rows = chunk * (repeats + 1) + 1  # more than the steps run: never full
+        keys.update(n_steps=rows, batch_size=rows)
     steps = 4 * chunk * (repeats + 1)
     plan = experiment.plan("ppo", "rlkit/CartPole-v1", steps=steps, seed=0, num_envs=4,
                            eval_every=0, checkpoint_every=0, preset="none", overrides=keys)
