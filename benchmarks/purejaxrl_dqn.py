@@ -122,9 +122,9 @@ RLKIT_CHILD = textwrap.dedent(
 )
 
 
-def run_child(argv: list[str], env: dict[str, str]) -> dict:
-    """Run a child process; its last stdout line is a JSON object."""
-    done = subprocess.run(argv, capture_output=True, text=True, env=env)
+def run_child(argv: list[str], env: dict[str, str], cwd: str | None = None) -> dict:
+    """Run a child process (in ``cwd``); its last stdout line is a JSON object."""
+    done = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=cwd)
     if done.returncode != 0:
         sys.exit(f"{argv[0]} failed:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])

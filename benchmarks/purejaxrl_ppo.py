@@ -71,6 +71,7 @@ Running it::
         --purejaxrl /work/purejaxrl --seeds 0,1
     python -m benchmarks.purejaxrl_ppo ... --steps 100000     # a shorter look
     python -m benchmarks.purejaxrl_ppo ... --threads 1        # both XLAs on one thread
+    python -m benchmarks.purejaxrl_ppo ... --rlkit /tmp/before --rlkit .   # two checkouts
 """
 
 from __future__ import annotations
@@ -179,6 +180,9 @@ def main() -> None:
     parser.add_argument("--seeds", default="0,1", help="comma-separated seeds [0,1]")
     parser.add_argument("--steps", type=int, default=500_000, help="environment steps [500000]")
     parser.add_argument("--threads", type=int, default=0, help="XLA threads for both (0: default)")
+    parser.add_argument("--rlkit", action="append", default=[], metavar="CHECKOUT",
+                        help="rlkit from this checkout (repeatable: a row each, alternating "
+                        "with PureJaxRL; default: the rlkit imported)")  # fmt: skip
     args = parser.parse_args()
     python = Path(args.venv) / "bin" / "python"
     ppo_py = Path(args.purejaxrl) / "purejaxrl" / "ppo.py"
@@ -201,16 +205,23 @@ def main() -> None:
     print(f"PPO CartPole-v1, PureJaxRL's settings, {steps:,} steps ({steps // rollout} "
           f"rollouts of {rollout}), seeds {seeds}; load average {load:.1f} on "
           f"{os.cpu_count()} CPUs", flush=True)  # fmt: skip
-    rows: dict[str, list[dict]] = {"purejaxrl": [], "rlkit": []}
+    checkouts = {"rlkit": None} if not args.rlkit else {
+        f"rlkit {path}": str(Path(path).resolve()) for path in args.rlkit}  # fmt: skip
+    rows: dict[str, list[dict]] = {"purejaxrl": [], **{name: [] for name in checkouts}}
+    width = max(len(name) for name in rows)
     for seed in seeds:
         pjx = [str(python), "-c", PUREJAXRL_CHILD, str(ppo_py), str(seed), str(steps)]
         rows["purejaxrl"].append(run_child(pjx, jax_env))
-        ours = [sys.executable, "-c", RLKIT_CHILD, keys, str(seed), str(steps),
-                str(args.threads)]  # fmt: skip
-        rows["rlkit"].append(run_child(ours, env))
+        for name, checkout in checkouts.items():
+            ours = [sys.executable, "-c", RLKIT_CHILD, keys, str(seed), str(steps),
+                    str(args.threads)]  # fmt: skip
+            if checkout is None:
+                rows[name].append(run_child(ours, env))
+            else:  # (run there: a child's sys.path starts with its working folder)
+                rows[name].append(run_child(ours, dict(env, PYTHONPATH=checkout), checkout))
         for name in rows:
             r = rows[name][-1]
-            print(f"seed {seed} {name:<9} compile {r['compile_s']:5.1f} s  train "
+            print(f"seed {seed} {name:<{width}} compile {r['compile_s']:5.1f} s  train "
                   f"{r['train_s']:6.1f} s  {r['steps'] / r['train_s']:8,.0f} steps/s  "
                   f"final return {r['final_return']:6.1f} ({r['episodes']} episodes)",
                   flush=True)  # fmt: skip
@@ -219,9 +230,10 @@ def main() -> None:
     for name, rs in rows.items():
         compile_s = statistics.median(r["compile_s"] for r in rs)
         returns = ", ".join(f"{r['final_return']:.0f}" for r in rs)
-        print(f"{name:<9} median {rates[name]:8,.0f} steps/s, compile {compile_s:.1f} s, "
+        print(f"{name:<{width}} median {rates[name]:8,.0f} steps/s, compile {compile_s:.1f} s, "
               f"final returns {returns}")  # fmt: skip
-    print(f"rlkit / PureJaxRL steps/s: {rates['rlkit'] / rates['purejaxrl']:.2f}")
+    for name in checkouts:
+        print(f"{name} / PureJaxRL steps/s: {rates[name] / rates['purejaxrl']:.2f}")
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ both stores the same steps and compares what they hand to an update.
     rollout = GraphRollout(128, 4, (4,))              # CartPole: T = 128, N = 4
     rollout = GraphRollout(128, 8, (10, 10, 4), (), tf.bool)   # MinAtar's Breakout boards
     rollout.add(obs, actions, rewards, final_obs, terminated, truncated)  # in tf.function
+    rollout.put(start, count, rows)       # or a segment of steps at once (rows [T, N, ...])
     if rollout.full: ... rollout.batch() ... rollout.clear()
 """
 
@@ -68,14 +69,29 @@ class GraphRollout:
         rows filled afterwards (int32). A full rollout is not written to (clear it first)."""
         row = [[tf.minimum(self.filled, self.n_steps - 1)]]
         for variable, value in zip(
-            (self.obs, self.actions, self.rewards, self.next_obs, self.terminated,
-             self.truncated),
-            (obs, actions, rewards, next_obs, terminated, truncated), strict=True,
-        ):  # fmt: skip
+            self.fields(), (obs, actions, rewards, next_obs, terminated, truncated), strict=True
+        ):
             variable.scatter_nd_update(row, tf.cast(value, variable.dtype)[None])
         filled = tf.minimum(self.filled + 1, self.n_steps)
         self.filled.assign(filled)
         return filled
+
+    def put(self, start, count, rows) -> None:
+        """Write ``count`` vector steps at once as the rows from ``start`` (the rows filled),
+        as ``count`` calls of :meth:`add` would: ``rows`` the six fields of :meth:`add`,
+        each ``[T, N, ...]`` with the new steps at rows ``start .. start + count - 1`` (a
+        compiled loop's segment of steps, stacked; the other rows are not read)."""
+        t = tf.range(self.n_steps)
+        new = tf.logical_and(t >= start, t < start + count)
+        for variable, value in zip(self.fields(), rows, strict=True):
+            where = tf.reshape(new, [-1] + [1] * (variable.shape.rank - 1))
+            variable.assign(tf.where(where, tf.cast(value, variable.dtype), variable))
+        self.filled.assign(tf.minimum(start + count, self.n_steps))
+
+    def fields(self) -> tuple[tf.Variable, ...]:
+        """The variables :meth:`add` writes, in its arguments' order."""
+        return (self.obs, self.actions, self.rewards, self.next_obs, self.terminated,
+                self.truncated)  # fmt: skip
 
     @property
     def full(self) -> tf.Tensor:

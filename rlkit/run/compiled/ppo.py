@@ -24,6 +24,14 @@ steps, and each vector step does what the Python loop does,
   (:meth:`PPOLearner._train_graph`, the ``target_kl`` stop included); then the rollout is
   cleared.
 
+A chunk runs as rollout segments (:meth:`PPOProgram._chunk_graph`): the vector steps up to
+the rollout's end in an inner loop, each step's row kept in ``TensorArray``\\ s and written
+to the rollout at once after it (:meth:`GraphRollout.put`), then the update if the rollout
+is full; the same steps and numbers as checking for the update after every step (the
+generic chunk of :class:`~rlkit.run.compiled.program.CompiledProgram`, tied by
+``tests/unit/run/test_compiled_ppo_segments.py``), at about half the cost a step
+(docs/performance.md).
+
 Each in-graph part is the Python loop's twin or the Python loop's own code, tied by
 ``tests/unit/agents/test_ppo_twins.py``; the random numbers are the program's own
 (stateless, keyed by the run's seed and the vector step). The chunk's metrics are the
@@ -87,10 +95,14 @@ class PPOProgram(CompiledProgram):
         return graph_clip_action(actions, self._low, self._high)
 
     def store(self, obs, actions, out) -> None:
-        """The vector step as the rollout's next row (rewards clipped as the Python loop
-        clips them: ``reward_clip``)."""
+        """The vector step as the rollout's next row (:meth:`row`)."""
+        self.rollout.add(*self.row(obs, actions, out))
+
+    def row(self, obs, actions, out) -> tuple[tf.Tensor, ...]:
+        """What the rollout keeps of a vector step, in :meth:`GraphRollout.add`'s order
+        (rewards clipped as the Python loop clips them: ``reward_clip``)."""
         rewards = graph_clip_rewards(tf.cast(out.reward, tf.float32), self.config.reward_clip)
-        self.rollout.add(obs, actions, rewards, out.final_obs, out.terminated, out.truncated)
+        return obs, actions, rewards, out.final_obs, out.terminated, out.truncated
 
     def after_chunk(self, updates: int) -> None:
         self.learner.num_updates += updates
@@ -104,6 +116,59 @@ class PPOProgram(CompiledProgram):
             lambda: (self._update(now, seed), tf.constant(1, tf.int64)),
             lambda: (zeros, tf.constant(0, tf.int64)),
         )
+
+    def _chunk_graph(self, vector_steps, episode_cap):
+        """The chunk as segments: each runs the vector steps up to the rollout's end (or
+        the chunk's, or the episode cap), then the update when the rollout is full. The
+        same steps, updates and numbers as one loop of :meth:`_vector_step` (an update
+        checked after each step), without the update's ``tf.cond`` in the step's loop: XLA
+        copied every weight and Adam moment out of that conditional at each step."""
+        n, rollout = self.num_envs, self.rollout
+        logs = (
+            tf.TensorArray(tf.bool, size=self.chunk, element_shape=[n]),
+            tf.TensorArray(tf.float64, size=self.chunk, element_shape=[n]),
+            tf.TensorArray(tf.int32, size=self.chunk, element_shape=[n]),
+        )
+
+        def going(i, *_):
+            return tf.logical_and(i < vector_steps, self.episodes < episode_cap)
+
+        def segment(i, sums, updates, *logs):
+            start = rollout.filled.read_value()
+            room = tf.minimum(vector_steps - i, rollout.n_steps - start)
+            rows = tuple(
+                tf.TensorArray(v.dtype, size=rollout.n_steps, element_shape=v.shape[1:])
+                for v in rollout.fields()
+            )
+
+            def step(j, done_log, return_log, length_log, *rows):
+                row: list[tf.Tensor] = []
+                *_, done, returns, lengths = self._env_step(
+                    lambda obs, actions, out: row.extend(self.row(obs, actions, out))
+                )
+                k = i + j
+                rows = tuple(
+                    a.write(start + j, tf.cast(x, a.dtype)) for a, x in zip(rows, row, strict=True)
+                )
+                return (j + 1, done_log.write(k, done), return_log.write(k, returns),
+                        length_log.write(k, lengths), *rows)  # fmt: skip
+
+            j, *logs_rows = tf.while_loop(
+                lambda j, *_: tf.logical_and(j < room, self.episodes < episode_cap),
+                step, (tf.constant(0), *logs, *rows), maximum_iterations=rollout.n_steps,
+            )  # fmt: skip
+            logs, rows = logs_rows[:3], logs_rows[3:]
+            rollout.put(start, j, [a.stack() for a in rows])
+            now = self.num_steps.read_value()
+            before = now - n
+            step_sums, step_updates = self.learn(before, now, self.step_seeds(before)[2])
+            return (i + j, sums + step_sums, updates + step_updates, *logs)
+
+        start = (tf.constant(0), tf.zeros([len(METRICS)]), tf.constant(0, tf.int64), *logs)
+        i, sums, updates, done_log, return_log, length_log = tf.while_loop(
+            going, segment, start, maximum_iterations=self.chunk
+        )
+        return i, done_log.stack(), return_log.stack(), length_log.stack(), sums, updates
 
     def _update(self, now, seed):
         """PPO's update on the full rollout at step count ``now``: its metric means ``[6]``."""

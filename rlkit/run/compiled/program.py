@@ -310,15 +310,28 @@ class CompiledProgram:
     def _vector_step(self):
         """One step of the ``N`` copies, its replay write and the updates due: ``(done [N],
         returns [N], lengths [N], metric sums [len(metric_names)], updates)``."""
+        before, now, sample_seed, done, returns, lengths = self._env_step()
+        sums, updates = self.learn(before, now, sample_seed)
+        return done, returns, lengths, sums, updates
+
+    def step_seeds(self, before: tf.Tensor) -> tf.Tensor:
+        """The stateless seeds of the vector step that starts at step count ``before``
+        (int64): int32 ``[3, 2]``, for acting, the environment's resets and the updates."""
+        key = tf.random.experimental.stateless_fold_in(self.seed, before // self.num_envs)
+        return split_seed(key, 3)
+
+    def _env_step(self, store=None):
+        """One step of the ``N`` copies and its write to the memory (``store(obs, actions,
+        out)``, :meth:`store` unless given), no update: ``(step count before, step count
+        after, the step's seed for updates [2], done [N], returns [N], lengths [N])``."""
         n, env = self.num_envs, self.env
         before = self.num_steps.read_value()
-        key = tf.random.experimental.stateless_fold_in(self.seed, before // n)
-        act_seed, env_seed, sample_seed = tf.unstack(split_seed(key, 3))
+        act_seed, env_seed, sample_seed = tf.unstack(self.step_seeds(before))
         state = EnvState(self.physics.read_value(), self.time.read_value())
         obs = env.observe(state.physics)
         actions = self.act(obs, before, act_seed)
         out = env.step(state, self.env_actions(actions), env_seed)
-        self.store(obs, actions, out)
+        (self.store if store is None else store)(obs, actions, out)
         now = before + n
         self.num_steps.assign(now)
         self.physics.assign(out.state.physics)
@@ -329,8 +342,7 @@ class CompiledProgram:
         self.episode_return.assign(tf.where(done, tf.zeros_like(returns), returns))
         self.episode_length.assign(tf.where(done, tf.zeros_like(lengths), lengths))
         self.episodes.assign_add(tf.reduce_sum(tf.cast(done, tf.int64)))
-        sums, updates = self.learn(before, now, sample_seed)
-        return done, returns, lengths, sums, updates
+        return before, now, sample_seed, done, returns, lengths
 
 
 def needs_autograph(config) -> bool:
