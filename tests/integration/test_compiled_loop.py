@@ -276,6 +276,13 @@ def test_a_sweeps_trials_keep_their_xla_code_in_one_folder(tmp_path, monkeypatch
     assert str(folder) in os.environ["TF_XLA_FLAGS"]
 
 
+# `long` (run when asked: -m long): 2-4 min of one worker, a Ray sweep of the compiled loop
+# plus a run in a process of its own. The default suite keeps its parts: the cache folder a
+# sweep names (test_a_sweeps_trials_keep_their_xla_code_in_one_folder, above, and
+# test_xla_cache_entries.py), one compile per configuration
+# (test_every_seed_of_a_configuration_compiles_to_the_same_xla_code) and a sweep trial equal
+# to rlkit train (tests/integration/test_sweep.py).
+@pytest.mark.long
 @pytest.mark.slow
 @pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="needs the ray extra")
 def test_a_sweeps_seeds_share_one_compile_and_each_equals_rlkit_train(capsys, tmp_path):
