@@ -173,7 +173,7 @@ class PPOActing(Acting):
         lead = tuple(np.shape(x)[:-1])
         if explore and rng is None:
             mean = mean + self.gsde.noise(latent, self.snapshot.std, self.rng)
-        elif explore:
+        elif explore and rng is not None:
             shape = (len(rows), self.gsde.latent_dim, self.gsde.action_dim)
             matrices = np.asarray(self.snapshot.std, np.float64) * rng.standard_normal(shape)
             mean = mean + numpy_gsde_noise(latent, matrices)
