@@ -180,13 +180,21 @@ def compare(agent, exported, batch, quantized: bool = False) -> CheckResult:
             result.largest_difference = float(gap.max())
         result.passed = quantized or result.equal + result.ties == result.observations
         return result
-    got, want = got.astype(np.float64), want.astype(np.float64)
+    return array_agreement(result, got, want, agent.action_space, tolerance, quantized)
+
+
+def array_agreement(result: CheckResult, got, want, space, tolerance: float,
+                    quantized: bool) -> CheckResult:  # fmt: skip
+    """``result`` with the rows where array actions ``got`` and ``want`` are equal bit for
+    bit and their largest difference: MultiDiscrete passes when all rows are equal, a Box
+    when the largest difference is within ``tolerance`` of the action range."""
+    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
     result.equal = int(np.all(got == want, axis=tuple(range(1, got.ndim))).sum())
     result.largest_difference = float(np.abs(got - want).max()) if got.size else 0.0
-    if isinstance(agent.action_space, spaces.MultiDiscrete):  # (integers: equal, or not)
+    if isinstance(space, spaces.MultiDiscrete):  # (integers: equal, or not)
         result.passed = quantized or result.equal == result.observations
         return result
-    span = np.asarray(agent.action_space.high, np.float64) - agent.action_space.low
+    span = np.asarray(space.high, np.float64) - space.low
     result.passed = quantized or result.largest_difference <= tolerance * max(1.0, span.max())
     return result
 
@@ -220,7 +228,7 @@ def compare_sample(agent, exported, batch, quantized: bool = False) -> CheckResu
             from rlkit.learn.gumbel import gumbel_from_uniform
 
             index = np.flatnonzero(~same)
-            logits = agent.acting.snapshot.forward(agent.acting.encode(take(batch, len(got))))
+            logits = agent.noise_logits(take(batch, len(got)))
             z = (logits + gumbel_from_uniform(noise))[index]
             offsets = _logit_offsets(space, got[index], want[index])
             gap = np.abs(np.take_along_axis(z, offsets[0], -1)
@@ -230,12 +238,7 @@ def compare_sample(agent, exported, batch, quantized: bool = False) -> CheckResu
             result.largest_difference = float(gap.max())
         result.passed = quantized or result.equal + result.ties == result.observations
         return result
-    got, want = got.astype(np.float64), want.astype(np.float64)
-    result.equal = int(np.all(got == want, axis=tuple(range(1, got.ndim))).sum())
-    result.largest_difference = float(np.abs(got - want).max()) if got.size else 0.0
-    span = np.asarray(space.high, np.float64) - space.low
-    result.passed = quantized or result.largest_difference <= tolerance * max(1.0, span.max())
-    return result
+    return array_agreement(result, got, want, space, tolerance, quantized)
 
 
 def _logit_offsets(space, got: np.ndarray, want: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

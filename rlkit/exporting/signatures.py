@@ -21,7 +21,8 @@ Signatures (outputs are dicts of tensors):
   int64 scalar: the same seed and observations give the same actions); PPO and A2C
   ``sample`` (the inputs plus ``noise`` float32 ``[B, width]``: uniforms for a categorical,
   standard normals for a Gaussian; no random op, so TFLite takes it too:
-  :func:`ppo_module`); SAC ``action`` only;
+  :func:`ppo_module`) and SAC ``sample`` (the same inputs: :func:`sac_module`), neither
+  under gSDE;
 - ``metadata``: no inputs, ``json``: the export's metadata as one JSON string.
 """
 
@@ -35,53 +36,17 @@ import tensorflow as tf
 from gymnasium import spaces
 
 from rlkit.core.errors import UsageError
-from rlkit.exporting.inputs import encoder, input_names, input_specs
+from rlkit.exporting.inputs import encoder, input_specs
+from rlkit.exporting.module import (
+    PolicyModule,
+    action_box,
+    network,
+    noise_input,
+    to_space,
+)
 
 #: signatures that TFLite takes (random ops and strings stay in the SavedModel)
 TFLITE_SIGNATURES = ("action", "q_values", "value", "logits", "distribution")
-
-
-class PolicyModule(tf.Module):
-    """The networks an exported policy reads (tracked, so that their weights are saved) and
-    its signature functions (:attr:`serving`: name -> concrete function)."""
-
-    def __init__(self, networks: dict[str, Any]) -> None:
-        super().__init__(name="rlkit_policy")
-        self.networks = networks
-        self.serving: dict[str, Any] = {}
-
-    def add(self, name: str, function, specs: dict[str, tf.TensorSpec], extra=None) -> None:
-        """Trace ``function(inputs: dict) -> dict`` as signature ``name`` on ``specs``
-        (``extra``: more named inputs, e.g. ``{"seed": spec}``)."""
-        specs = {**specs, **(extra or {})}
-        traced = tf.function(function, input_signature=[specs])
-        self.serving[name] = traced.get_concrete_function()
-        setattr(self, f"_{name}", traced)
-
-
-def _action_box(space: spaces.Box) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``(low, high)`` float32 ``[act_dim]`` and, from float64 bounds as REINFORCE's acting
-    computes them, ``(centre, half-range)`` float64."""
-    low64 = np.asarray(space.low, np.float64).reshape(-1)
-    high64 = np.asarray(space.high, np.float64).reshape(-1)
-    low, high = low64.astype(np.float32), high64.astype(np.float32)
-    return low, high, (high64 + low64) / 2, (high64 - low64) / 2
-
-
-def _to_space(action, space: spaces.Box | spaces.MultiDiscrete):
-    """``[B, act_dim]`` -> ``[B, *shape]`` in the space's dtype."""
-    return tf.reshape(tf.cast(action, tf.as_dtype(space.dtype)), [-1, *space.shape])
-
-
-def network(model, frozen: bool):
-    """``inputs -> model(inputs)``: reading the model's variables (a SavedModel keeps them),
-    or, ``frozen``, its current weights as constants (``stateless_call``; what TFLite's
-    converter needs: it leaves Keras 3's variables unread)."""
-    if not frozen:
-        return model
-    trainable = [tf.constant(v.numpy()) for v in model.trainable_variables]
-    fixed = [tf.constant(v.numpy()) for v in model.non_trainable_variables]
-    return lambda inputs: model.stateless_call(trainable, fixed, inputs)[0]
 
 
 def dqn_module(agent, specs, encode, frozen: bool = False) -> PolicyModule:
@@ -136,14 +101,14 @@ def ddpg_module(agent, specs, encode, frozen: bool = False) -> PolicyModule:
     module = PolicyModule(models)
     actor, critic = (network(models[k], frozen) for k in ("actor", "critic"))
     space = agent.action_space
-    low, high, _, _ = _action_box(space)
+    low, high, _, _ = action_box(space)
 
     def flat_action(x):
         out = tf.reshape(tf.cast(actor(x), tf.float32), [-1, low.shape[0]])
         return tf.clip_by_value(out, low, high)
 
     def action(inputs):
-        return {"action": _to_space(flat_action(encode(inputs)), space)}
+        return {"action": to_space(flat_action(encode(inputs)), space)}
 
     def value(inputs):
         x = encode(inputs)
@@ -157,28 +122,58 @@ def ddpg_module(agent, specs, encode, frozen: bool = False) -> PolicyModule:
 def sac_module(agent, specs, encode, frozen: bool = False) -> PolicyModule:
     """SAC: ``action``, the greedy action ``tanh(mean)`` rescaled to the bounds, as acting's
     (:func:`rlkit.agents.sac.acting.squashed_action` without noise), clipped to them;
-    discrete SAC's: the most probable action."""
+    discrete SAC's: the most probable action.
+
+    ``sample``: the observations and ``noise`` float32 ``[B, width]`` give a draw of the
+    policy (:meth:`~rlkit.agents.sac.agent.SAC.act_with_noise`): Box
+    ``clip(from_unit(tanh(mean + exp(log_std) noise)))``, the log std bounded as training
+    bounds it, ``noise`` standard normal, one per action dimension; discrete
+    ``argmax(logits + gumbel)`` of uniforms in (0, 1), one per action. No random op (TFLite
+    takes it too). Not with gSDE (``use_sde``): its draws need matrices held across steps."""
+    from rlkit.learn.gumbel import graph_gumbel_from_uniform
+    from rlkit.learn.max_entropy import bound_log_std
+
     models = {"actor": agent.learner.actor.model}
     module = PolicyModule(models)
     actor = network(models["actor"], frozen)
+    noise = noise_input(agent)
+    noise_name, described = noise if noise is not None else ("", {"shape": []})
+    noise_spec = {noise_name: tf.TensorSpec(described["shape"], tf.float32, name=noise_name)}
     if agent.discrete:
 
         def greedy(inputs):
             logits = actor(encode(inputs))
             return {"action": tf.argmax(logits, axis=-1, output_type=tf.int64)}
 
+        def sample(inputs):
+            logits = tf.cast(actor(encode(inputs)), tf.float32)
+            perturbed = logits + graph_gumbel_from_uniform(inputs[noise_name])
+            return {"action": tf.argmax(perturbed, axis=-1, output_type=tf.int64)}
+
         module.add("action", greedy, specs)
+        module.add("sample", sample, specs, noise_spec)
         return module
-    bounds, space = agent.bounds, agent.action_space
+    bounds, space, cfg = agent.bounds, agent.action_space, agent.config
     low, high, half = (tf.constant(a, tf.float32) for a in (bounds.low, bounds.high,
                                                                bounds.half_range))  # fmt: skip
 
+    def squashed(u):
+        flat = (tf.tanh(u) + 1.0) * half + low
+        return {"action": to_space(tf.clip_by_value(flat, low, high), space)}
+
     def action(inputs):
         out = tf.cast(actor(encode(inputs)), tf.float32)
-        flat = (tf.tanh(out[:, : bounds.dim]) + 1.0) * half + low
-        return {"action": _to_space(tf.clip_by_value(flat, low, high), space)}
+        return squashed(out[:, : bounds.dim])
+
+    def sample_box(inputs):
+        out = tf.cast(actor(encode(inputs)), tf.float32)
+        log_std = bound_log_std(out[:, bounds.dim :], cfg.log_std_min, cfg.log_std_max,
+                                cfg.log_std_bounding)  # fmt: skip
+        return squashed(out[:, : bounds.dim] + tf.exp(log_std) * inputs[noise_name])
 
     module.add("action", action, specs)
+    if noise is not None:
+        module.add("sample", sample_box, specs, noise_spec)
     return module
 
 
@@ -216,7 +211,7 @@ def reinforce_module(agent, specs, encode, frozen: bool = False) -> PolicyModule
     # as Sampling.act: centre + half-range * raw in float64, clipped (float32 for TFLite,
     # whose built-in kernels take no float64: within its check's tolerance)
     wide = tf.float32 if frozen else tf.float64
-    _, _, center, half = _action_box(space)
+    _, _, center, half = action_box(space)
     center, half = tf.constant(center, wide), tf.constant(half, wide)
     low = tf.constant(np.asarray(space.low, np.float64).reshape(-1), wide)
     high = tf.constant(np.asarray(space.high, np.float64).reshape(-1), wide)
@@ -228,40 +223,24 @@ def reinforce_module(agent, specs, encode, frozen: bool = False) -> PolicyModule
         return tf.cast(model(encode(inputs)), tf.float32)
 
     def action(inputs):  # type: ignore[no-redef]  # (Box actions; Discrete returned above)
-        return {"action": _to_space(to_action(mean(inputs)), space)}
+        return {"action": to_space(to_action(mean(inputs)), space)}
 
     def distribution(inputs):
         out = mean(inputs)
         std = tf.exp(log_std) * tf.ones_like(out)
-        return {"mean": _to_space(center + half * tf.cast(out, wide), space),
-                "std": _to_space(half * tf.cast(std, wide), space)}  # fmt: skip
+        return {"mean": to_space(center + half * tf.cast(out, wide), space),
+                "std": to_space(half * tf.cast(std, wide), space)}  # fmt: skip
 
     def sample(inputs):  # type: ignore[no-redef]  # (Box actions; Discrete returned above)
         out = mean(inputs)
         seed = tf.stack([inputs["seed"], tf.constant(0, tf.int64)])
         raw = out + tf.exp(log_std) * tf.random.stateless_normal(tf.shape(out), seed)
-        return {"action": _to_space(to_action(raw), space)}
+        return {"action": to_space(to_action(raw), space)}
 
     module.add("action", action, specs)
     module.add("distribution", distribution, specs)
     module.add("sample", sample, specs, seed_spec)
     return module
-
-
-def noise_input(agent) -> tuple[str, dict[str, Any]] | None:
-    """PPO's (and A2C's) ``sample`` noise: ``(input name, {"distribution", "shape"})``;
-    None for an agent whose export draws no sample from given noise. The name is
-    ``noise`` (``noise_`` ... where an observation input has it)."""
-    spec = getattr(agent, "sample_noise_spec", None)
-    if spec is None:
-        return None
-    if spec() is None:
-        return None
-    distribution, width = spec()
-    name, taken = "noise", {n for _, n in input_names(agent.observation_space)}
-    while name in taken:
-        name += "_"
-    return name, {"distribution": distribution, "shape": [None, width]}
 
 
 def ppo_module(agent, specs, encode, frozen: bool = False) -> PolicyModule:
@@ -301,7 +280,7 @@ def ppo_module(agent, specs, encode, frozen: bool = False) -> PolicyModule:
             head, starts = agent.learner.head, np.asarray(space.start, np.int64).reshape(-1)
 
             def choose(out):
-                return _to_space(head.graph_greedy(out) + starts, space)
+                return to_space(head.graph_greedy(out) + starts, space)
 
         def greedy(inputs):
             return {"action": choose(policy(x_of(inputs)))}
@@ -314,17 +293,17 @@ def ppo_module(agent, specs, encode, frozen: bool = False) -> PolicyModule:
         if noise is not None:
             module.add("sample", sample, specs, noise_spec)
         return module
-    low, high, _, _ = _action_box(space)
+    low, high, _, _ = action_box(space)
 
     def mean(inputs):
         return tf.reshape(tf.cast(policy(x_of(inputs)), tf.float32), [-1, low.shape[0]])
 
     def action(inputs):
-        return {"action": _to_space(tf.clip_by_value(mean(inputs), low, high), space)}
+        return {"action": to_space(tf.clip_by_value(mean(inputs), low, high), space)}
 
     def sample_box(inputs):
         raw = mean(inputs) + tf.exp(log_std) * inputs[noise_name]
-        return {"action": _to_space(tf.clip_by_value(raw, low, high), space)}
+        return {"action": to_space(tf.clip_by_value(raw, low, high), space)}
 
     module.add("action", action, specs)
     if noise is not None:
@@ -337,7 +316,7 @@ SIGNATURES: dict[Any, tuple[str, ...] | None] = {
     dqn_module: ("action", "q_values"),
     iqn_module: ("action", "q_values"),
     ddpg_module: ("action", "value"),
-    sac_module: ("action",),
+    sac_module: ("action", "sample"),
     reinforce_module: None,
     ppo_module: ("action", "sample"),
 }
@@ -361,11 +340,13 @@ def signature_names(agent, format: str = "saved_model") -> list[str]:
     if served is None:
         discrete = isinstance(agent.action_space, spaces.Discrete)
         served = ("action", "logits" if discrete else "distribution", "sample")
+    noise = noise_input(agent) is not None
+    if hasattr(agent, "sample_noise_spec") and not noise:  # (gSDE: no sample from noise)
+        served = tuple(n for n in served if n != "sample")
     names = [*served, "metadata"]
     if format != "tflite":
         return names
     # a sample from given noise has no random op: TFLite takes it (REINFORCE's seeded one not)
-    noise = noise_input(agent) is not None
     return [n for n in names if n in TFLITE_SIGNATURES or (noise and n == "sample")]
 
 

@@ -211,6 +211,11 @@ class PPO(Agent):
         except (ValueError, IndexError, KeyError, TypeError) as exc:
             raise self.unfit_observation(obs, exc) from None
 
+    def noise_logits(self, obs) -> np.ndarray:
+        """Discrete and MultiDiscrete: the logits ``[N, outputs]`` that
+        :meth:`act_with_noise` perturbs (the export check's tie rule reads them)."""
+        return self.acting.snapshot.forward(self.acting.encode(obs))
+
     def _acting_input(self, obs) -> np.ndarray:
         """Encoded observations as the policy takes them (normalised with ``norm_obs``)."""
         x = np.asarray(self.encode(obs))  # (vector observations: one array)

@@ -17,6 +17,7 @@ import numpy as np
 import tensorflow as tf
 
 from rlkit.agents.parts import Acting
+from rlkit.core.errors import UsageError
 from rlkit.core.spaces import ObservationFormat
 from rlkit.learn.gsde import ExplorationMatrices
 from rlkit.learn.max_entropy import bound_log_std, numpy_bound_log_std
@@ -80,6 +81,29 @@ class SACActing(Acting):
             flat = squashed_action(self.policy(batch), noise, self.bounds, self.config)
         actions = np.asarray(self.bounds.clip(flat), self.action_dtype)
         actions = actions.reshape(n, *self.action_shape)
+        return actions if rows is not None else actions[0]
+
+    def noise_spec(self) -> tuple[str, int]:
+        """What :meth:`act_with_noise` takes per observation: ``("normal", A)``, one standard
+        normal per action dimension."""
+        return "normal", self.bounds.dim
+
+    def act_with_noise(self, obs, noise) -> np.ndarray:
+        """The action :meth:`act` samples past ``learning_starts``, drawn from the given
+        standard normal ``noise [(N,) A]`` instead of the generator (nothing of the agent's
+        changes): ``clip(from_unit(tanh(mean + exp(log_std) noise)))`` in the action
+        space's shape and dtype. What the export's ``sample`` signature computes."""
+        encoded = self.obs_format.encode(obs)
+        rows = self.obs_format.batch_rows(encoded)
+        batch = np.asarray(encoded, np.float32).reshape(rows or 1, self.obs_format.size)
+        noise = np.asarray(noise, np.float32).reshape(batch.shape[0], -1)
+        if noise.shape[1] != self.bounds.dim:
+            raise UsageError(f"noise of width {noise.shape[1]} for {self.bounds.dim} action "
+                             "dimensions: one standard normal per dimension of each "
+                             "observation")  # fmt: skip
+        flat = squashed_action(self.policy(batch), noise, self.bounds, self.config)
+        actions = np.asarray(self.bounds.clip(flat), self.action_dtype)
+        actions = actions.reshape(batch.shape[0], *self.action_shape)
         return actions if rows is not None else actions[0]
 
     def sde_action(self, batch: np.ndarray, explore: bool, step: int) -> np.ndarray:

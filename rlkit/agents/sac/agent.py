@@ -118,6 +118,38 @@ class SAC(OffPolicyAgent):
             return np.asarray(actions, np.int64)
         return np.asarray(actions, np.float32).reshape(len(actions), -1)
 
+    # -- a draw from given noise (the export's ``sample``) -----------------------------------
+    def sample_noise_spec(self) -> tuple[str, int] | None:
+        """``(distribution, width)`` of the noise :meth:`act_with_noise` takes per
+        observation: ``"normal"`` (standard), one per action dimension (Box), or
+        ``"uniform"`` in (0, 1), one per action (discrete SAC). None with gSDE
+        (``use_sde``): its draws come from matrices held across steps, so its export has the
+        greedy ``action`` and no ``sample``."""
+        if not self.discrete and self.acting.gsde is not None:  # type: ignore[union-attr]
+            return None
+        return self.acting.noise_spec()
+
+    def act_with_noise(self, obs, noise) -> int | np.ndarray:
+        """A sample of the policy drawn from the given ``noise`` (``[(N,) width]``, see
+        :meth:`sample_noise_spec`), touching none of the agent's generators: what the
+        export's ``sample`` signature returns for the same observation and noise. Box:
+        ``clip(from_unit(tanh(mean + exp(log_std) noise)))``; discrete:
+        ``argmax(logits + gumbel(noise))``."""
+        if self.sample_noise_spec() is None:
+            raise UsageError(
+                "act_with_noise: a gSDE policy (use_sde) draws from exploration matrices "
+                "held across steps, not from per-step noise; use act()"
+            )
+        try:
+            return self.acting.act_with_noise(obs, noise)
+        except (ValueError, IndexError, KeyError, TypeError) as exc:
+            raise self.unfit_observation(obs, exc) from None
+
+    def noise_logits(self, obs) -> np.ndarray:
+        """Discrete SAC: the logits ``[N, |A|]`` that :meth:`act_with_noise` perturbs (the
+        export check's tie rule reads them)."""
+        return np.asarray(self.acting.logits(obs))  # type: ignore[union-attr]
+
     # -- the parts' public faces -------------------------------------------------------------
     @property
     def alpha(self) -> float:

@@ -27,8 +27,10 @@ import tensorflow as tf
 
 from rlkit.agents.parts import Acting
 from rlkit.agents.sac.soft import SoftLearner
+from rlkit.core.errors import UsageError
 from rlkit.core.spaces import ObservationFormat
 from rlkit.learn.compiled import CompiledFunction, block_range, fresh_tensor, pack, unpack
+from rlkit.learn.gumbel import gumbel_from_uniform
 from rlkit.learn.losses import squared_error
 from rlkit.learn.max_entropy import (
     categorical_log_prob_mean,
@@ -211,6 +213,32 @@ class CategoricalActing(Acting):
                 actions = np.argmax(logits, axis=-1)
         actions = actions.astype(np.int64)
         return actions if rows is not None else int(actions[0])
+
+    def logits(self, obs) -> np.ndarray:
+        """The policy's logits ``[(N,) |A|]`` for raw observations."""
+        x = self.obs_format.encode(obs)
+        rows = self.obs_format.batch_rows(x)
+        logits = np.asarray(self.policy(x if rows is not None else np.asarray(x)[None]))
+        return logits if rows is not None else logits[0]
+
+    def noise_spec(self) -> tuple[str, int]:
+        """What :meth:`act_with_noise` takes per observation: ``("uniform", |A|)``, one
+        uniform in (0, 1) per logit."""
+        return "uniform", self.num_actions
+
+    def act_with_noise(self, obs, noise) -> int | np.ndarray:
+        """A draw of ``pi(.|s)`` from the given uniforms ``noise [(N,) |A|]`` (nothing of the
+        agent's changes): ``argmax(logits + gumbel)``, the Gumbel-max trick as PPO's export
+        draws (:func:`~rlkit.learn.gumbel.gumbel_from_uniform`), not the inverse CDF of one
+        uniform that :meth:`act` uses; both are exact draws of ``softmax(logits)``. What the
+        export's ``sample`` signature computes."""
+        logits = np.asarray(self.logits(obs), np.float32)
+        noise = np.asarray(noise)
+        if noise.shape != logits.shape:
+            raise UsageError(f"noise of shape {noise.shape} for logits {logits.shape}: one "
+                             "uniform in (0, 1) per action of each observation")  # fmt: skip
+        drawn = np.argmax(logits + gumbel_from_uniform(noise), axis=-1).astype(np.int64)
+        return int(drawn) if logits.ndim == 1 else drawn
 
 
 # -- the in-graph twin (the compiled loop's acting, rlkit.run.compiled.sac) -------------------

@@ -260,12 +260,13 @@ def test_the_export_acts_greedily_as_the_agent(tmp_path, agent_name):
     else:
         agent = rlkit.agents.PPO.from_env(gym.make(env_id), seed=0, hidden_sizes=(8,),
                                           value_hidden_sizes=(8,), use_sde=True)  # fmt: skip
-    agent.export(tmp_path / "export", env=env_id)
-    if agent_name == "ppo":  # (a gSDE draw is held across steps: no per-step-noise sample)
-        exported = tf.saved_model.load(str(tmp_path / "export"))
-        assert "sample" not in exported.signatures and "action" in exported.signatures
-        with pytest.raises(UsageError, match="^act_with_noise: a gSDE policy"):
-            agent.act_with_noise(np.zeros((1, 2), np.float32), np.zeros((1, 1), np.float32))
+    result = agent.export(tmp_path / "export", env=env_id)
+    # a gSDE draw is held across steps: no per-step-noise sample, served or listed
+    exported = tf.saved_model.load(str(tmp_path / "export"))
+    assert "sample" not in exported.signatures and "action" in exported.signatures
+    assert result.metadata["signatures"] == ["action", "metadata"]
+    with pytest.raises(UsageError, match="^act_with_noise: a gSDE policy"):
+        agent.act_with_noise(np.zeros((1, 2), np.float32), np.zeros((1, 1), np.float32))
 
 
 @pytest.mark.slow
