@@ -19,6 +19,7 @@ from rlkit.agents.ddpg import config as ddpg_config
 from rlkit.agents.dqn import config as dqn_config
 from rlkit.agents.dqn import distributional_config, iqn_config, mdqn_config
 from rlkit.agents.ppo import config as ppo_config
+from rlkit.agents.ppo import spaces as ppo_spaces
 from rlkit.agents.reinforce import config as reinforce_config
 from rlkit.agents.sac import config as sac_config
 from rlkit.agents.spec import AgentSpec, Alias, load, no_schedules  # noqa: F401 (re-exported)
@@ -257,7 +258,7 @@ AGENTS: dict[str, AgentSpec] = {
         summary="PPO: clipped surrogate, GAE; MLPs or a shared CNN (Discrete, MultiDiscrete, Box)",
         agent_path="rlkit.agents.ppo.agent:PPO",
         config_class=ppo_config.PPOConfig,
-        check_spaces=ppo_config.check_spaces,
+        check_spaces=ppo_spaces.check_spaces,
         default_env="CartPole-v1",
         default_steps=100_000,
         default_eval_every=10_000,
@@ -290,7 +291,7 @@ AGENTS: dict[str, AgentSpec] = {
         summary="A2C: synchronous advantage actor-critic, SB3's (PPO's learner, one step)",
         agent_path="rlkit.agents.ppo.a2c:A2C",
         config_class=ppo_config.A2CConfig,
-        check_spaces=ppo_config.check_a2c_spaces,
+        check_spaces=ppo_spaces.check_a2c_spaces,
         default_env="CartPole-v1",
         default_steps=100_000,
         default_eval_every=10_000,

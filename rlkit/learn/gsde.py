@@ -28,7 +28,7 @@ the checkpoint (exact resume).
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import tensorflow as tf
@@ -175,3 +175,38 @@ class NumpyLatentMLP:
             x = np.tanh(y) if self.activation == "tanh" else np.maximum(y, 0.0)
         out = x @ kernel + bias
         return x, (np.clip(out, -self.clip, self.clip) if self.clip > 0 else out)
+
+
+# -- the in-graph twin of ExplorationMatrices (the compiled loop's acting) ---------------------
+class HeldNoise(NamedTuple):
+    """The held matrices' state in the graph, as :class:`ExplorationMatrices` keeps it:
+    ``matrices`` float32 ``[N, L, A]``, ``clock`` and ``mark`` int64 scalars."""
+
+    matrices: tf.Tensor
+    clock: tf.Tensor
+    mark: tf.Tensor
+
+
+def graph_held_noise(
+    latent: tf.Tensor, std: tf.Tensor, held: HeldNoise, mark: tf.Tensor, sample_freq: int,
+    seed: tf.Tensor,
+) -> tuple[tf.Tensor, HeldNoise]:  # fmt: skip
+    """:meth:`ExplorationMatrices.restart_at` (``mark``) then :meth:`~ExplorationMatrices.noise`
+    in the graph: ``(noise [N, A], the state after)`` for ``latent [N, L]`` and ``std [L,
+    A]``. New matrices ``std * normal`` (the standard normals a stateless draw of ``seed``,
+    int32 ``[2]``: :func:`graph_matrix_normals`) replace the held ones when the mark changed,
+    none were drawn yet, or ``sample_freq > 0`` acts have passed since the draw."""
+    clock = tf.where(tf.not_equal(mark, held.mark), tf.constant(-1, tf.int64), held.clock)
+    due = clock < 0
+    if sample_freq > 0:
+        due = tf.logical_or(due, tf.equal(clock % sample_freq, 0))
+    drawn = std * graph_matrix_normals(seed, held.matrices.shape)
+    matrices = tf.where(due, drawn, held.matrices)
+    clock = tf.where(due, tf.constant(0, tf.int64), clock) + 1
+    noise = tf.einsum("nl,nla->na", latent, matrices)
+    return noise, HeldNoise(matrices, clock, tf.cast(mark, tf.int64))
+
+
+def graph_matrix_normals(seed: tf.Tensor, shape) -> tf.Tensor:
+    """The standard normals ``[N, L, A]`` float32 a draw of new matrices scales by ``std``."""
+    return tf.random.stateless_normal(shape, seed)

@@ -153,7 +153,8 @@ def test_td3_with_prioritized_n_step_replay_runs_its_program_and_resumes_exactly
 @pytest.mark.parametrize(
     "env_id, overrides",
     [("rlkit/Pendulum-v1", {"prioritized": True, "n_step": 3, "temperature_loss": "log_alpha",
-                            "target_update_interval": 2})],
+                            "target_update_interval": 2}),
+     ("rlkit/MountainCarContinuous-v0", {"use_sde": True, "sde_sample_freq": 3})],
 )  # fmt: skip
 def test_sac_runs_its_program_and_resumes_exactly(tmp_path, env_id, overrides):
     """SAC in the compiled loop: alpha learned, a run stopped at a checkpoint and resumed ends
@@ -182,7 +183,9 @@ def test_sac_runs_its_program_and_resumes_exactly(tmp_path, env_id, overrides):
     resumed, _ = experiment.resume(stopped.run_dir)
     resumed.run(400)
     resumed.close()
-    for name, value in straight.program.state_dict().items():
+    state = straight.program.state_dict()
+    assert ("gsde_matrices" in state) == bool(overrides.get("use_sde"))  # (held across a stop)
+    for name, value in state.items():
         np.testing.assert_array_equal(resumed.program.state_dict()[name], value, err_msg=name)
     for group, variables in straight.agent.checkpoint_variables().items():
         for a, b in zip(variables, resumed.agent.checkpoint_variables()[group], strict=True):

@@ -14,7 +14,7 @@ written out. The approximate KL and clip fraction a run logs are 0 by constructi
 
 from __future__ import annotations
 
-from rlkit.agents.ppo import config as ppo_config
+from rlkit.agents.ppo import spaces as ppo_spaces
 from rlkit.agents.ppo.agent import PPO
 from rlkit.agents.ppo.config import A2CConfig, PPOConfig
 
@@ -34,7 +34,7 @@ class A2C(PPO):
 
     name = "a2c"
     config_class = A2CConfig
-    check_spaces = staticmethod(ppo_config.check_a2c_spaces)
+    check_spaces = staticmethod(ppo_spaces.check_a2c_spaces)
 
     def learner_config(self) -> PPOConfig:
         """PPO's keys for A2C: one epoch, one minibatch of the whole rollout."""

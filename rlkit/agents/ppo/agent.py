@@ -21,7 +21,7 @@ from gymnasium import spaces
 
 from rlkit.agents.base import Agent
 from rlkit.agents.off_policy import clip_rewards
-from rlkit.agents.ppo import config as ppo_config
+from rlkit.agents.ppo import spaces as ppo_spaces
 from rlkit.agents.ppo.acting import PPOActing
 from rlkit.agents.ppo.config import PPOConfig
 from rlkit.agents.ppo.learner import PPOLearner
@@ -67,7 +67,7 @@ class PPO(Agent):
     name = "ppo"
     config_class: ClassVar[type] = PPOConfig  # (A2C's: A2CConfig)
     vector_envs = True
-    check_spaces = staticmethod(ppo_config.check_spaces)
+    check_spaces = staticmethod(ppo_spaces.check_spaces)
 
     def __init__(self, observation_space, action_space, config=None, seed: int = 0,
                  actor=None, critic=None, torso=None, **overrides) -> None:  # fmt: skip

@@ -140,7 +140,14 @@ class PPOConfig:
     ortho_init: bool = option(
         True,
         "orthogonal initialisation (gains sqrt 2 hidden, 0.01 policy head, 1 value head; "
-        "zero biases); false: Keras' Glorot uniform",
+        "zero biases); false: plain_init",
+    )
+    plain_init: str = option(
+        "glorot",
+        "the initialisation when ortho_init is false: glorot (Keras' Glorot-uniform kernels, "
+        "zero biases) | torch (PyTorch's nn.Linear default, kernels and biases uniform "
+        "within 1/sqrt(fan_in): what SB3's ortho_init=False gives)",
+        one_of("glorot", "torch"),
     )
     torso: str = option(
         "auto",
@@ -204,6 +211,10 @@ class PPOConfig:
     def cross_check(self) -> str | None:
         if self.use_sde and (self.actor or self.torso not in BUILT_IN_TORSOS):
             return gsde.OWN_NETWORK
+        if self.ortho_init and self.plain_init != "glorot":
+            return (f"plain_init {self.plain_init} is the initialisation without ortho_init, "
+                    "and ortho_init is true: set ortho_init=false too, or leave plain_init "
+                    "out")  # fmt: skip
         if (self.actor or self.critic) and self.torso not in BUILT_IN_TORSOS:
             return (
                 "actor and critic are whole networks, torso one under rlkit's two heads: give "
@@ -322,6 +333,7 @@ class A2CConfig:
     use_expln: bool = _ppo_option("use_expln")
     learn_features: bool = _ppo_option("learn_features")
     ortho_init: bool = _ppo_option("ortho_init")
+    plain_init: str = _ppo_option("plain_init")
     torso: str = _ppo_option("torso")
     actor: str = _ppo_option("actor")
     critic: str = _ppo_option("critic")
@@ -341,42 +353,6 @@ class A2CConfig:
         """The :class:`PPOConfig` PPO's learner runs A2C with: these keys and
         :data:`A2C_FIXED`."""
         return PPOConfig(**dataclasses.asdict(self), **A2C_FIXED)  # type: ignore[arg-type]
-
-
-def check_spaces(observation_space, action_space, env_id: str = "the environment",
-                 agent: str = "ppo") -> None:  # fmt: skip
-    """PPO (and A2C, ``agent``) take Discrete actions (a softmax policy), MultiDiscrete ones
-    (one softmax per dimension) or a float Box (a diagonal Gaussian), with Box observations
-    (vectors, or images ``[H, W, C]`` for the convolutional torso) or Discrete ones."""
-    import numpy as np
-    from gymnasium import spaces
-
-    from rlkit.core.errors import UsageError
-    from rlkit.core.spaces import observation_format
-
-    if isinstance(action_space, spaces.Box):
-        if not np.issubdtype(action_space.dtype, np.floating):
-            raise UsageError(f"{agent}'s Gaussian policy needs float Box actions, but {env_id} "
-                             f"has {action_space}")  # fmt: skip
-    elif isinstance(action_space, spaces.MultiBinary):
-        raise UsageError(
-            f"{agent} takes Discrete, MultiDiscrete or Box actions, but {env_id} has "
-            f"{action_space} (not built): MultiBinary(n) is MultiDiscrete([2] * n), so wrap "
-            "the environment in a gymnasium ActionWrapper whose action_space is that"
-        )
-    elif not isinstance(action_space, spaces.Discrete | spaces.MultiDiscrete):
-        raise UsageError(
-            f"{agent} takes Discrete, MultiDiscrete or Box actions, but {env_id} has "
-            f"{type(action_space).__name__} actions (not built): flatten them into one of "
-            "those with a gymnasium ActionWrapper"
-        )
-    observation_format(observation_space, agent, images=True)
-
-
-def check_a2c_spaces(observation_space, action_space, env_id: str = "the environment",
-                     agent: str = "a2c") -> None:  # fmt: skip
-    """A2C takes what PPO takes (:func:`check_spaces`), its messages naming a2c."""
-    check_spaces(observation_space, action_space, env_id, agent)
 
 
 def describe_schedules(config: PPOConfig | A2CConfig, steps: int = 0, episodes: int = 0

@@ -48,12 +48,41 @@ NATURE_SIDE = 36
 TORSO_DENSE_SEED = CONV_SEED_OFFSET + 10
 
 
-def _kernel_init(gain: float, seed: int, ortho: bool):
-    return (keras.initializers.Orthogonal(gain=gain, seed=seed) if ortho
+#: a torch-initialised bias's seed, past its kernel's (layers take ``base + i``, heads ``+ 99``)
+TORCH_BIAS_SEED_OFFSET = 500
+
+
+def init_kind(ortho: bool | str) -> str:
+    """``"orthogonal"`` for ``ortho_init`` true, ``"glorot"`` for false; a kind passes."""
+    if isinstance(ortho, str):
+        return ortho
+    return "orthogonal" if ortho else "glorot"
+
+
+def config_init(config) -> str:
+    """The initialisation ``config`` asks for: ``"orthogonal"`` (``ortho_init``), else its
+    ``plain_init`` (``"glorot"`` or ``"torch"``)."""
+    return "orthogonal" if config.ortho_init else config.plain_init
+
+
+def _kernel_init(gain: float, seed: int, ortho: bool | str):
+    """Orthogonal with ``gain``, or Glorot uniform (convolutions: no ``"torch"``)."""
+    return (keras.initializers.Orthogonal(gain=gain, seed=seed)
+            if init_kind(ortho) == "orthogonal"
             else keras.initializers.GlorotUniform(seed=seed))  # fmt: skip
 
 
-def _dense(units: int, activation: str | None, gain: float, seed: int, name: str, ortho: bool):
+def _dense(units: int, activation: str | None, gain: float, seed: int, name: str,
+           ortho: bool | str, fan_in: int = 0):  # fmt: skip
+    """A Dense layer initialised as ``ortho`` says (:func:`init_kind`): orthogonal kernels
+    with ``gain`` or Glorot-uniform ones, zero biases; ``"torch"``: PyTorch's ``nn.Linear``
+    default, kernel and bias uniform within ``1/sqrt(fan_in)`` (SB3's ``ortho_init=False``)."""
+    if init_kind(ortho) == "torch":
+        limit = fan_in**-0.5
+        kernel = keras.initializers.RandomUniform(-limit, limit, seed=seed)
+        bias = keras.initializers.RandomUniform(-limit, limit, seed=seed + TORCH_BIAS_SEED_OFFSET)
+        return keras.layers.Dense(units, activation=activation, kernel_initializer=kernel,
+                                  bias_initializer=bias, name=name)  # fmt: skip
     return keras.layers.Dense(units, activation=activation,
                               kernel_initializer=_kernel_init(gain, seed, ortho),
                               bias_initializer="zeros", name=name)  # fmt: skip
@@ -68,19 +97,24 @@ class TanhMLP:
         head_gain: the head's orthogonal gain (0.01 policy, 1 value).
         seed: the run's seed (each layer's is derived from it and ``name``).
         name: ``"policy"`` or ``"value"``.
-        ortho: orthogonal initialisation (else Glorot uniform).
+        ortho: orthogonal initialisation (else Glorot uniform), or a kind of
+            :func:`init_kind` (``"torch"``: PyTorch's ``nn.Linear`` default).
     """
 
     def __init__(
         self, in_dim: int, out_dim: int, hidden_sizes: Sequence[int], head_gain: float,
-        seed: int, name: str, ortho: bool = True,
+        seed: int, name: str, ortho: bool | str = True,
     ) -> None:  # fmt: skip
         base = network_seed(seed, name)
+        fan_ins = [in_dim, *hidden_sizes]
         self.hidden = [
-            _dense(units, "tanh", math.sqrt(2.0), base + i, f"{name}_hidden{i}", ortho)
+            _dense(
+                units, "tanh", math.sqrt(2.0), base + i, f"{name}_hidden{i}", ortho, fan_ins[i]
+            )  # fmt: skip
             for i, units in enumerate(hidden_sizes)
         ]
-        self.head = _dense(out_dim, None, head_gain, base + 99, f"{name}_out", ortho)
+        self.head = _dense(out_dim, None, head_gain, base + 99, f"{name}_out", ortho,
+                           fan_ins[-1])  # fmt: skip
         inputs = keras.Input((in_dim,), name=f"{name}_obs")
         x = inputs
         for layer in self.hidden:
@@ -128,7 +162,7 @@ class SeparateMLPs:
 
     def __init__(
         self, obs_dim: int, out_dim: int, hidden_sizes: Sequence[int],
-        value_hidden_sizes: Sequence[int], seed: int, ortho: bool = True,
+        value_hidden_sizes: Sequence[int], seed: int, ortho: bool | str = True,
     ) -> None:  # fmt: skip
         self.policy_network = TanhMLP(obs_dim, out_dim, hidden_sizes, 0.01, seed, "policy", ortho)
         self.value_network = TanhMLP(obs_dim, 1, value_hidden_sizes, 1.0, seed, "value", ortho)
@@ -308,6 +342,9 @@ def make_networks(obs_format: ObservationFormat, out_dim: int, config, seed: int
                 f"torso nature needs images of {NATURE_SIDE} pixels a side or more (its three "
                 f"convolutions), got {obs_format.shape}; use torso minatar or auto"
             )
+        if config_init(config) == "torch":
+            raise UsageError("plain_init torch: PyTorch's nn.Linear default is built for the "
+                             "MLPs of vector observations; leave it out for images")  # fmt: skip
         return ConvActorCritic(obs_format, out_dim, seed, config.torso, config.ortho_init)
     return SeparateMLPs(obs_format.size, out_dim, config.hidden_sizes,
-                        config.value_hidden_sizes, seed, config.ortho_init)  # fmt: skip
+                        config.value_hidden_sizes, seed, config_init(config))  # fmt: skip

@@ -42,6 +42,7 @@ from rlkit.agents.ppo.networks import (
     TanhMLP,
     _compiled_call,
     _dense,
+    config_init,
     make_networks,
 )
 from rlkit.core import seeding
@@ -129,7 +130,7 @@ class TorsoActorCritic:
     shared = True
 
     def __init__(self, torso: keras.Model, obs_format: ObservationFormat, out_dim: int,
-                 seed: int, ortho: bool = True) -> None:  # fmt: skip
+                 seed: int, ortho: bool | str = True) -> None:  # fmt: skip
         self.torso = torso
         inputs = keras.Input(obs_format.shape, dtype=obs_format.dtype, name="obs")
         try:
@@ -137,10 +138,10 @@ class TorsoActorCritic:
         except Exception as exc:  # the user's model: whatever it raises is one line here
             why = f"{type(exc).__name__}: {exc}".splitlines()[0]
             raise UsageError(f"the torso cannot be joined to rlkit's heads: {why}") from None
-        base = seeding.network_seed(seed, "policy")
-        self.policy_head = _dense(out_dim, None, 0.01, base + 99, "policy_out", ortho)
+        base, width = seeding.network_seed(seed, "policy"), int(features.shape[-1])
+        self.policy_head = _dense(out_dim, None, 0.01, base + 99, "policy_out", ortho, width)
         value_seed = seeding.network_seed(seed, "value") + 99
-        self.value_head = _dense(1, None, 1.0, value_seed, "value_out", ortho)
+        self.value_head = _dense(1, None, 1.0, value_seed, "value_out", ortho, width)
         out, value = self.policy_head(features), self.value_head(features)
         self.model = keras.Model(inputs, [out, value], name="actor_critic")
         self.policy_network = NetworkView(keras.Model(inputs, out, name="policy"))
@@ -239,7 +240,7 @@ def build_networks(obs_format: ObservationFormat, head: ActionHead, cfg: Any, se
         source = network_source("torso", cfg.torso, given.get("torso"))
         model = build_model(source, *spaces, "torso", seeding.network_seed(seed, "policy"))
         check_torso(model, obs_format, "torso", "the torso", "the policy and value heads")
-        return TorsoActorCritic(model, obs_format, head.out_dim, seed, cfg.ortho_init)
+        return TorsoActorCritic(model, obs_format, head.out_dim, seed, config_init(cfg))
     if obs_format.kind == IMAGE and len(mine) == 1:
         refuse_half_image_network(mine)
     size = obs_format.size
@@ -249,11 +250,11 @@ def build_networks(obs_format: ObservationFormat, head: ActionHead, cfg: Any, se
         policy = make_actor(source, spaces, obs_format, head, seed)
     else:
         policy = TanhMLP(size, head.out_dim, cfg.hidden_sizes, 0.01, seed, "policy",
-                         cfg.ortho_init)  # fmt: skip
+                         config_init(cfg))  # fmt: skip
     value: TanhMLP | UserCritic
     if cfg.critic:
         value = make_critic(network_source("critic", cfg.critic, given.get("critic")), spaces,
                             obs_format, seed)  # fmt: skip
     else:
-        value = TanhMLP(size, 1, cfg.value_hidden_sizes, 1.0, seed, "value", cfg.ortho_init)
+        value = TanhMLP(size, 1, cfg.value_hidden_sizes, 1.0, seed, "value", config_init(cfg))
     return SeparateNetworks(policy, value)

@@ -19,7 +19,7 @@ import tensorflow as tf
 from rlkit.agents.parts import Acting
 from rlkit.core.errors import UsageError
 from rlkit.core.spaces import ObservationFormat
-from rlkit.learn.gsde import ExplorationMatrices
+from rlkit.learn.gsde import ExplorationMatrices, HeldNoise, graph_held_noise
 from rlkit.learn.max_entropy import bound_log_std, numpy_bound_log_std
 from rlkit.networks.actor_critic import ActionBounds
 
@@ -158,3 +158,28 @@ def graph_sac_draws(seed: tf.Tensor, shape: list[int]) -> tuple[tf.Tensor, tf.Te
     uniform_seed, normal_seed = tf.unstack(tf.random.experimental.stateless_split(seed, 2))
     return (tf.random.stateless_uniform(shape, uniform_seed),
             tf.random.stateless_normal(shape, normal_seed))  # fmt: skip
+
+
+def graph_sac_sde_action(
+    latent: tf.Tensor, mean: tf.Tensor, std: tf.Tensor, held: HeldNoise, step: tf.Tensor,
+    seed: tf.Tensor, bounds: ActionBounds, config: Any,
+) -> tuple[tf.Tensor, HeldNoise]:  # fmt: skip
+    """:meth:`SACActing.act` (exploring) with gSDE in the graph: ``(float32 [N, A] actions,
+    the held matrices after)`` for the policy's ``latent [N, L]`` and ``mean [N, A]``, the
+    matrices' ``std [L, A]`` and their state ``held``, at the int64 step count ``step``.
+    Before ``learning_starts`` (without ``use_sde_at_warmup``) uniform actions, the matrices
+    untouched; else :meth:`SACActing.sde_action`: the collection block's mark ``step //
+    train_freq``, the held noise (:func:`~rlkit.learn.gsde.graph_held_noise`), ``tanh(mean +
+    noise)`` rescaled. The random numbers: stateless draws of ``seed`` (int32 ``[2]``):
+    the uniforms, then the matrices' normals."""
+    low, high = tf.constant(bounds.low), tf.constant(bounds.high)
+    uniform_seed, matrix_seed = tf.unstack(tf.random.experimental.stateless_split(seed, 2))
+    warm_up = tf.random.stateless_uniform(mean.shape, uniform_seed) * (high - low) + low
+    noise, after = graph_held_noise(latent, std, held, step // config.train_freq,
+                                    config.sde_sample_freq, matrix_seed)  # fmt: skip
+    sampled = bounds.from_unit(tf.tanh(mean + noise))
+    if config.use_sde_at_warmup:
+        return tf.clip_by_value(sampled, low, high), after
+    warming = step < config.learning_starts
+    kept = HeldNoise(*(tf.where(warming, old, new) for old, new in zip(held, after, strict=True)))
+    return tf.clip_by_value(tf.where(warming, warm_up, sampled), low, high), kept

@@ -7,7 +7,9 @@
 
 - acting at step ``t``: uniform actions before ``learning_starts``, then a sample of the
   policy (:func:`rlkit.agents.sac.acting.graph_sac_action`, the squashed Gaussian;
-  :func:`rlkit.agents.sac.discrete.graph_categorical_action`, the categorical), the in-graph
+  :func:`rlkit.agents.sac.discrete.graph_categorical_action`, the categorical; with gSDE
+  :func:`rlkit.agents.sac.acting.graph_sac_sde_action`, each copy's exploration matrix held
+  in the program's variables as acting's ``ExplorationMatrices`` holds it), the in-graph
   twins of the Python loop's acting, tied to it by ``tests/unit/agents/test_sac_twins.py``;
 - ``blocks_due(before, now, train_freq, max(learning_starts, batch_size))`` blocks of
   ``gradient_steps`` updates, each the learner's own ``update_step`` (temperature, critics,
@@ -21,10 +23,11 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from rlkit.agents.sac.acting import graph_sac_action
+from rlkit.agents.sac.acting import graph_sac_action, graph_sac_sde_action
 from rlkit.agents.sac.discrete import graph_categorical_action
 from rlkit.core.schedules import graph_blocks_due, graph_linear
 from rlkit.envs.tf.base import split_seed
+from rlkit.learn.gsde import HeldNoise, gsde_std
 from rlkit.run.compiled.program import CompiledProgram
 
 
@@ -39,9 +42,18 @@ class SACProgram(CompiledProgram):
         self.discrete = agent.discrete
         #: updates over the run (places the target updates of target_update_interval)
         self.updates_done = tf.Variable(tf.constant(0, tf.int64), trainable=False, name="updates")
+        self.held: HeldNoise | None = None
+        if self.config.use_sde:  # gSDE's matrices, one per copy, as acting's ExplorationMatrices
+            shape = [self.num_envs, agent.learner.actor.latent_dim, agent.bounds.dim]
+            self.held = HeldNoise(
+                tf.Variable(tf.zeros(shape), trainable=False, name="gsde_matrices"),
+                tf.Variable(tf.constant(-1, tf.int64), trainable=False, name="gsde_clock"),
+                tf.Variable(tf.constant(-1, tf.int64), trainable=False, name="gsde_mark"),
+            )
 
     def own_variables(self) -> dict[str, tf.Variable]:
-        return {"updates_done": self.updates_done}
+        held = {} if self.held is None else {f"gsde_{k}": v for k, v in self.held._asdict().items()}
+        return {"updates_done": self.updates_done, **held}
 
     def after_chunk(self, updates: int) -> None:
         self.learner.num_updates += updates
@@ -50,7 +62,17 @@ class SACProgram(CompiledProgram):
 
     def act(self, obs, step, seed):
         """Exploring actions for ``obs``: int32 ``[N]`` (discrete) or float32 ``[N, A]``."""
-        cfg, out = self.config, self.learner.actor.model(obs)
+        cfg, actor = self.config, self.learner.actor
+        if self.held is not None:
+            latent, mean = actor.latent_and_mean(obs)
+            std = gsde_std(actor.log_std, self.agent.bounds.dim, cfg.use_expln)
+            held = HeldNoise(*(v.read_value() for v in self.held))
+            actions, after = graph_sac_sde_action(latent, mean, std, held, step, seed,
+                                                  self.agent.bounds, cfg)  # fmt: skip
+            for variable, value in zip(self.held, after, strict=True):
+                variable.assign(value)
+            return actions
+        out = actor.model(obs)
         if self.discrete:
             return graph_categorical_action(out, step, seed, cfg.learning_starts)
         return graph_sac_action(out, step, seed, self.agent.bounds, cfg)
@@ -77,6 +99,11 @@ class SACProgram(CompiledProgram):
             if self.discrete:
                 out = learner.update_step(obs, tf.cast(actions, tf.int32), rewards, next_obs,
                                           pcont, weights, index)  # fmt: skip
+            elif self.held is not None:  # one exploration matrix an update, for s and s'
+                shape = [learner.actor.latent_dim, self.agent.bounds.dim]
+                noise = tf.random.stateless_normal(shape, noise_seed)
+                out = learner.update_step(obs, actions, rewards, next_obs, pcont, weights,
+                                          noise, noise, index)  # fmt: skip
             else:
                 shape = [cfg.batch_size, 2, self.agent.bounds.dim]
                 noise = tf.random.stateless_normal(shape, noise_seed)

@@ -239,13 +239,15 @@ def test_what_gsde_cannot_take_is_refused_in_one_line(build, message):
 
 
 def test_the_compiled_loop_refuses_use_sde_naming_the_python_loop():
+    from rlkit.agents.ppo.config import PPOConfig
     from rlkit.agents.sac.config import SACConfig
     from rlkit.run.compiled.choice import choose_loop
 
-    config = SACConfig(use_sde=True)
+    config = PPOConfig(use_sde=True)
     with pytest.raises(UsageError, match="gSDE.*--loop python"):
-        choose_loop("rlkit/Pendulum-v1", "sac", config, "compiled")
-    assert choose_loop("rlkit/Pendulum-v1", "sac", config, "auto")[0] is False
+        choose_loop("rlkit/Pendulum-v1", "ppo", config, "compiled")
+    assert choose_loop("rlkit/Pendulum-v1", "ppo", config, "auto")[0] is False
+    assert choose_loop("rlkit/Pendulum-v1", "sac", SACConfig(use_sde=True), "auto")[0] is True
 
 
 @pytest.mark.slow

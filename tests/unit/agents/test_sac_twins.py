@@ -58,3 +58,63 @@ def test_the_graphs_categorical_draw_is_the_python_loops():
     warm = tf.random.stateless_uniform([4096], warm_seed, 0, 6, tf.int32).numpy()
     np.testing.assert_array_equal(before.numpy(), warm)
     assert set(np.unique(warm)) == set(range(6))
+
+
+class GraphDraws:
+    """A generator standing in for acting's: each call returns the numbers the graph drew
+    at the step under test (``uniform`` and ``normal`` set before each act)."""
+
+    def __init__(self) -> None:
+        self.uniforms = self.normal = None
+        self.normal_calls = 0
+
+    def uniform(self, low, high, size):  # (numpy's Generator.uniform: the graph's, rescaled)
+        return self.uniforms
+
+    def standard_normal(self, shape):
+        self.normal_calls += 1
+        assert tuple(shape) == self.normal.shape
+        return self.normal.astype(np.float64)
+
+
+@pytest.mark.parametrize("at_warmup", [False, True])
+def test_the_graphs_gsde_acting_holds_and_redraws_as_the_python_loops(at_warmup):
+    """gSDE's held matrices across steps, in both loops fed the same draws: uniform warm-up
+    actions (or gSDE's, ``use_sde_at_warmup``), a redraw when a collection block of
+    ``train_freq`` steps begins and every ``sde_sample_freq`` acts within it."""
+    from rlkit.agents.sac.acting import graph_sac_sde_action
+    from rlkit.learn.gsde import HeldNoise, graph_matrix_normals, gsde_std
+
+    agent = rlkit.agents.SAC.from_env(gym.make("Pendulum-v1"), actor_hidden_sizes=(8,),
+                                      critic_hidden_sizes=(8,), use_sde=True, train_freq=8,
+                                      sde_sample_freq=3, learning_starts=4, log_std_init=-1.0,
+                                      use_sde_at_warmup=at_warmup)  # fmt: skip
+    draws, n, cfg, actor = GraphDraws(), 2, agent.config, agent.learner.actor
+    agent.acting.rng = draws
+    held = HeldNoise(tf.zeros([n, actor.latent_dim, 1]), tf.constant(-1, tf.int64),
+                     tf.constant(-1, tf.int64))  # fmt: skip
+    std = gsde_std(actor.log_std, 1, cfg.use_expln)
+    obs_rng = np.random.default_rng(3)
+    redraws = []
+    for t in range(12):  # steps 0, 2, ..., 22: blocks of 8 begin at 0, 8, 16
+        step, seed = t * n, tf.constant([t, 5], tf.int32)
+        obs = obs_rng.normal(size=(n, 3)).astype(np.float32)
+        uniform_seed, matrix_seed = tf.unstack(tf.random.experimental.stateless_split(seed, 2))
+        draws.uniforms = (tf.random.stateless_uniform([n, 1], uniform_seed).numpy()
+                         * (agent.bounds.high - agent.bounds.low) + agent.bounds.low)  # fmt: skip
+        draws.normal = graph_matrix_normals(matrix_seed, [n, actor.latent_dim, 1]).numpy()
+        before = draws.normal_calls
+        python = agent.acting.act(obs, explore=True, step=step)
+        redraws.append(draws.normal_calls - before)
+        latent, mean = actor.latent_and_mean(tf.constant(obs))
+        graph, held = graph_sac_sde_action(latent, mean, std, held, tf.constant(step, tf.int64),
+                                           seed, agent.bounds, cfg)  # fmt: skip
+        np.testing.assert_allclose(graph.numpy(), python, rtol=1e-5, atol=1e-5)
+        gsde = agent.acting.gsde
+        assert (int(held.clock), int(held.mark)) == (gsde.clock, gsde.mark)
+        if gsde.clock >= 0:
+            np.testing.assert_allclose(held.matrices.numpy(), gsde.matrices, rtol=1e-6)
+    # acts at steps 0..22: warm-up to step 3 (2 acts) unless gSDE acts from the start; a draw
+    # at each block's first act (0, 8, 16) and 3 acts after each draw within a block
+    warm = [1, 0, 0, 1] if at_warmup else [0, 0, 1, 0]
+    assert redraws == [*warm, 1, 0, 0, 1, 1, 0, 0, 1]

@@ -1,0 +1,77 @@
+"""PPO's and A2C's initialisation without ``ortho_init`` (issue 53): ``plain_init = glorot``
+(Keras' Glorot uniform, zero biases: rlkit's until now, unchanged) and ``torch``
+(PyTorch's ``nn.Linear`` default, what SB3's ``ortho_init=False`` builds: kernels and biases
+uniform within ``1/sqrt(fan_in)``), and the combinations refused in one line."""
+
+from __future__ import annotations
+
+import keras
+import numpy as np
+import pytest
+from gymnasium import spaces
+
+import rlkit.agents
+from rlkit.agents.ppo.config import A2CConfig, PPOConfig
+from rlkit.agents.ppo.networks import TanhMLP
+from rlkit.core.errors import UsageError
+
+
+def layers_of(mlp: TanhMLP) -> list:
+    return [*mlp.hidden, mlp.head]
+
+
+def test_torch_init_draws_kernels_and_biases_within_one_over_root_fan_in():
+    mlp = TanhMLP(3, 2, (64, 64), 0.01, seed=0, name="policy", ortho="torch")
+    for layer, fan_in in zip(layers_of(mlp), (3, 64, 64), strict=True):
+        limit = fan_in**-0.5  # 0.577, 0.125, 0.125
+        for weights in (layer.kernel.numpy(), layer.bias.numpy()):
+            assert np.abs(weights).max() <= limit
+            assert np.abs(weights).max() > 0.8 * limit  # (spread over the interval)
+        # a uniform on [-l, l] has variance l^2 / 3
+        np.testing.assert_allclose(layer.kernel.numpy().var(), limit**2 / 3, rtol=0.3)
+    kernel, bias = mlp.hidden[0].kernel.numpy(), mlp.hidden[0].bias.numpy()
+    assert not np.allclose(kernel[0, : bias.size], bias)  # (kernel and bias drawn apart)
+
+
+def test_glorot_init_is_keras_glorot_uniform_with_zero_biases_as_before():
+    mlp = TanhMLP(3, 2, (8,), 0.01, seed=0, name="policy", ortho=False)
+    base = mlp.hidden[0].kernel  # Keras' GlorotUniform of the layer's seed, drawn again
+    seed = int(mlp.model.get_layer("policy_hidden0").kernel_initializer.seed)
+    want = keras.initializers.GlorotUniform(seed=seed)((3, 8)).numpy()
+    np.testing.assert_array_equal(base.numpy(), want)
+    assert all(not layer.bias.numpy().any() for layer in layers_of(mlp))
+    same = TanhMLP(3, 2, (8,), 0.01, seed=0, name="policy", ortho="glorot")
+    for a, b in zip(mlp.model.get_weights(), same.model.get_weights(), strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_orthogonal_is_still_the_default_and_unchanged_by_plain_init():
+    env = (spaces.Box(-1.0, 1.0, (3,), np.float32), spaces.Box(-1.0, 1.0, (1,), np.float32))
+    ortho = rlkit.agents.PPO(*env, seed=0, hidden_sizes=(8,), value_hidden_sizes=(8,))
+    kernel = ortho.learner.policy_network.model.get_layer("policy_hidden0").kernel.numpy()
+    np.testing.assert_allclose(kernel @ kernel.T, 2.0 * np.eye(3), atol=1e-5)  # gain sqrt 2
+    torch = rlkit.agents.PPO(*env, seed=0, hidden_sizes=(8,), value_hidden_sizes=(8,),
+                             ortho_init=False, plain_init="torch")  # fmt: skip
+    value = torch.learner.value_network.model.get_layer("value_out")
+    assert np.abs(value.bias.numpy()).max() > 0  # (PyTorch's biases are drawn)
+    assert np.abs(value.kernel.numpy()).max() <= 8**-0.5
+
+
+@pytest.mark.parametrize("config_class", [PPOConfig, A2CConfig])
+def test_plain_init_with_ortho_init_is_refused_in_one_line(config_class):
+    problem = config_class(plain_init="torch").cross_check()
+    assert problem and problem.startswith("plain_init torch is the initialisation without "
+                                          "ortho_init")  # fmt: skip
+    assert config_class(plain_init="torch", ortho_init=False).cross_check() is None
+
+
+def test_an_unknown_plain_init_and_torch_with_images_are_refused():
+    from rlkit.config.options import validate
+
+    with pytest.raises(UsageError, match="^bad value 'he' for plain_init: must be one of"):
+        validate(PPOConfig(plain_init="he", ortho_init=False))
+    images = spaces.Box(0, 255, (10, 10, 3), np.uint8)
+    with pytest.raises(UsageError, match="^plain_init torch: PyTorch's nn.Linear default is "
+                                         "built for the MLPs"):  # fmt: skip
+        rlkit.agents.PPO(images, spaces.Discrete(3), seed=0, ortho_init=False,
+                         plain_init="torch")  # fmt: skip
