@@ -32,7 +32,12 @@ from gymnasium import spaces
 from rlkit.agents.parts import Acting
 from rlkit.core.errors import UsageError
 from rlkit.envs.action_masks import check_action_masks
-from rlkit.learn.gsde import ExplorationMatrices, numpy_gsde_noise
+from rlkit.learn.gsde import (
+    ExplorationMatrices,
+    HeldNoise,
+    graph_held_noise,
+    numpy_gsde_noise,
+)
 from rlkit.learn.gumbel import gumbel_from_uniform
 
 if TYPE_CHECKING:
@@ -84,6 +89,21 @@ def graph_ppo_action(out: tf.Tensor, seed: tf.Tensor, log_std: tf.Variable | Non
         return graph_discrete_sample(out, -tf.math.log(-tf.math.log(uniform)))
     noise = tf.random.stateless_normal(tf.shape(out), seed)
     return graph_gaussian_sample(out, tf.exp(log_std), noise)
+
+
+def graph_ppo_sde_action(
+    latent: tf.Tensor, mean: tf.Tensor, std: tf.Tensor, held: HeldNoise, rollout: tf.Tensor,
+    sample_freq: int, seed: tf.Tensor,
+) -> tuple[tf.Tensor, HeldNoise]:  # fmt: skip
+    """:meth:`PPOActing.sde_sample` (exploring) in the graph: the unclipped sample ``mean +
+    z . E_n`` ``[N, A]`` and the held matrices after, for the policy's ``latent [N, L]`` and
+    ``mean [N, A]``, the matrices' ``std [L, A]`` and their state ``held``. ``rollout``: the
+    int64 number of the rollout this act belongs to; a new one draws new matrices, as the
+    Python agent's update restarts them (SB3's ``reset_noise`` when a rollout begins), and
+    so does every ``sample_freq``-th act within it (:func:`~rlkit.learn.gsde.graph_held_noise`;
+    the normals a stateless draw of ``seed``)."""
+    noise, after = graph_held_noise(latent, std, held, rollout, sample_freq, seed)
+    return mean + noise, after
 
 
 def graph_clip_action(raw: tf.Tensor, low: np.ndarray, high: np.ndarray) -> tf.Tensor:

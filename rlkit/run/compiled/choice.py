@@ -30,8 +30,6 @@ from rlkit.run.compiled.xla_cache import XLA_CACHE as XLA_CACHE  # them from her
 from rlkit.run.compiled.xla_cache import use_xla_cache as use_xla_cache
 
 LOOPS = ("auto", "compiled", "python")
-#: the agents whose compiled program explores with gSDE (``use_sde``)
-COMPILED_SDE = ("sac",)
 
 
 def compiled_agents(minatar: bool = False) -> list[str]:
@@ -67,8 +65,6 @@ def unsupported(env_id: str, agent: str, config: Any) -> str | None:
         "norm_obs": "observation normalisation",
         "norm_reward": "reward scaling",
     }
-    if getattr(config, "use_sde", False) and agent not in COMPILED_SDE:
-        return f"the compiled loop does not take gSDE exploration (use_sde) for {agent}"
     if getattr(config, "noise", "gaussian") != "gaussian":
         return "the compiled loop explores with Gaussian noise only (noise)"
     for key, what in refused.items():

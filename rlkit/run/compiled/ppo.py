@@ -10,7 +10,8 @@ steps, and each vector step does what the Python loop does,
 - acting at step ``t``: a sample of the policy
   (:func:`rlkit.agents.ppo.acting.graph_ppo_action`: Gumbel-max for Discrete actions; the
   diagonal Gaussian for Box actions, stored unclipped and clipped on the way to the
-  environment);
+  environment; with gSDE :func:`~rlkit.agents.ppo.acting.graph_ppo_sde_action`, each copy's
+  exploration matrix held in the program's variables, new ones when a rollout begins);
 - the step written as the rollout's next row, observations in the environment's own shape
   and dtype (its final observation where an episode ended), rewards clipped with
   ``reward_clip`` (:func:`rlkit.agents.off_policy.graph_clip_rewards`, the Python loop's
@@ -46,10 +47,12 @@ import numpy as np
 import tensorflow as tf
 
 from rlkit.agents.off_policy import graph_clip_rewards
-from rlkit.agents.ppo.acting import graph_clip_action, graph_ppo_action
+from rlkit.agents.ppo.acting import graph_clip_action, graph_ppo_action, graph_ppo_sde_action
 from rlkit.agents.ppo.learner import METRICS
 from rlkit.core.errors import UsageError
 from rlkit.learn.advantages import graph_gae
+from rlkit.learn.gsde import HeldNoise, gsde_std
+from rlkit.networks.builders import apply_layers
 from rlkit.replay.graph_rollout import GraphRollout
 from rlkit.run.compiled.choice import PYTHON_LOOP
 from rlkit.run.compiled.program import CompiledProgram
@@ -71,7 +74,7 @@ class PPOProgram(CompiledProgram):
         if learner.config.action_masks:  # (masks come from a Python env's info or method)
             raise UsageError(f"the compiled loop takes no invalid-action masks "
                              f"(action_masks = true); {PYTHON_LOOP}")  # fmt: skip
-        action_shape = () if learner.discrete else (int(learner.log_std.shape[0]),)
+        action_shape = () if learner.discrete else (int(learner.head.out_dim),)
         self.obs_shape = tuple(self.env.obs_shape or (self.env.obs_dim,))
         self.rollout = GraphRollout(self.config.n_steps, self.num_envs, self.obs_shape,
                                     action_shape, self.env.obs_dtype)  # fmt: skip
@@ -79,14 +82,38 @@ class PPOProgram(CompiledProgram):
             space = self.agent.action_space
             self._low = np.asarray(space.low, np.float64).reshape(-1)
             self._high = np.asarray(space.high, np.float64).reshape(-1)
+        self.held: HeldNoise | None = None
+        if learner.sde is not None:  # gSDE's matrices, one per copy, as acting's
+            shape = [self.num_envs, *learner.log_std.shape[:1], learner.head.out_dim]
+            self.held = HeldNoise(
+                tf.Variable(tf.zeros(shape), trainable=False, name="gsde_matrices"),
+                tf.Variable(tf.constant(-1, tf.int64), trainable=False, name="gsde_clock"),
+                tf.Variable(tf.constant(-1, tf.int64), trainable=False, name="gsde_mark"),
+            )
 
     def memory_variables(self) -> dict[str, tf.Variable]:
-        return {f"rollout/{k}": v for k, v in self.rollout.variables().items()}
+        named = {f"rollout/{k}": v for k, v in self.rollout.variables().items()}
+        if self.held is not None:
+            named.update({f"gsde_{k}": v for k, v in self.held._asdict().items()})
+        return named
 
     def act(self, obs, step, seed):
-        """Exploring actions: int32 ``[N]``, or the unclipped Gaussian sample ``[N, A]``."""
-        out = self.learner.policy_network.model(obs)
-        return graph_ppo_action(out, seed, self.learner.log_std)
+        """Exploring actions: int32 ``[N]``, or the unclipped Gaussian sample ``[N, A]``
+        (with gSDE from each copy's held matrix: :func:`graph_ppo_sde_action`)."""
+        learner = self.learner
+        if self.held is not None:
+            latent = apply_layers(obs, learner.sde.hidden)
+            std = gsde_std(learner.log_std, learner.head.out_dim, self.config.use_expln)
+            rollout = step // (self.config.n_steps * self.num_envs)
+            held = HeldNoise(*(v.read_value() for v in self.held))
+            raw, after = graph_ppo_sde_action(latent, learner.sde.head(latent), std, held,
+                                              rollout, self.config.sde_sample_freq,
+                                              seed)  # fmt: skip
+            for variable, value in zip(self.held, after, strict=True):
+                variable.assign(value)
+            return raw
+        out = learner.policy_network.model(obs)
+        return graph_ppo_action(out, seed, learner.log_std)
 
     def env_actions(self, actions):
         """Box actions clipped to the bounds (the rollout keeps them unclipped)."""

@@ -238,16 +238,16 @@ def test_what_gsde_cannot_take_is_refused_in_one_line(build, message):
     assert "\n" not in str(error.value)
 
 
-def test_the_compiled_loop_refuses_use_sde_naming_the_python_loop():
-    from rlkit.agents.ppo.config import PPOConfig
+def test_the_compiled_loop_takes_use_sde_for_every_agent_that_has_it():
+    """gSDE's held matrices are the compiled programs' variables too (their acting twins:
+    tests/unit/agents/test_sac_twins.py, test_ppo_twins.py)."""
+    from rlkit.agents.ppo.config import A2CConfig, PPOConfig
     from rlkit.agents.sac.config import SACConfig
     from rlkit.run.compiled.choice import choose_loop
 
-    config = PPOConfig(use_sde=True)
-    with pytest.raises(UsageError, match="gSDE.*--loop python"):
-        choose_loop("rlkit/Pendulum-v1", "ppo", config, "compiled")
-    assert choose_loop("rlkit/Pendulum-v1", "ppo", config, "auto")[0] is False
-    assert choose_loop("rlkit/Pendulum-v1", "sac", SACConfig(use_sde=True), "auto")[0] is True
+    for agent, config in [("sac", SACConfig), ("ppo", PPOConfig), ("a2c", A2CConfig)]:
+        compiled, note = choose_loop("rlkit/Pendulum-v1", agent, config(use_sde=True), "auto")
+        assert compiled is True and note.startswith("loop: compiled"), agent
 
 
 @pytest.mark.slow

@@ -174,7 +174,8 @@ def _program(agent):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("env_id", ["CartPole-v1", "Pendulum-v1", "MinAtar-Breakout"])
+@pytest.mark.parametrize("env_id", ["CartPole-v1", "Pendulum-v1", "Pendulum-v1-gsde",
+                                    "MinAtar-Breakout"])  # fmt: skip
 def test_the_programs_update_is_the_python_learners_on_the_same_rollout(env_id, monkeypatch):
     """One rollout, the same minibatch order: the compiled program's update (values, GAE,
     schedules, epochs of minibatch steps, in one tf.function) leaves the weights and
@@ -190,6 +191,8 @@ def test_the_programs_update_is_the_python_learners_on_the_same_rollout(env_id, 
         python, compiled = image_agent(MINATAR, **settings), image_agent(MINATAR, **settings)
         batch = image_rollout(python)
     else:
+        if env_id.endswith("-gsde"):  # (gSDE's log-probabilities and entropy in the update)
+            env_id, settings = env_id.removesuffix("-gsde"), {**settings, "use_sde": True}
         python, compiled = tiny_agent(env_id, **settings), tiny_agent(env_id, **settings)
         batch = random_rollout(python)
     order = cut_minibatches(np.stack([np.random.default_rng(9).permutation(T * N)
@@ -222,7 +225,8 @@ def test_the_programs_update_is_the_python_learners_on_the_same_rollout(env_id, 
     "env_id, overrides",
     [("rlkit/CartPole-v1", {}),
      ("rlkit/Pendulum-v1", {"lr_end_fraction": 0.0, "lr_anneal_fraction": 1.0,
-                            "target_kl": 0.01, "use_sde": False}),  # (gSDE: Python loop)
+                            "target_kl": 0.01, "use_sde": False}),
+     ("rlkit/Pendulum-v1", {"use_sde": True, "sde_sample_freq": 5}),  # (the held matrices)
      ("rlkit/MinAtar-Breakout-v0", {})],
 )  # fmt: skip
 def test_the_compiled_loop_runs_ppo_and_resumes_exactly(tmp_path, env_id, overrides):
@@ -253,7 +257,9 @@ def test_the_compiled_loop_runs_ppo_and_resumes_exactly(tmp_path, env_id, overri
     resumed, _ = experiment.resume(stopped.run_dir)
     resumed.run(480)
     resumed.close()
-    for name, value in straight.program.state_dict().items():
+    state = straight.program.state_dict()
+    assert ("gsde_matrices" in state) == bool(overrides.get("use_sde"))
+    for name, value in state.items():
         np.testing.assert_array_equal(resumed.program.state_dict()[name], value, err_msg=name)
     for group, variables in straight.agent.checkpoint_variables().items():
         for a, b in zip(variables, resumed.agent.checkpoint_variables()[group], strict=True):
@@ -284,3 +290,53 @@ def test_compiled_ppo_learns_cartpole():
         out = program.run_chunk(256)
         returns += list(out.returns[out.done])
     assert np.mean(returns[-20:]) >= 450, np.mean(returns[-20:])
+
+
+class HeldDraws:
+    """A generator standing in for acting's: its standard normals are the graph's draw of
+    the step under test (``normal``, set before each act)."""
+
+    def __init__(self) -> None:
+        self.normal: np.ndarray | None = None
+        self.calls = 0
+
+    def standard_normal(self, shape):
+        self.calls += 1
+        assert self.normal is not None and tuple(shape) == self.normal.shape
+        return self.normal.astype(np.float64)
+
+
+def test_the_graphs_gsde_acting_holds_and_redraws_as_the_python_loops():
+    """gSDE's held matrices over three rollouts, in both loops fed the same draws: new
+    matrices when a rollout begins (the Python agent's update restarts them) and every
+    ``sde_sample_freq`` acts within it; the same unclipped samples."""
+    from rlkit.agents.ppo.acting import graph_ppo_sde_action
+    from rlkit.learn.gsde import HeldNoise, graph_matrix_normals, gsde_std
+    from rlkit.networks.builders import apply_layers
+
+    agent = tiny_agent("Pendulum-v1", use_sde=True, sde_sample_freq=3, n_steps=4,
+                       log_std_init=-1.0)  # fmt: skip
+    learner, draws = agent.learner, HeldDraws()
+    agent.acting.rng = draws
+    latent_dim = int(learner.log_std.shape[0])
+    held = HeldNoise(tf.zeros([N, latent_dim, 1]), tf.constant(-1, tf.int64),
+                     tf.constant(-1, tf.int64))  # fmt: skip
+    std = gsde_std(learner.log_std, 1, agent.config.use_expln)
+    obs_rng, redraws = np.random.default_rng(4), []
+    for t in range(12):  # vector steps; rollouts of 4 begin at t = 0, 4, 8
+        if t % 4 == 0 and t:
+            agent.acting.gsde.restart()  # (what PPO.update does when a rollout ends)
+        seed = tf.constant([t, 9], tf.int32)
+        obs = obs_rng.normal(size=(N, 3)).astype(np.float32)
+        draws.normal = graph_matrix_normals(seed, [N, latent_dim, 1]).numpy()
+        before = draws.calls
+        python = agent.acting.sde_sample(obs, explore=True)[0]
+        redraws.append(draws.calls - before)
+        latent = apply_layers(tf.constant(obs), learner.sde.hidden)
+        rollout = tf.constant(t * N // (4 * N), tf.int64)
+        graph, held = graph_ppo_sde_action(latent, learner.sde.head(latent), std, held,
+                                           rollout, 3, seed)  # fmt: skip
+        np.testing.assert_allclose(graph.numpy(), python, rtol=1e-5, atol=1e-5)
+        assert int(held.clock) == agent.acting.gsde.clock
+        np.testing.assert_allclose(held.matrices.numpy(), agent.acting.gsde.matrices, rtol=1e-6)
+    assert redraws == [1, 0, 0, 1] * 3
