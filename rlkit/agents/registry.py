@@ -137,6 +137,7 @@ AGENTS: dict[str, AgentSpec] = {
         export_builder="rlkit.exporting.signatures:sac_module",
         compiled_program="rlkit.run.compiled.sac:SACProgram",
         compiled_on_minatar=True,  # (discrete SAC)
+        preset_families={"MinAtar/": "minatar"},  # (discrete SAC: CleanRL's sac_atari.py)
     ),
     "c51": AgentSpec(
         name="c51",
