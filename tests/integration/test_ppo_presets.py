@@ -56,6 +56,16 @@ A2C_SDE: dict[str, object] = {
     "log_std_init": -2.0,
     "ortho_init": False,
 }
+#: rl-zoo's MuJoCo policy_kwargs: log_std_init -2, ortho_init False (PyTorch's init),
+#: activation_fn nn.ReLU, net_arch dict(pi=[256, 256], vf=[256, 256])
+RELU_256: dict[str, object] = {
+    "log_std_init": -2.0,
+    "ortho_init": False,
+    "plain_init": "torch",
+    "activation": "relu",
+    "hidden_sizes": (256, 256),
+    "value_hidden_sizes": (256, 256),
+}
 ZOO: dict[tuple[str, str], tuple[int, int, dict[str, object]]] = {
     ("ppo", "Acrobot-v1"): (
         1_000_000,
@@ -162,7 +172,27 @@ ZOO: dict[tuple[str, str], tuple[int, int, dict[str, object]]] = {
         16,
         {**A2C_SDE, "gamma": 0.99, "learning_rate": 0.00096},
     ),
-}
+    # MuJoCo (hyperparams/ppo.yml's v4 entries at 208b6fd, applied to v5): n_envs 1
+    ("ppo", "HalfCheetah-v5"): (1_000_000, 1, {
+        **NORM, "batch_size": 64, "n_steps": 512, "gamma": 0.98, "learning_rate": 2.0633e-05,
+        "ent_coef": 0.000401762, "clip_range": 0.1, "n_epochs": 20, "gae_lambda": 0.92,
+        "max_grad_norm": 0.8, "vf_coef": 0.58096, **RELU_256}),
+    ("ppo", "Hopper-v5"): (1_000_000, 1, {
+        **NORM, "batch_size": 32, "n_steps": 512, "gamma": 0.999, "learning_rate": 9.80828e-05,
+        "ent_coef": 0.00229519, "clip_range": 0.2, "n_epochs": 5, "gae_lambda": 0.99,
+        "max_grad_norm": 0.7, "vf_coef": 0.835671, **RELU_256}),
+    ("ppo", "Walker2d-v5"): (1_000_000, 1, {
+        **NORM, "batch_size": 32, "n_steps": 512, "gamma": 0.99, "learning_rate": 5.05041e-05,
+        "ent_coef": 0.000585045, "clip_range": 0.1, "n_epochs": 20, "gae_lambda": 0.95,
+        "max_grad_norm": 1.0, "vf_coef": 0.871923, "activation": "tanh",
+        "hidden_sizes": (64, 64)}),
+    ("ppo", "Humanoid-v5"): (10_000_000, 1, {
+        **NORM, "batch_size": 256, "n_steps": 512, "gamma": 0.95, "learning_rate": 3.56987e-05,
+        "ent_coef": 0.00238306, "clip_range": 0.3, "n_epochs": 5, "gae_lambda": 0.9,
+        "max_grad_norm": 2.0, "vf_coef": 0.431892, **RELU_256}),
+    ("ppo", "Ant-v5"): (1_000_000, 1, {**NORM, "n_steps": 2048, "n_epochs": 10,
+                                       "gamma": 0.99, "gae_lambda": 0.95}),
+}  # fmt: skip
 
 #: the entries with use_sde: True, and their sde_sample_freq (-1: unset)
 WITH_SDE = {("ppo", "Pendulum-v1"): 4, ("ppo", "MountainCarContinuous-v0"): -1,

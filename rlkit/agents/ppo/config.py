@@ -121,13 +121,19 @@ class PPOConfig:
         non_negative,
     )
     hidden_sizes: tuple[int, ...] = option(
-        (64, 64), "hidden tanh layer sizes of the policy network (SB3's net_arch pi)",
+        (64, 64), "hidden layer sizes of the policy network (SB3's net_arch pi)",
         positive_sizes,
     )  # fmt: skip
     value_hidden_sizes: tuple[int, ...] = option(
-        (64, 64), "hidden tanh layer sizes of the value network (SB3's net_arch vf)",
+        (64, 64), "hidden layer sizes of the value network (SB3's net_arch vf)",
         positive_sizes,
     )  # fmt: skip
+    activation: str = option(
+        "tanh",
+        "the hidden layers' activation of rlkit's policy and value MLPs: tanh (SB3's "
+        "MlpPolicy) | relu (rl-zoo's activation_fn=nn.ReLU)",
+        one_of("tanh", "relu"),
+    )
     log_std_init: float = option(
         0.0, "initial log std of the Gaussian policy (Box actions; state-independent); with "
         "use_sde that of the exploration matrix's entries (SB3's: 0 for both)"
@@ -326,6 +332,7 @@ class A2CConfig:
     )
     hidden_sizes: tuple[int, ...] = _ppo_option("hidden_sizes")
     value_hidden_sizes: tuple[int, ...] = _ppo_option("value_hidden_sizes")
+    activation: str = _ppo_option("activation")
     log_std_init: float = _ppo_option("log_std_init")
     use_sde: bool = _ppo_option("use_sde")
     sde_sample_freq: int = _ppo_option("sde_sample_freq")

@@ -89,7 +89,8 @@ def _dense(units: int, activation: str | None, gain: float, seed: int, name: str
 
 
 class TanhMLP:
-    """``[B, in_dim] -> [B, out_dim]``: tanh hidden layers, a linear head.
+    """``[B, in_dim] -> [B, out_dim]``: tanh hidden layers (or ReLU: ``activation``), a
+    linear head.
 
     Args:
         in_dim, out_dim: input and output widths.
@@ -99,17 +100,25 @@ class TanhMLP:
         name: ``"policy"`` or ``"value"``.
         ortho: orthogonal initialisation (else Glorot uniform), or a kind of
             :func:`init_kind` (``"torch"``: PyTorch's ``nn.Linear`` default).
+        activation: the hidden layers' ``"tanh"`` (SB3's ``MlpPolicy``) or ``"relu"``.
     """
 
     def __init__(
         self, in_dim: int, out_dim: int, hidden_sizes: Sequence[int], head_gain: float,
-        seed: int, name: str, ortho: bool | str = True,
+        seed: int, name: str, ortho: bool | str = True, activation: str = "tanh",
     ) -> None:  # fmt: skip
+        self.activation = activation
         base = network_seed(seed, name)
         fan_ins = [in_dim, *hidden_sizes]
         self.hidden = [
             _dense(
-                units, "tanh", math.sqrt(2.0), base + i, f"{name}_hidden{i}", ortho, fan_ins[i]
+                units,
+                activation,
+                math.sqrt(2.0),
+                base + i,
+                f"{name}_hidden{i}",
+                ortho,
+                fan_ins[i],
             )  # fmt: skip
             for i, units in enumerate(hidden_sizes)
         ]
@@ -133,16 +142,19 @@ class TanhMLP:
 
 class NumpyTanhMLP:
     """The numpy forward pass of a :class:`TanhMLP`: ``[B, D]`` or ``[D]`` -> outputs
-    (float64 inside, as the weights' float32 arrays broadcast)."""
+    (float64 inside, as the weights' float32 arrays broadcast); ``activation`` its
+    hidden layers' (``"tanh"`` or ``"relu"``)."""
 
-    def __init__(self, arrays: Sequence[np.ndarray]) -> None:
+    def __init__(self, arrays: Sequence[np.ndarray], activation: str = "tanh") -> None:
         arrays = [np.asarray(a) for a in arrays]
         self.layers = [(arrays[i], arrays[i + 1]) for i in range(0, len(arrays), 2)]
+        self.relu = activation == "relu"
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         *hidden, (kernel, bias) = self.layers
         for k, b in hidden:
-            x = np.tanh(x @ k + b)
+            y = x @ k + b
+            x = np.maximum(y, 0.0) if self.relu else np.tanh(y)
         return x @ kernel + bias
 
 
@@ -156,6 +168,7 @@ class SeparateMLPs:
         hidden_sizes, value_hidden_sizes: the two networks' tanh layers.
         seed: the run's seed.
         ortho: orthogonal initialisation (else Glorot uniform).
+        activation: the hidden layers' (``"tanh"`` or ``"relu"``).
     """
 
     shared = False
@@ -163,9 +176,13 @@ class SeparateMLPs:
     def __init__(
         self, obs_dim: int, out_dim: int, hidden_sizes: Sequence[int],
         value_hidden_sizes: Sequence[int], seed: int, ortho: bool | str = True,
+        activation: str = "tanh",
     ) -> None:  # fmt: skip
-        self.policy_network = TanhMLP(obs_dim, out_dim, hidden_sizes, 0.01, seed, "policy", ortho)
-        self.value_network = TanhMLP(obs_dim, 1, value_hidden_sizes, 1.0, seed, "value", ortho)
+        self.activation = activation
+        self.policy_network = TanhMLP(obs_dim, out_dim, hidden_sizes, 0.01, seed, "policy",
+                                      ortho, activation)  # fmt: skip
+        self.value_network = TanhMLP(obs_dim, 1, value_hidden_sizes, 1.0, seed, "value", ortho,
+                                     activation)  # fmt: skip
 
     def groups(self) -> dict[str, list]:
         """The trainable variables by checkpoint group, in the update pipeline's order
@@ -188,7 +205,7 @@ class SeparateMLPs:
 
     def acting_forward(self, arrays: Sequence[np.ndarray]) -> NumpyTanhMLP:
         """The policy's forward pass in numpy from :meth:`snapshot_tensors`' arrays."""
-        return NumpyTanhMLP(arrays)
+        return NumpyTanhMLP(arrays, self.activation)
 
 
 class NetworkView:
@@ -342,9 +359,12 @@ def make_networks(obs_format: ObservationFormat, out_dim: int, config, seed: int
                 f"torso nature needs images of {NATURE_SIDE} pixels a side or more (its three "
                 f"convolutions), got {obs_format.shape}; use torso minatar or auto"
             )
-        if config_init(config) == "torch":
-            raise UsageError("plain_init torch: PyTorch's nn.Linear default is built for the "
-                             "MLPs of vector observations; leave it out for images")  # fmt: skip
+        if config_init(config) == "torch" or config.activation != "tanh":
+            key = "activation" if config.activation != "tanh" else "plain_init"
+            raise UsageError(f"{key}: it is built for the MLPs of vector observations (the "
+                             "convolutional torso is ReLU, its init orthogonal or Glorot); "
+                             f"leave {key} out for images")  # fmt: skip
         return ConvActorCritic(obs_format, out_dim, seed, config.torso, config.ortho_init)
     return SeparateMLPs(obs_format.size, out_dim, config.hidden_sizes,
-                        config.value_hidden_sizes, seed, config_init(config))  # fmt: skip
+                        config.value_hidden_sizes, seed, config_init(config),
+                        config.activation)  # fmt: skip

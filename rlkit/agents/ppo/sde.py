@@ -70,5 +70,5 @@ def sde_snapshot(
     """Acting's copy from the snapshot's arrays (the policy's ``n``, then ``log_std``):
     ``obs -> (latent, mean)`` and the exploration matrix's std ``[L, A]``."""
     width = int(np.shape(arrays[n - 1])[-1])  # (the head's bias: A)
-    return (gsde.NumpyLatentMLP(arrays[:n], "tanh"),
+    return (gsde.NumpyLatentMLP(arrays[:n], cfg.activation),
             gsde.numpy_gsde_std(arrays[n], width, cfg.use_expln))  # fmt: skip

@@ -111,7 +111,7 @@ class SeparateNetworks:
     def acting_forward(self, arrays: Sequence[np.ndarray]) -> Callable[[np.ndarray], np.ndarray]:
         """The policy's outputs in numpy (or its compiled call)."""
         if isinstance(self.policy_network, TanhMLP):
-            return NumpyTanhMLP(arrays)
+            return NumpyTanhMLP(arrays, self.policy_network.activation)
         return self.policy_network.to_numpy(arrays)
 
 
@@ -250,11 +250,12 @@ def build_networks(obs_format: ObservationFormat, head: ActionHead, cfg: Any, se
         policy = make_actor(source, spaces, obs_format, head, seed)
     else:
         policy = TanhMLP(size, head.out_dim, cfg.hidden_sizes, 0.01, seed, "policy",
-                         config_init(cfg))  # fmt: skip
+                         config_init(cfg), cfg.activation)  # fmt: skip
     value: TanhMLP | UserCritic
     if cfg.critic:
         value = make_critic(network_source("critic", cfg.critic, given.get("critic")), spaces,
                             obs_format, seed)  # fmt: skip
     else:
-        value = TanhMLP(size, 1, cfg.value_hidden_sizes, 1.0, seed, "value", config_init(cfg))
+        value = TanhMLP(size, 1, cfg.value_hidden_sizes, 1.0, seed, "value", config_init(cfg),
+                        cfg.activation)  # fmt: skip
     return SeparateNetworks(policy, value)

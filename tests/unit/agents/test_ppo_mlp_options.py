@@ -1,7 +1,9 @@
-"""PPO's and A2C's initialisation without ``ortho_init`` (issue 53): ``plain_init = glorot``
-(Keras' Glorot uniform, zero biases: rlkit's until now, unchanged) and ``torch``
-(PyTorch's ``nn.Linear`` default, what SB3's ``ortho_init=False`` builds: kernels and biases
-uniform within ``1/sqrt(fan_in)``), and the combinations refused in one line."""
+"""PPO's and A2C's MLP options (issues 53, 54): the initialisation without ``ortho_init``,
+``plain_init = glorot`` (Keras' Glorot uniform, zero biases: rlkit's until now, unchanged)
+and ``torch`` (PyTorch's ``nn.Linear`` default, what SB3's ``ortho_init=False`` builds:
+kernels and biases uniform within ``1/sqrt(fan_in)``); ``activation = relu`` (rl-zoo's
+``activation_fn=nn.ReLU``) in the Keras networks and acting's numpy copies alike; the
+combinations refused in one line."""
 
 from __future__ import annotations
 
@@ -71,7 +73,28 @@ def test_an_unknown_plain_init_and_torch_with_images_are_refused():
     with pytest.raises(UsageError, match="^bad value 'he' for plain_init: must be one of"):
         validate(PPOConfig(plain_init="he", ortho_init=False))
     images = spaces.Box(0, 255, (10, 10, 3), np.uint8)
-    with pytest.raises(UsageError, match="^plain_init torch: PyTorch's nn.Linear default is "
-                                         "built for the MLPs"):  # fmt: skip
+    with pytest.raises(UsageError, match="^plain_init: it is built for the MLPs of vector "):
         rlkit.agents.PPO(images, spaces.Discrete(3), seed=0, ortho_init=False,
                          plain_init="torch")  # fmt: skip
+    with pytest.raises(UsageError, match="^activation: it is built for the MLPs of vector "):
+        rlkit.agents.PPO(images, spaces.Discrete(3), seed=0, activation="relu")
+
+
+@pytest.mark.parametrize("use_sde", [False, True])
+def test_relu_hidden_layers_in_the_network_and_in_actings_copy(use_sde):
+    env = (spaces.Box(-1.0, 1.0, (3,), np.float32), spaces.Box(-1.0, 1.0, (2,), np.float32))
+    agent = rlkit.agents.PPO(*env, seed=0, hidden_sizes=(16, 16), value_hidden_sizes=(16,),
+                             activation="relu", use_sde=use_sde)  # fmt: skip
+    model = agent.learner.policy_network.model
+    assert all(layer.activation.__name__ == "relu"
+               for layer in model.layers if layer.name.startswith("policy_hidden"))  # fmt: skip
+    obs = np.random.default_rng(0).normal(size=(64, 3)).astype(np.float32)
+    want = model(obs).numpy()
+    forward = agent.acting.snapshot.forward(obs)
+    mean = forward[1] if use_sde else forward  # (gSDE's copy gives (latent, mean))
+    np.testing.assert_allclose(mean, want, rtol=1e-5, atol=1e-6)
+    if use_sde:  # the latent is the last ReLU layer: never negative, some zeros
+        latent = forward[0]
+        assert latent.min() == 0.0 and (latent > 0).any()
+    greedy = agent.act(obs, explore=False)
+    np.testing.assert_allclose(greedy, np.clip(want, -1.0, 1.0), rtol=1e-5, atol=1e-6)
