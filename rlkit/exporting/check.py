@@ -49,15 +49,39 @@ class CheckResult:
     lines: list[str] = field(default_factory=list)
 
 
-def greedy_actions(agent, batch) -> np.ndarray:
+def greedy_actions(agent, batch, masks: np.ndarray | None = None) -> np.ndarray:
     """The agent's greedy actions for a batch of raw observations, without drawing from any
     of its generators (a DQN with ``eval_epsilon``: the argmax acting would take; IQN: at
-    the export's fixed fractions)."""
+    the export's fixed fractions); ``masks``: an agent made with action masks, its valid
+    actions (:func:`random_masks`)."""
     if agent.evaluation_epsilon > 0 or hasattr(agent, "export_q_values"):  # (DQN's family)
         q = q_values(agent, batch)
         return np.argmax(q, axis=-1) + int(agent.action_space.start)
     greedy = getattr(agent, "greedy_actions", None)  # (PPO: evaluation may sample)
-    return np.asarray(agent.act(batch, explore=False) if greedy is None else greedy(batch))
+    if greedy is None:
+        return np.asarray(agent.act(batch, explore=False))
+    return np.asarray(greedy(batch) if masks is None else greedy(batch, masks))
+
+
+def random_masks(agent, count: int, seed: int = 0) -> np.ndarray | None:
+    """An agent made with invalid-action masks (``action_mask_width``): seeded masks bool
+    ``[count, width]``, each action valid with probability 1/2 and at least one per row (per
+    dimension's slice for a MultiDiscrete), so that the check sees masked choices; None for
+    other agents."""
+    width = int(getattr(agent, "action_mask_width", 0) or 0)
+    if not width:
+        return None
+    rng = np.random.default_rng(seed)
+    masks = rng.random((count, width)) < 0.5
+    nvec = getattr(agent.action_space, "nvec", None)
+    sizes = [width] if nvec is None else [int(n) for n in np.asarray(nvec).reshape(-1)]
+    start = 0
+    for size in sizes:  # (a slice with no valid action gets one, drawn)
+        part = masks[:, start : start + size]
+        empty = np.flatnonzero(~part.any(axis=-1))
+        part[empty, rng.integers(size, size=len(empty))] = True
+        start += size
+    return masks
 
 
 def q_values(agent, batch) -> np.ndarray:
@@ -71,16 +95,35 @@ def from_env(agent, env, count: int, seed: int = 0) -> object:
     """``count`` observations of ``env``'s seeded episodes (one step in four random)."""
     rng = np.random.default_rng(seed)
     env.action_space.seed(seed)
-    obs, _ = env.reset(seed=seed)
-    seen = []
+    obs, info = env.reset(seed=seed)
+    seen, width = [], int(getattr(agent, "action_mask_width", 0) or 0)
     for _ in range(count):
         seen.append(obs)
-        action = env.action_space.sample() if rng.random() < 0.25 else greedy_actions(
-            agent, stack([obs], agent.observation_space))[0]  # fmt: skip
-        obs, _, terminated, truncated, _ = env.step(action)
+        masks = None
+        if width:  # (an agent made with action masks plays the valid actions only)
+            from rlkit.envs.action_masks import read_action_masks
+
+            masks = read_action_masks(env, info, width)[None]
+        if rng.random() < 0.25:
+            action = env.action_space.sample() if masks is None else valid_sample(
+                env.action_space, masks[0], rng)  # fmt: skip
+        else:
+            action = greedy_actions(agent, stack([obs], agent.observation_space), masks)[0]
+        obs, _, terminated, truncated, info = env.step(action)
         if terminated or truncated:
-            obs, _ = env.reset()
+            obs, info = env.reset()
     return stack(seen, agent.observation_space)
+
+
+def valid_sample(space, mask: np.ndarray, rng: np.random.Generator):
+    """A uniform draw among the actions ``mask`` (bool ``[width]``) allows: one index of a
+    ``Discrete``'s (``start`` added), or one per dimension's slice of a ``MultiDiscrete``'s."""
+    if isinstance(space, spaces.Discrete):
+        return int(rng.choice(np.flatnonzero(mask))) + int(space.start)
+    nvec = np.asarray(space.nvec).reshape(-1)
+    parts = np.split(mask, np.cumsum(nvec)[:-1])
+    chosen = [int(rng.choice(np.flatnonzero(part))) for part in parts]
+    return (np.asarray(chosen) + np.asarray(space.start).reshape(-1)).reshape(space.shape)
 
 
 def stack(observations: list, space: spaces.Space):
@@ -159,8 +202,10 @@ def agent_values(agent, batch, signature: str) -> tuple[str, np.ndarray]:
 def compare(agent, exported, batch, quantized: bool = False) -> CheckResult:
     """The exported policy's actions on ``batch`` against the agent's greedy ones."""
     result = CheckResult(observations=rows(batch))
-    want = greedy_actions(agent, batch)
-    got = np.asarray(exported.act(batch))
+    masks = random_masks(agent, result.observations)
+    want = greedy_actions(agent, batch, masks)
+    got = np.asarray(exported.act(batch) if masks is None else
+                     exported.act(batch, action_masks=masks))  # fmt: skip
     tolerance = TOLERANCE[exported.format]
     if isinstance(agent.action_space, spaces.Discrete):
         same = got == want
@@ -217,8 +262,12 @@ def compare_sample(agent, exported, batch, quantized: bool = False) -> CheckResu
     result = CheckResult(observations=rows(batch))
     noise = sample_noise(agent, result.observations)
     name = exported.metadata.get("sample_noise", {}).get("input", "noise")
-    got = np.asarray(exported.run("sample", batch, **{name: noise})["action"])
-    want = np.asarray(agent.act_with_noise(batch, noise))
+    extra, masks = {name: noise}, random_masks(agent, result.observations, seed=1)
+    if masks is not None:
+        extra[exported.metadata["action_mask"]["input"]] = masks
+    got = np.asarray(exported.run("sample", batch, **extra)["action"])
+    want = np.asarray(agent.act_with_noise(batch, noise) if masks is None else
+                      agent.act_with_noise(batch, noise, masks))  # fmt: skip
     tolerance = TOLERANCE[exported.format]
     space = agent.action_space
     if isinstance(space, spaces.Discrete | spaces.MultiDiscrete):
@@ -228,7 +277,9 @@ def compare_sample(agent, exported, batch, quantized: bool = False) -> CheckResu
             from rlkit.learn.gumbel import gumbel_from_uniform
 
             index = np.flatnonzero(~same)
-            logits = agent.noise_logits(take(batch, len(got)))
+            observed = take(batch, len(got))
+            logits = (agent.noise_logits(observed) if masks is None else
+                      agent.noise_logits(observed, masks))  # fmt: skip
             z = (logits + gumbel_from_uniform(noise))[index]
             offsets = _logit_offsets(space, got[index], want[index])
             gap = np.abs(np.take_along_axis(z, offsets[0], -1)

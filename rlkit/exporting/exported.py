@@ -223,6 +223,11 @@ class ExportedPolicy:
         self.observation_space = space_from_dict(self.metadata["observation_space"])
         self.action_space = space_from_dict(self.metadata["action_space"])
         self.inputs = self.metadata["inputs"]
+        mask = self.metadata.get("action_mask")
+        #: the width of the ``action_mask`` input (0: the export takes no masks), as an
+        #: agent's: evaluation reads the environment's masks for it
+        self.action_mask_width = int(mask["shape"][-1]) if mask else 0
+        self._mask_input = mask["input"] if mask else ""
         try:
             if self.format == "tflite":
                 with warnings.catch_warnings():  # (tf.lite.Interpreter's notice of LiteRT)
@@ -258,23 +263,28 @@ class ExportedPolicy:
     def run(self, signature: str, obs, **extra) -> dict[str, np.ndarray]:
         """The outputs of ``signature`` for a batch of observations (``[B, ...]`` each)."""
         arrays, _ = self.batch_inputs(obs)
-        arrays.update(
-            {
-                k: np.asarray(v, np.float32 if np.asarray(v).dtype.kind == "f" else np.int64)
-                for k, v in extra.items()
-            }
-        )  # (REINFORCE's seed int64, PPO's noise float32)
+        arrays.update({k: _input_array(v) for k, v in extra.items()})
         if self.format == "tflite":
             return dict(self._runners[signature](**arrays))
         out = self._runners[signature](**arrays)
         return {k: v.numpy() for k, v in out.items()}
 
-    def act(self, obs, explore: bool = False):
+    def act(self, obs, explore: bool = False, action_masks=None):
         """The greedy action for one observation (an int, or an array of the action's shape)
-        or ``[B, ...]`` for a batch. An export has no exploration: ``explore`` must be False."""
+        or ``[B, ...]`` for a batch. An export has no exploration: ``explore`` must be False.
+        ``action_masks``: bool ``[(B,) width]``, an export that takes them
+        (:attr:`action_mask_width`; all valid when not given)."""
         if explore:
             raise ValueError("an exported policy acts greedily: use the 'sample' signature")
         arrays, single = self.batch_inputs(obs)
+        if self.action_mask_width:
+            rows = len(next(iter(arrays.values())))
+            masks = (np.ones((rows, self.action_mask_width), bool) if action_masks is None
+                     else np.asarray(action_masks, bool).reshape(rows, -1))  # fmt: skip
+            arrays[self._mask_input] = masks
+        elif action_masks is not None:
+            raise UsageError("this export takes no action masks (its agent was made without "
+                             "action_masks)")  # fmt: skip
         if self.format == "tflite":
             action = self._runners["action"](**arrays)["action"]
         else:
@@ -282,3 +292,12 @@ class ExportedPolicy:
         if not single:
             return action
         return int(action[0]) if action.ndim == 1 else action[0]
+
+
+def _input_array(value) -> np.ndarray:
+    """An extra input as a signature takes it: bool kept (masks), floats float32 (PPO's and
+    SAC's noise), integers int64 (REINFORCE's seed)."""
+    array = np.asarray(value)
+    if array.dtype.kind == "b":
+        return array
+    return array.astype(np.float32 if array.dtype.kind == "f" else np.int64)

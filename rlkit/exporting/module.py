@@ -67,7 +67,23 @@ def noise_input(agent) -> tuple[str, dict[str, Any]] | None:
     if spec() is None:
         return None
     distribution, width = spec()
-    name, taken = "noise", {n for _, n in input_names(agent.observation_space)}
+    return free_name(agent, "noise"), {"distribution": distribution, "shape": [None, width]}
+
+
+def free_name(agent, name: str, taken_too: tuple[str, ...] = ()) -> str:
+    """``name``, with ``_`` appended while an observation input (or ``taken_too``) has it."""
+    taken = {n for _, n in input_names(agent.observation_space)} | set(taken_too)
     while name in taken:
         name += "_"
-    return name, {"distribution": distribution, "shape": [None, width]}
+    return name
+
+
+def mask_input(agent) -> tuple[str, int] | None:
+    """An agent made with invalid-action masks (PPO's and A2C's ``action_masks``): the
+    ``(input name, width)`` of its signatures' mask input, bool ``[B, width]``
+    (``action_mask``, ``action_mask_`` ... where an observation input has it); else None."""
+    width = int(getattr(agent, "action_mask_width", 0) or 0)
+    if not width:
+        return None
+    noise = noise_input(agent)
+    return free_name(agent, "action_mask", (noise[0],) if noise else ()), width

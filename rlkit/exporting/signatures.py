@@ -40,6 +40,7 @@ from rlkit.exporting.inputs import encoder, input_specs
 from rlkit.exporting.module import (
     PolicyModule,
     action_box,
+    mask_input,
     network,
     noise_input,
     to_space,
@@ -254,7 +255,11 @@ def ppo_module(agent, specs, encode, frozen: bool = False) -> PolicyModule:
     of the uniforms ``u = noise`` in (0, 1) (clipped into the float32 range where it is
     finite), one per logit; Box ``clip(mean + exp(log_std) * noise)``, ``noise`` standard
     normal, one per action dimension. No random op: the caller owns the randomness, and the
-    SavedModel and TFLite give the same action for the same inputs."""
+    SavedModel and TFLite give the same action for the same inputs.
+
+    An agent made with ``action_masks``: both take ``action_mask`` too, bool ``[B, width]``
+    (:func:`~rlkit.exporting.module.mask_input`), the invalid actions' logits ``-inf`` (never
+    greedy, never drawn), as acting's masks."""
     from rlkit.learn.gumbel import graph_gumbel_from_uniform
 
     models = {"policy": agent.learner.policy_network.model}
@@ -269,7 +274,16 @@ def ppo_module(agent, specs, encode, frozen: bool = False) -> PolicyModule:
     noise = noise_input(agent)  # (None: a gSDE policy, whose export has no ``sample``)
     noise_name, described = noise if noise is not None else ("", {"shape": []})
     noise_spec = {noise_name: tf.TensorSpec(described["shape"], tf.float32, name=noise_name)}
+    mask = mask_input(agent)  # (action_masks: a bool input, the invalid logits -inf)
+    if mask is not None:
+        mask_name, width = mask
+        specs = {**specs, mask_name: tf.TensorSpec([None, width], tf.bool, name=mask_name)}
     if isinstance(space, spaces.Discrete | spaces.MultiDiscrete):
+
+        def logits_of(x, inputs):
+            out = tf.cast(policy(x), tf.float32)
+            return out if mask is None else tf.where(inputs[mask_name], out, float("-inf"))
+
         if isinstance(space, spaces.Discrete):
             start = int(space.start)
 
@@ -283,10 +297,10 @@ def ppo_module(agent, specs, encode, frozen: bool = False) -> PolicyModule:
                 return to_space(head.graph_greedy(out) + starts, space)
 
         def greedy(inputs):
-            return {"action": choose(policy(x_of(inputs)))}
+            return {"action": choose(logits_of(x_of(inputs), inputs))}
 
         def sample(inputs):
-            out = tf.cast(policy(x_of(inputs)), tf.float32)
+            out = logits_of(x_of(inputs), inputs)
             return {"action": choose(out + graph_gumbel_from_uniform(inputs[noise_name]))}
 
         module.add("action", greedy, specs)

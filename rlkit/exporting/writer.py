@@ -127,6 +127,7 @@ def metadata(agent, env_id: str | None, variant: str | None, format: str,
             "preprocessing": preprocessing(agent, env_id),
             **fractions(agent),
             **sample_noise(agent),
+            **action_mask(agent),
         }
     )
 
@@ -148,6 +149,20 @@ def sample_noise(agent) -> dict[str, Any]:
         rule = ("clip(low + (tanh(mean + exp(log_std) * noise) + 1) * (high - low) / 2), "
                 "noise standard normal, one per action dimension")  # fmt: skip
     return {"sample_noise": {"input": name, **described, "rule": rule}}
+
+
+def action_mask(agent) -> dict[str, Any]:
+    """PPO and A2C made with ``action_masks``: ``{"action_mask": {"input", "shape",
+    "rule"}}``, the mask input of ``action`` and ``sample``; nothing for other agents."""
+    from rlkit.exporting.module import mask_input
+
+    found = mask_input(agent)
+    if found is None:
+        return {}
+    name, width = found
+    rule = ("bool, True where the action is valid (a MultiDiscrete's: each dimension's in its "
+            "slice); the invalid actions' logits are -inf: never chosen, never drawn")  # fmt: skip
+    return {"action_mask": {"input": name, "shape": [None, width], "rule": rule}}
 
 
 def fractions(agent) -> dict[str, Any]:

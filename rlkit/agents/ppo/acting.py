@@ -215,7 +215,7 @@ class PPOActing(Acting):
         standard normal per action dimension: Box); ``width`` is the policy's outputs."""
         return ("normal" if self.snapshot.std is not None else "uniform"), int(width)
 
-    def act_with_noise(self, obs, noise) -> int | np.ndarray:
+    def act_with_noise(self, obs, noise, masks=None) -> int | np.ndarray:
         """The action :meth:`act` samples, drawn from the given noise instead of the
         generator (nothing of the agent's changes): Discrete and MultiDiscrete
         ``argmax(logits + gumbel)`` (each dimension's), ``gumbel`` the Gumbel noise of the
@@ -227,6 +227,10 @@ class PPOActing(Acting):
         if noise.shape != out.shape:
             raise UsageError(f"noise of shape {noise.shape} for policy outputs {out.shape}: "
                              "one number per output of each observation")  # fmt: skip
+        if masks is not None:  # (the invalid actions' logits -inf: never drawn)
+            rows = None if out.ndim == 1 else out.shape[0]
+            masks = check_action_masks(masks, out.shape[-1], rows, nvec=self.nvec)
+            out = np.where(masks.reshape(out.shape), out, -np.inf)
         if self.discrete:
             action = discrete_sample(out, gumbel_from_uniform(noise)) + self.action_start
             return int(action) if out.ndim == 1 else action

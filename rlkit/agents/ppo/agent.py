@@ -182,9 +182,10 @@ class PPO(Agent):
             self._acted_masks = None if action_masks is None else np.asarray(action_masks, bool)
         return action
 
-    def greedy_actions(self, obs) -> int | np.ndarray:
-        """The greedy action(s), whatever ``deterministic_eval`` says (the export's check)."""
-        return self.acting.act(obs, False, self.num_steps)
+    def greedy_actions(self, obs, action_masks=None) -> int | np.ndarray:
+        """The greedy action(s), whatever ``deterministic_eval`` says (the export's check);
+        ``action_masks`` as :meth:`act` takes them."""
+        return self.acting.act(obs, False, self.num_steps, action_masks)
 
     def sample_noise_spec(self) -> tuple[str, int] | None:
         """``(distribution, width)`` of the noise :meth:`act_with_noise` takes per
@@ -196,7 +197,7 @@ class PPO(Agent):
             return None
         return self.acting.noise_spec(self.learner.head.out_dim)
 
-    def act_with_noise(self, obs, noise) -> int | np.ndarray:
+    def act_with_noise(self, obs, noise, action_masks=None) -> int | np.ndarray:
         """A sample of the policy drawn from the given ``noise`` (``[(N,) width]``, see
         :meth:`sample_noise_spec`), touching none of the agent's generators: what the
         export's ``sample`` signature returns for the same observation and noise
@@ -207,14 +208,16 @@ class PPO(Agent):
                 "held across steps, not from per-step noise; use act()"
             )
         try:
-            return self.acting.act_with_noise(obs, noise)
+            return self.acting.act_with_noise(obs, noise, action_masks)
         except (ValueError, IndexError, KeyError, TypeError) as exc:
             raise self.unfit_observation(obs, exc) from None
 
-    def noise_logits(self, obs) -> np.ndarray:
+    def noise_logits(self, obs, action_masks=None) -> np.ndarray:
         """Discrete and MultiDiscrete: the logits ``[N, outputs]`` that
-        :meth:`act_with_noise` perturbs (the export check's tie rule reads them)."""
-        return self.acting.snapshot.forward(self.acting.encode(obs))
+        :meth:`act_with_noise` perturbs, the masked ones ``-inf`` (the export check's tie
+        rule reads them)."""
+        out = self.acting.snapshot.forward(self.acting.encode(obs))
+        return out if action_masks is None else np.where(action_masks, out, -np.inf)
 
     def _acting_input(self, obs) -> np.ndarray:
         """Encoded observations as the policy takes them (normalised with ``norm_obs``)."""
