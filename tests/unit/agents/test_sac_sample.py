@@ -116,8 +116,11 @@ def trained_looking(agent):
 def test_the_exported_sample_draws_as_the_agent_in_both_formats(tmp_path, env_id):
     from rlkit.exporting.exported import ExportedPolicy
 
-    agent = trained_looking(rlkit.agents.SAC.from_env(
-        gym.make(env_id), seed=0, actor_hidden_sizes=(16,), critic_hidden_sizes=(16,)))
+    agent = trained_looking(
+        rlkit.agents.SAC.from_env(
+            gym.make(env_id), seed=0, actor_hidden_sizes=(16,), critic_hidden_sizes=(16,)
+        )
+    )
     exports = {}
     for fmt in ("saved_model", "tflite"):
         result = agent.export(tmp_path / fmt, env=env_id, format=fmt, check_observations=300)
@@ -151,8 +154,11 @@ def test_the_check_refuses_an_export_whose_sample_is_wrong(tmp_path, monkeypatch
     import rlkit.learn.max_entropy
     from rlkit.exporting.writer import ExportCheckFailed
 
-    agent = trained_looking(rlkit.agents.SAC.from_env(
-        gym.make("Pendulum-v1"), seed=0, actor_hidden_sizes=(16,), critic_hidden_sizes=(16,)))
+    agent = trained_looking(
+        rlkit.agents.SAC.from_env(
+            gym.make("Pendulum-v1"), seed=0, actor_hidden_sizes=(16,), critic_hidden_sizes=(16,)
+        )
+    )
     monkeypatch.setattr(rlkit.learn.max_entropy, "bound_log_std",
                         lambda raw, *args: tf.zeros_like(raw))  # fmt: skip
     with pytest.raises(ExportCheckFailed, match="sample does not draw as the agent"):

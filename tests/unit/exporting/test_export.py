@@ -217,8 +217,9 @@ def test_an_export_that_acts_otherwise_is_refused_and_nothing_is_written(tmp_pat
 
     agent = DQN(VECTOR, gym.spaces.Discrete(3), seed=0, hidden_sizes=(16,))
     real = export_check.greedy_actions
-    monkeypatch.setattr(export_check, "greedy_actions",
-                        lambda a, b, masks=None: (real(a, b, masks) + 1) % 3)
+    monkeypatch.setattr(
+        export_check, "greedy_actions", lambda a, b, masks=None: (real(a, b, masks) + 1) % 3
+    )
     with pytest.raises(ExportCheckFailed, match="does not act as the agent"):
         agent.export(tmp_path / "wrong", check_observations=100)
     assert no_leftovers(tmp_path, "wrong")
