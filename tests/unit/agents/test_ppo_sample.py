@@ -116,30 +116,39 @@ def spread_agent(cls: str, env_id: str):
 @pytest.mark.parametrize("cls, env_id", [("PPO", "CartPole-v1"), ("A2C", "Pendulum-v1"),
                                          ("PPO", "rlkit-tests/Match-v0")])  # fmt: skip
 def test_the_exported_sample_draws_as_the_agent_in_both_formats(tmp_path, cls, env_id):
-    from rlkit.exporting.exported import ExportedPolicy
 
     if env_id.startswith("rlkit-tests/"):
         import tests.unit.agents.test_ppo_multidiscrete  # noqa: F401  (registers Match-v0)
     agent = spread_agent(cls, env_id)
+    obs = np.stack([agent.observation_space.sample() for _ in range(64)])
+    exported_samples_match(agent, env_id, obs, tmp_path)
+
+
+def exported_samples_match(agent, env_id: str, obs: np.ndarray, folder) -> tuple:
+    """Export ``agent`` as a SavedModel and a TFLite model (each checked by ``export``),
+    draw ``sample`` of both on ``obs`` and seeded noise, and assert both equal the agent's
+    ``act_with_noise``; returns ``(the SavedModel's draws, its export)``."""
+    from rlkit.exporting.exported import ExportedPolicy
+
     exports = {}
     for fmt in ("saved_model", "tflite"):
-        result = agent.export(tmp_path / fmt, env=env_id, format=fmt, check_observations=300)
+        result = agent.export(folder / fmt, env=env_id, format=fmt, check_observations=300)
         assert "sample equals the agent's draw for the same noise" in result.lines[1]
         assert "sample" in result.metadata["signatures"]
-        exports[fmt] = ExportedPolicy(tmp_path / fmt)
+        exports[fmt] = ExportedPolicy(folder / fmt)
     distribution, width = agent.sample_noise_spec()
-    assert exports["saved_model"].metadata["sample_noise"]["distribution"] == distribution
+    described = exports["saved_model"].metadata["sample_noise"]
+    assert described["distribution"] == distribution and described["shape"] == [None, width]
     rng = np.random.default_rng(1)
-    obs = np.stack([agent.observation_space.sample() for _ in range(64)])
-    noise = (rng.random((64, width)) if distribution == "uniform"
-             else rng.standard_normal((64, width))).astype(np.float32)  # fmt: skip
+    noise = (rng.random((len(obs), width)) if distribution == "uniform"
+             else rng.standard_normal((len(obs), width))).astype(np.float32)  # fmt: skip
     saved = exports["saved_model"].run("sample", obs, noise=noise)["action"]
     lite = exports["tflite"].run("sample", obs, noise=noise)["action"]
-    want = agent.act_with_noise(obs, noise)
-    np.testing.assert_allclose(saved, want, atol=1e-5)
+    np.testing.assert_allclose(saved, agent.act_with_noise(obs, noise), atol=1e-5)
     np.testing.assert_allclose(lite, saved, atol=1e-5)
     if distribution == "uniform":  # (integers: the same draws)
         np.testing.assert_array_equal(lite, saved)
+    return saved, exports["saved_model"]
 
 
 @pytest.mark.slow
