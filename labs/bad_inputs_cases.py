@@ -355,5 +355,6 @@ def cases() -> list[Case]:  # noqa: PLR0915 - one list, read top to bottom
     ]
     from labs.bad_inputs_cases_more import more_cases
     from labs.bad_inputs_cases_wave5 import wave5_cases
+    from labs.bad_inputs_cases_wave6 import wave6_cases
 
-    return c + more_cases() + wave5_cases()
+    return c + more_cases() + wave5_cases() + wave6_cases()
