@@ -20,7 +20,7 @@ from rlkit.agents.ppo.acting import (
     graph_gaussian_sample,
     graph_ppo_action,
 )
-from rlkit.agents.ppo.learner import cut_minibatches, graph_cut_minibatches
+from rlkit.agents.ppo.minibatches import cut_minibatches, graph_cut_minibatches
 from rlkit.learn.advantages import gae, graph_gae
 from rlkit.replay.graph_rollout import GraphRollout
 from rlkit.replay.rollout import Rollout
