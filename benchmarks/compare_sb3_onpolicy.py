@@ -6,6 +6,8 @@ settings, in rlkit's Python loop and in Stable-Baselines3, each timed as a whole
   ent_coef 0, learning_rate ``lin_0.001`` and clip_range ``lin_0.2`` (both fall linearly to
   0 over the run), 1e5 steps; every other key SB3's PPO default. rlkit runs its preset
   ``ppo/CartPole-v1`` (the same entry; its ``lr_anneal_fraction`` 1.0 made the run's steps).
+- ``ppo-cartpole-xla``, ``a2c-cartpole-xla``: the same, rlkit's update calls compiled by XLA
+  (``jit_compile = true``: the same formulas, another rounding).
 - ``a2c-cartpole``: rl-zoo's ``a2c.yml`` CartPole-v1 entry (8 envs, ent_coef 0, SB3's A2C
   defaults: n_steps 5, RMSprop), rlkit's preset ``a2c/CartPole-v1``; 1e5 steps by default
   (a speed check: the zoo's 5e5 with ``--steps 500000``).
@@ -37,6 +39,11 @@ ZOO: dict[str, dict[str, Any]] = {
 PRESETS = {"ppo-cartpole": ("ppo", "CartPole-v1"), "a2c-cartpole": ("a2c", "CartPole-v1")}
 #: the benchmark's default steps (ppo: the zoo's; a2c: a fifth of its 5e5)
 STEPS = {"ppo-cartpole": 100_000, "a2c-cartpole": 100_000}
+#: ``<algo>-xla``: the same entry, rlkit's update compiled by XLA (``jit_compile = true``);
+#: SB3 runs the entry as it is
+for _algo in list(ZOO):
+    ZOO[f"{_algo}-xla"], PRESETS[f"{_algo}-xla"] = ZOO[_algo], PRESETS[_algo]
+    STEPS[f"{_algo}-xla"] = STEPS[_algo]
 ENV_ID = "CartPole-v1"
 #: rollouts left out of the steady phase (the first update's warm-up)
 WARM_ROLLOUTS = 2
@@ -90,6 +97,8 @@ def rlkit_settings(algo: str, steps: int) -> tuple[int, dict[str, Any]]:
     fraction = settings.pop("lr_anneal_fraction", 0.0)
     if fraction > 0:
         settings["lr_anneal_steps"] = round(fraction * steps)
+    if algo.endswith("-xla"):
+        settings["jit_compile"] = True
     return int(preset.run["num_envs"]), settings
 
 

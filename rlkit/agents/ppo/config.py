@@ -208,6 +208,12 @@ class PPOConfig:
         "info['action_mask'] (gymnasium's, e.g. Taxi-v4); invalid actions are never drawn, "
         "and the update's log-probability and entropy use the stored masks",
     )
+    jit_compile: bool = option(
+        False,
+        "compile the update's two calls (the rollout's evaluation, the epochs of minibatch "
+        "steps) with XLA: faster on small networks, the same formulas in another rounding "
+        "(false: TensorFlow's graph executor, the runs measured so far)",
+    )
     deterministic_eval: bool = option(
         True,
         "evaluate with the greedy action (argmax, the Gaussian's mean); false: with actions "
@@ -352,6 +358,7 @@ class A2CConfig:
     clip_reward: float = _ppo_option("clip_reward")
     action_masks: bool = _ppo_option("action_masks")
     deterministic_eval: bool = _ppo_option("deterministic_eval")
+    jit_compile: bool = _ppo_option("jit_compile")
 
     def cross_check(self) -> str | None:
         return self.ppo().cross_check()

@@ -144,12 +144,14 @@ class PPOLearner(Learner):
         self._evaluate = tf.function(
             self._evaluate_graph if self.masked else self._evaluate_unmasked,
             input_signature=[obs_spec, obs_spec, action_spec, *masks],
+            jit_compile=cfg.jit_compile,
         ).get_concrete_function()
         self._train_function = tf.function(
             self._train_graph if self.masked else self._train_unmasked,
             input_signature=[obs_spec, action_spec, flat, flat, flat, flat,
                              tf.TensorSpec([None, None], tf.int32),
                              tf.TensorSpec([], tf.float32), *masks],
+            jit_compile=cfg.jit_compile,
         )  # fmt: skip
         self._train = self._train_function.get_concrete_function()
         self.refresh()

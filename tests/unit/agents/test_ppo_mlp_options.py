@@ -98,3 +98,29 @@ def test_relu_hidden_layers_in_the_network_and_in_actings_copy(use_sde):
         assert latent.min() == 0.0 and (latent > 0).any()
     greedy = agent.act(obs, explore=False)
     np.testing.assert_allclose(greedy, np.clip(want, -1.0, 1.0), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("env_id", ["CartPole-v1", "Pendulum-v1"])
+def test_jit_compile_runs_the_same_update_in_another_rounding(env_id):
+    """``jit_compile``: the update's two calls compiled by XLA move the weights where the
+    graph executor moves them, to float32 rounding, after one update on the same rollout
+    (the same formulas); the executor stays the default."""
+    import gymnasium as gym
+
+    from tests.unit.agents.test_ppo import random_rollout
+
+    settings = dict(seed=3, hidden_sizes=(8,), value_hidden_sizes=(8,), n_steps=8,
+                    batch_size=4, n_epochs=2)  # fmt: skip
+    plain = rlkit.agents.PPO.from_env(gym.make(env_id), **settings)
+    xla = rlkit.agents.PPO.from_env(gym.make(env_id), jit_compile=True, **settings)
+    assert plain.config.jit_compile is False
+    before = [v.numpy().copy() for v in plain.learner.variables()["policy"]]
+    batch = random_rollout(plain)
+    for agent in (plain, xla):
+        agent.learner.learn(batch, 0, np.random.default_rng(1))
+    moved = [not np.allclose(v.numpy(), b) for v, b in
+             zip(plain.learner.variables()["policy"], before, strict=True)]  # fmt: skip
+    assert all(moved)  # (the update changed every policy variable: not a vacuous match)
+    for group, variables in plain.learner.variables().items():
+        for a, b in zip(variables, xla.learner.variables()[group], strict=True):
+            np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-4, atol=1e-6, err_msg=group)
