@@ -134,21 +134,15 @@ def metadata(agent, env_id: str | None, variant: str | None, format: str,
 
 def sample_noise(agent) -> dict[str, Any]:
     """PPO, A2C and SAC: ``{"sample_noise": {"input", "distribution", "shape", "rule"}}``,
-    the noise input of the ``sample`` signature; nothing for other agents."""
+    the noise input of the ``sample`` signature and the agent's rule for it
+    (``agent.sample_noise_rule()``); nothing for other agents."""
     from rlkit.exporting.module import noise_input
 
     found = noise_input(agent)
     if found is None:
         return {}
     name, described = found
-    rule = "clip(mean + std * noise), noise standard normal, one per action dimension"
-    if described["distribution"] == "uniform":
-        rule = ("argmax(logits + gumbel), gumbel = -log(-log u) of the uniforms u in (0, 1), "
-                "one per logit (each action dimension's slice for MultiDiscrete)")  # fmt: skip
-    elif agent.name == "sac":
-        rule = ("clip(low + (tanh(mean + exp(log_std) * noise) + 1) * (high - low) / 2), "
-                "noise standard normal, one per action dimension")  # fmt: skip
-    return {"sample_noise": {"input": name, **described, "rule": rule}}
+    return {"sample_noise": {"input": name, **described, "rule": agent.sample_noise_rule()}}
 
 
 def action_mask(agent) -> dict[str, Any]:

@@ -197,6 +197,15 @@ class PPO(Agent):
             return None
         return self.acting.noise_spec(self.learner.head.out_dim)
 
+    def sample_noise_rule(self) -> str:
+        """How the export's ``sample`` turns :meth:`sample_noise_spec`'s noise into an action
+        (the metadata's words)."""
+        spec = self.sample_noise_spec()
+        if spec is not None and spec[0] == "normal":
+            return "clip(mean + std * noise), noise standard normal, one per action dimension"
+        return ("argmax(logits + gumbel), gumbel = -log(-log u) of the uniforms u in (0, 1), "
+                "one per logit (each action dimension's slice for MultiDiscrete)")  # fmt: skip
+
     def act_with_noise(self, obs, noise, action_masks=None) -> int | np.ndarray:
         """A sample of the policy drawn from the given ``noise`` (``[(N,) width]``, see
         :meth:`sample_noise_spec`), touching none of the agent's generators: what the

@@ -129,6 +129,15 @@ class SAC(OffPolicyAgent):
             return None
         return self.acting.noise_spec()
 
+    def sample_noise_rule(self) -> str:
+        """How the export's ``sample`` turns :meth:`sample_noise_spec`'s noise into an action
+        (the metadata's words)."""
+        if self.discrete:
+            return ("argmax(logits + gumbel), gumbel = -log(-log u) of the uniforms u in "
+                    "(0, 1), one per action")  # fmt: skip
+        return ("clip(low + (tanh(mean + exp(log_std) * noise) + 1) * (high - low) / 2), "
+                "noise standard normal, one per action dimension")  # fmt: skip
+
     def act_with_noise(self, obs, noise) -> int | np.ndarray:
         """A sample of the policy drawn from the given ``noise`` (``[(N,) width]``, see
         :meth:`sample_noise_spec`), touching none of the agent's generators: what the

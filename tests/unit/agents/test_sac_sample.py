@@ -123,6 +123,8 @@ def test_the_exported_sample_draws_as_the_agent_in_both_formats(tmp_path, env_id
     )
     obs = np.random.default_rng(1).normal(0.0, 0.3, (64, *agent.observation_space.shape))
     saved, export = exported_samples_match(agent, env_id, obs.astype(np.float32), tmp_path)
+    rule = export.metadata["sample_noise"]["rule"]
+    assert rule.startswith("argmax(logits + gumbel)" if agent.discrete else "clip(low + (tanh(")
     if agent.discrete:
         assert len(set(saved.tolist())) > 1  # (draws, not the greedy action everywhere)
     else:
